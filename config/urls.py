@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+
+urlpatterns = [
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/", include("catalog.api.urls")),
+    path("catalog/", include("catalog.urls")),
+    path("", include("planner.urls")),
+]
