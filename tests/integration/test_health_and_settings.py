@@ -1,0 +1,59 @@
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_healthz_answers_ok(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_reports_database_ok(client):
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["checks"]["database"] == "ok"
+
+
+@pytest.mark.django_db
+def test_readyz_is_503_when_the_broker_is_unreachable(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["broker"] != "ok"
+
+
+def _manage(*args: str, secret: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings_production"
+    if secret is not None:
+        env["DJANGO_SECRET_KEY"] = secret
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_production_settings_refuse_to_start_without_secret_key():
+    result = _manage("check", secret=None)
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_production_settings_refuse_the_development_key():
+    from config.settings import INSECURE_DEV_SECRET_KEY
+
+    result = _manage("check", secret=INSECURE_DEV_SECRET_KEY)
+    assert result.returncode != 0
+
+
+def test_production_settings_pass_check_deploy_without_warnings():
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", secret=secrets.token_urlsafe(64))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
