@@ -1,0 +1,48 @@
+from django.contrib import admin
+
+from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Workload)
+class WorkloadAdmin(admin.ModelAdmin):
+    list_display = ["name", "team", "kind", "created_at"]
+    list_filter = ["kind", "team"]
+    search_fields = ["name"]
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ["name", "team", "workload", "created_at"]
+    list_filter = ["team"]
+    search_fields = ["name"]
+
+
+@admin.register(PlanVersion)
+class PlanVersionAdmin(admin.ModelAdmin):
+    # Versions are immutable records of a computation: read-only in the admin.
+    list_display = ["plan", "number", "status", "as_of", "engine_version", "attempts", "created_at"]
+    list_filter = ["status"]
+    readonly_fields = [f.name for f in PlanVersion._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(ShareLink)
+class ShareLinkAdmin(admin.ModelAdmin):
+    list_display = ["plan", "token_prefix", "created_at", "expires_at", "revoked_at"]
+    readonly_fields = ["token_hash", "token_prefix"]
