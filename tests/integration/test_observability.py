@@ -43,3 +43,11 @@ def test_metrics_endpoint_exposes_request_latency(client):
     client.get("/healthz")
     body = client.get("/metrics").content.decode()
     assert "django_http_requests_latency_seconds_by_view_method" in body
+
+
+def test_pages_carry_a_content_security_policy_without_inline_scripts(client):
+    policy = client.get("/healthz")["Content-Security-Policy"]
+    script_src = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
+    assert "'unsafe-inline'" not in script_src
+    assert "'unsafe-eval'" not in script_src
+    assert "frame-ancestors 'none'" in policy
