@@ -1,0 +1,348 @@
+"""Read-side of the catalog: plain values for the engines, snapshots for saved plans.
+
+Everything takes an explicit `as_of` date (no clock here): a row is valid at `as_of` when
+valid_from <= as_of and (valid_to is NULL or as_of < valid_to). Exchange rates: the latest
+rate dated on or before `as_of`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from django.db.models import Q
+
+from catalog.models import (
+    Accelerator,
+    CloudOffer,
+    DedicatedServerOffer,
+    ElectricityTariff,
+    ExchangeRate,
+    HardwarePrice,
+    NetworkOption,
+    ServerPlatform,
+    StorageTier,
+    VatRate,
+)
+from planner.engine.hardware import AcceleratorSpec
+
+SNAPSHOT_SCHEMA = "gpu-planner.price-snapshot/1"
+# Bank of Russia publishes every rate against the rouble, so crosses go through RUB.
+CROSS_CURRENCY = "RUB"
+
+
+class CatalogLookupError(LookupError):
+    """A rate or price the caller needs is not in the catalog for that date."""
+
+
+def valid_at(as_of: date) -> Q:
+    return Q(valid_from__lte=as_of) & (Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
+
+
+@dataclass(frozen=True)
+class FxTable:
+    """The latest rate per (base, quote) dated on or before as_of, loaded once."""
+
+    as_of: date
+    rates: dict[tuple[str, str], ExchangeRate]
+
+    @classmethod
+    def load(cls, *, as_of: date) -> FxTable:
+        rates: dict[tuple[str, str], ExchangeRate] = {}
+        for row in ExchangeRate.objects.filter(rate_date__lte=as_of).order_by("rate_date"):
+            rates[(row.base, row.quote)] = row  # later dates overwrite earlier ones
+        return cls(as_of=as_of, rates=rates)
+
+    def rate(self, *, base: str, quote: str) -> Decimal:
+        if base == quote:
+            return Decimal(1)
+        direct = self.rates.get((base, quote))
+        if direct is not None:
+            return direct.rate
+        inverse = self.rates.get((quote, base))
+        if inverse is not None:
+            return Decimal(1) / inverse.rate
+        if CROSS_CURRENCY not in (base, quote):
+            try:
+                return self.rate(base=base, quote=CROSS_CURRENCY) * self.rate(base=CROSS_CURRENCY, quote=quote)
+            except CatalogLookupError:
+                pass
+        raise CatalogLookupError(
+            f"no exchange rate {base}->{quote} dated on or before {self.as_of.isoformat()} in the catalog"
+        )
+
+
+def fx_rate(*, base: str, quote: str, as_of: date) -> Decimal:
+    """How many `quote` one `base` buys at `as_of` (direct, inverse, or crossed through RUB)."""
+    return FxTable.load(as_of=as_of).rate(base=base, quote=quote)
+
+
+def vat_rate(*, country: str, as_of: date) -> Decimal:
+    """The VAT rate in percent (e.g. Decimal('22.00')) for an ISO country code at as_of."""
+    row = VatRate.objects.filter(valid_at(as_of), country=country.upper()).order_by("-valid_from").first()
+    if row is None:
+        raise CatalogLookupError(f"no VAT rate for country {country!r} valid on {as_of.isoformat()} in the catalog")
+    return row.rate_percent
+
+
+def _float(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
+    """Every accelerator as the sizing engine sees it, with prices valid at as_of (USD, for ranking).
+
+    purchase_price_usd: the most recent HardwarePrice valid at as_of (lowest if several start the
+    same day), converted at the FX rate of as_of, as recorded (VAT not removed).
+    cloud_price_per_gpu_hour_usd: the cheapest on-demand whole-instance price / gpu_count among
+    offers valid at as_of; offers flagged as anomalous at the source and GPU-only prices
+    (which still need a host VM) are left out. None when unknown.
+    """
+    fx = FxTable.load(as_of=as_of)
+
+    purchase: dict[int, tuple[date, Decimal]] = {}
+    for price in HardwarePrice.objects.filter(valid_at(as_of), accelerator__isnull=False):
+        try:
+            usd = price.price * fx.rate(base=price.currency, quote="USD")
+        except CatalogLookupError:
+            continue  # no rate for that currency at that date: the price stays unknown
+        best = purchase.get(price.accelerator_id)
+        if best is None or price.valid_from > best[0] or (price.valid_from == best[0] and usd < best[1]):
+            purchase[price.accelerator_id] = (price.valid_from, usd)
+
+    cloud: dict[int, Decimal] = {}
+    offers = CloudOffer.objects.filter(
+        valid_at(as_of), accelerator__isnull=False, price_on_demand_per_hour__isnull=False, flagged=False
+    ).exclude(price_basis="accelerator_only")
+    for offer in offers:
+        try:
+            per_gpu = offer.price_on_demand_per_hour * fx.rate(base=offer.currency, quote="USD") / offer.gpu_count
+        except CatalogLookupError:
+            continue
+        if offer.accelerator_id not in cloud or per_gpu < cloud[offer.accelerator_id]:
+            cloud[offer.accelerator_id] = per_gpu
+
+    specs = []
+    for acc in Accelerator.objects.all():
+        specs.append(
+            AcceleratorSpec(
+                id=acc.slug,
+                vendor=acc.vendor,
+                model=acc.model,
+                architecture=acc.architecture,
+                form_factor=acc.form_factor,
+                memory_gib=float(acc.memory_gib),
+                memory_bandwidth_gb_s=float(acc.memory_bandwidth_gb_s),
+                fp32_tflops=_float(acc.fp32_tflops),
+                tf32_tflops_dense=_float(acc.tf32_tflops_dense),
+                bf16_tflops_dense=_float(acc.bf16_tflops_dense),
+                fp16_tflops_dense=_float(acc.fp16_tflops_dense),
+                fp8_tflops_dense=_float(acc.fp8_tflops_dense),
+                int8_tops_dense=_float(acc.int8_tops_dense),
+                fp4_tflops_dense=_float(acc.fp4_tflops_dense),
+                tdp_w=_float(acc.tdp_w),
+                interconnect=acc.interconnect,
+                interconnect_gb_s=_float(acc.interconnect_gb_s),
+                pcie_gen=acc.pcie_gen,
+                release_year=acc.release_year,
+                min_cuda=acc.min_cuda,
+                min_driver=acc.min_driver,
+                purchase_price_usd=_float(purchase[acc.pk][1]) if acc.pk in purchase else None,
+                cloud_price_per_gpu_hour_usd=_float(cloud.get(acc.pk)),
+            )
+        )
+    return specs
+
+
+# ---- price snapshot ---------------------------------------------------------------------------
+
+
+def _dec(value: Decimal | None) -> str | None:
+    """A Decimal as a plain string without exponent or trailing zeros ('55.04', '100')."""
+    if value is None:
+        return None
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _money(amount: Decimal | None, currency: str) -> dict | None:
+    return None if amount is None else {"amount": _dec(amount), "currency": currency}
+
+
+def _iso(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _source(row) -> dict:
+    return {
+        "title": row.source_title,
+        "url": row.source_url,
+        "date": _iso(row.source_date),
+        "retrieved_on": _iso(row.retrieved_on),
+        "notes": row.notes,
+    }
+
+
+def _validity(row) -> dict:
+    return {"valid_from": _iso(row.valid_from), "valid_to": _iso(row.valid_to), "includes_vat": row.includes_vat}
+
+
+def price_snapshot(*, as_of: date) -> dict:
+    """Every price and rate valid at as_of, JSON-serialisable. Shape: docs/CATALOG.md (stable)."""
+    valid = valid_at(as_of)
+    fx = FxTable.load(as_of=as_of)
+    return {
+        "schema": SNAPSHOT_SCHEMA,
+        "as_of": as_of.isoformat(),
+        "cloud_offers": [
+            {
+                "id": o.pk,
+                "provider": o.provider,
+                "region": o.region,
+                "instance_type": o.instance_type,
+                "source_gpu_model": o.source_gpu_model,
+                "accelerator": o.accelerator.slug if o.accelerator else None,
+                "gpu_count": o.gpu_count,
+                "gpu_memory_gib": _dec(o.gpu_memory_gib),
+                "vcpus": o.vcpus,
+                "ram_gib": _dec(o.ram_gib),
+                "local_disk_gb": o.local_disk_gb,
+                "price_basis": o.price_basis,
+                "on_demand_per_hour": _money(o.price_on_demand_per_hour, o.currency),
+                "spot_per_hour": _money(o.price_spot_per_hour, o.currency),
+                "commit_1y_per_hour": _money(o.price_commit_1y_per_hour, o.currency),
+                "commit_3y_per_hour": _money(o.price_commit_3y_per_hour, o.currency),
+                "billing_granularity_seconds": o.billing_granularity_seconds,
+                "flagged": o.flagged,
+                "flag_reason": o.flag_reason,
+                **_validity(o),
+                "source": _source(o),
+            }
+            for o in CloudOffer.objects.filter(valid).select_related("accelerator").order_by("pk")
+        ],
+        "dedicated_server_offers": [
+            {
+                "id": o.pk,
+                "provider": o.provider,
+                "plan_name": o.plan_name,
+                "location": o.location,
+                "accelerator": o.accelerator.slug,
+                "gpu_count": o.gpu_count,
+                "cpu_description": o.cpu_description,
+                "ram_gib": o.ram_gib,
+                "disk_description": o.disk_description,
+                "price_per_month": _money(o.price_per_month, o.currency),
+                "setup_fee": _money(o.setup_fee, o.currency),
+                **_validity(o),
+                "source": _source(o),
+            }
+            for o in DedicatedServerOffer.objects.filter(valid).select_related("accelerator").order_by("pk")
+        ],
+        "hardware_prices": [
+            {
+                "id": p.pk,
+                "item_kind": "accelerator" if p.accelerator_id else "server_platform" if p.server_platform_id else "cpu",
+                "item": p.item.slug,
+                "price": _money(p.price, p.currency),
+                "price_kind": p.price_kind,
+                **_validity(p),
+                "source": _source(p),
+            }
+            for p in HardwarePrice.objects.filter(valid)
+            .select_related("accelerator", "server_platform", "cpu")
+            .order_by("pk")
+        ],
+        "storage_tiers": [
+            {
+                "id": s.pk,
+                "slug": s.slug,
+                "name": s.name,
+                "media": s.media,
+                "purchase_price_per_tb": _money(s.purchase_price_per_tb, s.currency),
+                "service_price_per_gb_month": _money(s.service_price_per_gb_month, s.currency),
+                "read_throughput_mb_s": s.read_throughput_mb_s,
+                "write_throughput_mb_s": s.write_throughput_mb_s,
+                "capacity_tb": _dec(s.capacity_tb),
+                **_validity(s),
+                "source": _source(s),
+            }
+            for s in StorageTier.objects.filter(valid).order_by("pk")
+        ],
+        "network_options": [
+            {
+                "id": n.pk,
+                "slug": n.slug,
+                "name": n.name,
+                "technology": n.technology,
+                "speed_gbit_s": n.speed_gbit_s,
+                "nic_price": _money(n.nic_price, n.currency),
+                "switch_port_price": _money(n.switch_port_price, n.currency),
+                "cable_price": _money(n.cable_price, n.currency),
+                **_validity(n),
+                "source": _source(n),
+            }
+            for n in NetworkOption.objects.filter(valid).order_by("pk")
+        ],
+        "server_platforms": [
+            {
+                "id": s.pk,
+                "slug": s.slug,
+                "vendor": s.vendor,
+                "model": s.model,
+                "gpu_slots": s.gpu_slots,
+                "gpu_form_factor_kind": s.gpu_form_factor_kind,
+                "included_accelerator": s.included_accelerator.slug if s.included_accelerator else None,
+                "cpu_sockets": s.cpu_sockets,
+                "included_cpu": s.included_cpu.slug if s.included_cpu else None,
+                "max_cpu_cores_total": s.max_cpu_cores_total,
+                "max_ram_gib": s.max_ram_gib,
+                "pcie_gen": s.pcie_gen,
+                "pcie_x16_slots": s.pcie_x16_slots,
+                "max_power_w": s.max_power_w,
+                "psu_count": s.psu_count,
+                "psu_unit_w": s.psu_unit_w,
+                "rack_units": s.rack_units,
+                "has_nvlink": s.has_nvlink,
+                "has_nvswitch": s.has_nvswitch,
+                "source": _source(s),
+            }
+            for s in ServerPlatform.objects.select_related("included_accelerator", "included_cpu").order_by("pk")
+        ],
+        "electricity_tariffs": [
+            {
+                "id": t.pk,
+                "country": t.country,
+                "region": t.region,
+                "consumer_class": t.consumer_class,
+                "price_per_kwh": _money(t.price_per_kwh, t.currency),
+                **_validity(t),
+                "source": _source(t),
+            }
+            for t in ElectricityTariff.objects.filter(valid).order_by("pk")
+        ],
+        "fx_rates": [
+            {
+                "id": r.pk,
+                "date": r.rate_date.isoformat(),
+                "base": r.base,
+                "quote": r.quote,
+                "rate": _dec(r.rate),
+                "source": _source(r),
+            }
+            for _pair, r in sorted(fx.rates.items())
+        ],
+        "vat_rates": [
+            {
+                "id": v.pk,
+                "country": v.country,
+                "rate_percent": _dec(v.rate_percent),
+                "valid_from": _iso(v.valid_from),
+                "valid_to": _iso(v.valid_to),
+                "source": _source(v),
+            }
+            for v in VatRate.objects.filter(valid).order_by("country", "pk")
+        ],
+    }
