@@ -1,0 +1,361 @@
+"""The workload form and the cost assumptions form.
+
+Fields are declared once in FIELDS with the WorkloadSpec path they fill; the form builds the
+spec JSON from them and lets planner.engine.spec.parse_workload_spec judge it, so the browser,
+the API and the CLI share one validator. Its errors come back by field path and are shown on
+the form field of that path (or at the top of the form when no field matches).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from .choices import Currency, WorkloadKind
+
+PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4")]
+ALL_KINDS = tuple(WorkloadKind.values)
+TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
+LLM_KINDS = ("pretraining", "finetuning", "inference", "rag")
+SERVING_KINDS = ("inference", "rag", "external_api")
+
+
+@dataclass(frozen=True)
+class SpecField:
+    path: str  # dotted WorkloadSpec path, e.g. "serving.context_length"
+    make: object  # a callable returning the form field
+    kinds: tuple[str, ...] = ALL_KINDS
+    step: str = "model"
+    sources: tuple[str, ...] = field(default=())  # model sources it belongs to, if any
+
+    @property
+    def name(self) -> str:
+        return self.path.replace(".", "__")
+
+
+def _int(label, help_text, initial=None, min_value=0, max_value=None):
+    return lambda: forms.IntegerField(label=label, help_text=help_text, initial=initial, required=False,
+                                      min_value=min_value, max_value=max_value)
+
+
+def _num(label, help_text, initial=None, min_value=0, max_value=None):
+    return lambda: forms.FloatField(label=label, help_text=help_text, initial=initial, required=False,
+                                    min_value=min_value, max_value=max_value)
+
+
+def _choice(label, help_text, choices, initial=None):
+    return lambda: forms.ChoiceField(label=label, help_text=help_text, initial=initial, required=False,
+                                     choices=[("", _("default"))] + list(choices))
+
+
+def _bool(label, help_text):
+    return lambda: forms.NullBooleanField(
+        label=label, help_text=help_text, required=False,
+        widget=forms.Select(choices=[("unknown", _("default")), ("true", _("yes")), ("false", _("no"))]),
+    )
+
+
+ARCH = ("architecture",)
+
+
+def _encoder_presets():
+    try:
+        from planner.engine.presets import list_presets
+    except ImportError:
+        return []
+    return [(p["id"], p["name"]) for p in list_presets(model_type="encoder")]
+
+FIELDS: tuple[SpecField, ...] = (
+    # Model architecture (used when the model source is "architecture").
+    SpecField("model.architecture.params", _num(_("Parameters"), _("Total parameter count, e.g. 7e9. Unit: parameters. Default: derived from the architecture."), min_value=1), LLM_KINDS + ("classic_training",), sources=ARCH),
+    SpecField("model.architecture.flops_per_sample", _num(_("FLOPs per sample"), _("Forward-pass FLOPs per input sample (non-transformer nets). Unit: FLOP. No default."), min_value=1), ("classic_training",), sources=ARCH),
+    SpecField("model.architecture.layers", _int(_("Layers"), _("Transformer blocks. Unit: count. No default."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.hidden_size", _int(_("Hidden size"), _("Model dimension d_model. Unit: count. No default."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.attention_heads", _int(_("Attention heads"), _("Query heads per layer. Unit: count. No default."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.kv_heads", _int(_("KV heads"), _("Key/value heads (grouped-query attention); must divide the attention heads. Unit: count. Default: equal to attention heads."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.head_dim", _int(_("Head dimension"), _("Unit: count. Default: hidden size / attention heads."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.ffn_hidden_size", _int(_("FFN hidden size"), _("Intermediate size of the feed-forward block. Unit: count. Default: 4 × hidden size."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.gated_ffn", _bool(_("Gated FFN (SwiGLU)"), _("Three FFN matrices instead of two. Default: no.")), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.vocab_size", _int(_("Vocabulary size"), _("Unit: tokens. No default."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.tied_embeddings", _bool(_("Tied embeddings"), _("Input and output embeddings share weights. Default: no.")), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.experts", _int(_("MoE experts"), _("Experts per MoE layer; empty for a dense model. Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.experts_per_token", _int(_("Experts per token"), _("Active experts per token (MoE). Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
+    # Precision.
+    SpecField("precision.weights", _choice(_("Weights precision"), _("Storage format of the weights. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
+    SpecField("precision.compute", _choice(_("Compute precision"), _("Format the matrix multiplications run in. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
+    SpecField("precision.kv_cache", _choice(_("KV cache precision"), _("Format of the attention key/value cache. Default: bf16."), PRECISION_CHOICES), ("inference", "rag")),
+    # Training.
+    SpecField("training.method", _choice(_("Fine-tuning method"), _("Full, LoRA or QLoRA. Default: full."), [("full", _("full")), ("lora", "LoRA"), ("qlora", "QLoRA")]), ("finetuning",), "workload"),
+    SpecField("training.lora_rank", _int(_("LoRA rank"), _("Rank of the adapter matrices. Unit: count. Default: 16."), min_value=1), ("finetuning",), "workload"),
+    SpecField("training.tokens", _num(_("Training tokens"), _("Tokens processed over the whole run, e.g. 1e12. Unit: tokens. No default."), min_value=1), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.dataset_samples", _int(_("Dataset samples"), _("Samples in the training set. Unit: samples. Required for classic training."), min_value=1), ("classic_training",), "workload"),
+    SpecField("training.epochs", _num(_("Epochs"), _("Passes over the data; multiplies the training tokens or samples. Unit: count. Default: 1."), min_value=0.01), TRAINING_KINDS, "workload"),
+    SpecField("training.global_batch_size", _int(_("Global batch size"), _("Samples per optimizer step. Unit: samples. Default: chosen by the engine."), min_value=1), ("classic_training",), "workload"),
+    SpecField("training.sequence_length", _int(_("Sequence length"), _("Unit: tokens. Default: 4096."), min_value=1), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.global_batch_tokens", _int(_("Global batch"), _("Tokens per optimizer step. Unit: tokens. Default: 4 Mi tokens for pre-training, 128 sequences for fine-tuning."), min_value=1), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.micro_batch_size", _int(_("Micro-batch size"), _("Sequences per GPU per step. Unit: sequences. Default: 1."), min_value=1), TRAINING_KINDS, "workload"),
+    SpecField("training.optimizer", _choice(_("Optimizer"), _("Default: adamw (16 bytes per parameter with mixed precision)."), [("adamw", "AdamW"), ("adamw_8bit", "AdamW 8-bit"), ("sgd", "SGD"), ("adafactor", "Adafactor")]), TRAINING_KINDS, "workload"),
+    SpecField("training.zero_stage", _choice(_("ZeRO stage"), _("Sharding of model states across data-parallel GPUs (3 = FSDP). Default: the smallest stage that fits."), [("0", "0"), ("1", "1"), ("2", "2"), ("3", "3 / FSDP")]), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.activation_checkpointing", _choice(_("Activation checkpointing"), _("Recompute activations to save memory. Default: selective."), [("none", _("none")), ("selective", _("selective")), ("full", _("full"))]), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.deadline_hours", _num(_("Deadline"), _("Wall-clock time the run must finish in. Unit: hours. Default: none."), min_value=0.1), TRAINING_KINDS, "workload"),
+    SpecField("training.checkpoint_every_hours", _num(_("Checkpoint every"), _("Unit: hours. Default: 2."), min_value=0.01), TRAINING_KINDS, "workload"),
+    SpecField("training.checkpoints_kept", _int(_("Checkpoints kept"), _("Unit: count. Default: 3."), min_value=1), TRAINING_KINDS, "workload"),
+    # Serving.
+    SpecField("serving.context_length", _int(_("Context length"), _("Longest prompt + answer served. Unit: tokens. Default: input + output tokens."), min_value=1), SERVING_KINDS, "workload"),
+    SpecField("serving.input_tokens", _int(_("Input tokens per request"), _("Unit: tokens. Default: 1024."), min_value=1), SERVING_KINDS, "workload"),
+    SpecField("serving.output_tokens", _int(_("Output tokens per request"), _("Unit: tokens. Default: 256."), min_value=1), SERVING_KINDS, "workload"),
+    SpecField("serving.concurrency", _int(_("Concurrent requests"), _("Requests in flight at peak. Unit: requests. Default: 8."), min_value=1), SERVING_KINDS, "workload"),
+    SpecField("serving.requests_per_second", _num(_("Requests per second"), _("Peak arrival rate. Unit: requests/s. Default: 1."), min_value=0), SERVING_KINDS, "workload"),
+    SpecField("serving.ttft_p95_ms", _num(_("Time to first token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
+    SpecField("serving.tpot_p95_ms", _num(_("Time per output token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
+    SpecField("serving.hours_per_day", _num(_("Hours per day in service"), _("Unit: hours. Default: 24."), min_value=0, max_value=24), SERVING_KINDS, "workload"),
+    # RAG.
+    SpecField("rag.documents", _int(_("Documents"), _("Documents in the corpus. Unit: count. Required for RAG."), min_value=1), ("rag", "external_api"), "workload"),
+    SpecField("rag.tokens_per_document", _int(_("Tokens per document"), _("Unit: tokens. Default: 1000."), min_value=1), ("rag", "external_api"), "workload"),
+    SpecField("rag.chunk_tokens", _int(_("Chunk size"), _("Unit: tokens. Default: 512."), min_value=16), ("rag", "external_api"), "workload"),
+    SpecField("rag.embedding_model", lambda: forms.ChoiceField(label=_("Embedding model"), required=False, choices=[("", _("default"))] + _encoder_presets(), help_text=_("An encoder preset that embeds the chunks. Default: the engine's default embedding model.")), ("rag", "external_api"), "workload"),
+    SpecField("rag.embedding_dimension", _int(_("Embedding dimension"), _("Vector length. Unit: values. Default: the embedding model's dimension."), min_value=1), ("rag", "external_api"), "workload"),
+    SpecField("rag.top_k", _int(_("Chunks per query"), _("Retrieved chunks added to each prompt. Unit: count. Default: 5."), min_value=1), ("rag", "external_api"), "workload"),
+    SpecField("rag.generator", _choice(_("Generating LLM"), _("Self-hosted on GPUs or a paid external API (no GPU for it). Default: self-hosted."), [("self_hosted", _("self-hosted")), ("external_api", _("external API"))]), ("rag",), "workload"),
+    SpecField("rag.index", _choice(_("Vector index"), _("Default: hnsw."), [("flat", "flat"), ("hnsw", "HNSW"), ("ivf_pq", "IVF-PQ")]), ("rag", "external_api"), "workload"),
+    SpecField("rag.queries_per_second", _num(_("Queries per second"), _("Retrieval queries at peak. Unit: queries/s. Default: 1."), min_value=0), ("rag", "external_api"), "workload"),
+    # Data.
+    SpecField("data.dataset_gb", _num(_("Dataset size"), _("Unit: GB (10^9 bytes). Default: 0."), min_value=0), ALL_KINDS, "data"),
+    SpecField("data.growth_gb_per_month", _num(_("Dataset growth"), _("Unit: GB per month. Default: 0."), min_value=0), ALL_KINDS, "data"),
+    SpecField("data.logs_gb_per_month", _num(_("Logs"), _("Unit: GB per month. Default: 0."), min_value=0), ALL_KINDS, "data"),
+    SpecField("data.retention_months", _int(_("Retention"), _("How long logs and data are kept. Unit: months. Default: 12."), min_value=1), ALL_KINDS, "data"),
+    # Hardware pins (optional).
+    SpecField("hardware.accelerator", lambda: forms.CharField(label=_("Accelerator"), required=False, max_length=120, help_text=_("Pin a catalog accelerator by id or unambiguous name, e.g. \"H100 SXM 80GB\". Default: the best fit from the catalog.")), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.count", _int(_("GPU count"), _("Pin the number of accelerators. Unit: GPUs. Default: the smallest count that meets the targets."), min_value=1, max_value=1024), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.gpus_per_server", _int(_("GPUs per server"), _("Unit: GPUs. Default: chosen by the engine."), min_value=1, max_value=16), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.mfu", _num(_("Model FLOPs utilisation"), _("Share of peak compute achieved, 0–1. Default: a documented preset by GPU generation and scale."), min_value=0.01, max_value=1), LLM_KINDS + ("classic_training",), "data"),
+)
+FIELD_BY_PATH = {f.path: f for f in FIELDS}
+
+MODEL_SOURCES = [("preset", _("Preset")), ("architecture", _("Architecture")), ("hf_config", _("Hugging Face config.json"))]
+
+# Step headings, in order.
+STEPS = [
+    ("basics", _("1. Workload")),
+    ("model", _("2. Model")),
+    ("workload", _("3. Scale")),
+    ("data", _("4. Data and hardware")),
+    ("costs", _("5. Costs")),
+]
+
+
+def preset_choices():
+    from planner.engine.presets import list_presets
+
+    return [(p["id"], p.get("name") or p["id"]) for p in (_preset_dict(p) for p in list_presets())]
+
+
+def _preset_dict(preset) -> dict:
+    if isinstance(preset, dict):
+        return preset
+    if hasattr(preset, "to_dict"):
+        return preset.to_dict()
+    return {k: getattr(preset, k) for k in ("id", "name") if hasattr(preset, k)}
+
+
+COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "overrides")
+
+
+class CostOptionsForm(forms.Form):
+    """Cost assumptions; validated in full by costs.engine.options.parse_cost_options."""
+
+    horizon_months = forms.IntegerField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
+                                        help_text=_("Period the options are compared over. Unit: months. Default: 36."))
+    currency = forms.ChoiceField(label=_("Currency"), choices=Currency.choices, initial=Currency.USD,
+                                 help_text=_("Totals are shown in this currency. Default: USD."))
+    include_vat = forms.BooleanField(label=_("Include VAT"), required=False, initial=False,
+                                     help_text=_("Show totals with VAT (the rate valid on the price date). Default: no."))
+    utilisation = forms.FloatField(label=_("Utilisation"), initial=0.6, min_value=0, max_value=1,
+                                   help_text=_("Share of paid GPU time doing useful work, 0–1. Default: 0.6."))
+    overrides = forms.CharField(
+        label=_("Rate overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Optional: rate card values to replace, as a JSON object, e.g. {\"pue\": 1.3}. Default: none."),
+    )
+
+    def clean_overrides(self):
+        raw = (self.cleaned_data.get("overrides") or "").strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise forms.ValidationError(_("Not valid JSON: %(err)s"), params={"err": exc}) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("Must be a JSON object."))
+        return value
+
+    def options(self) -> dict:
+        data = {k: self.cleaned_data[k] for k in ("horizon_months", "currency", "include_vat", "utilisation")}
+        if self.cleaned_data.get("overrides"):
+            data["overrides"] = self.cleaned_data["overrides"]
+        return data
+
+    @classmethod
+    def initial_from(cls, options: dict) -> dict:
+        initial = {k: options[k] for k in ("horizon_months", "currency", "include_vat", "utilisation") if k in options}
+        if options.get("overrides"):
+            initial["overrides"] = json.dumps(options["overrides"], indent=1)
+        return initial
+
+    def clean(self):
+        cleaned = super().clean()
+        if any(name in self.errors for name in COST_FIELDS):
+            return cleaned
+        from costs.engine import errors as cost_errors
+        from costs.engine import options as cost_options
+
+        try:
+            cost_options.parse_cost_options(self.options())
+        except cost_errors.CostValidationError as exc:
+            for err in exc.errors:
+                name = err.path.split(".")[-1] if err.path.split(".")[-1] in self.fields else None
+                if err.path.startswith(("overrides", "costs.overrides")):
+                    name = "overrides"
+                self.add_error(name, f"{err.path}: {err.message}" if name is None else err.message)
+        return cleaned
+
+
+class WorkloadForm(CostOptionsForm):
+    name = forms.CharField(label=_("Name"), max_length=200,
+                           help_text=_("A name your team will recognise, e.g. \"Support bot, 70B\"."))
+    team = forms.ModelChoiceField(label=_("Team"), queryset=None, empty_label=None,
+                                  help_text=_("The team that owns the workload and its plans."))
+    kind = forms.ChoiceField(label=_("Kind"), choices=WorkloadKind.choices, initial=WorkloadKind.INFERENCE,
+                             help_text=_("What the hardware is for. The fields below follow the kind."))
+    model_source = forms.ChoiceField(label=_("Model given as"), choices=MODEL_SOURCES, initial="preset",
+                                     widget=forms.RadioSelect,
+                                     help_text=_("A known preset, its architecture numbers, or a Hugging Face config.json."))
+    preset = forms.ChoiceField(label=_("Model preset"), required=False,
+                               help_text=_("Well-known open models with architecture from their own config files."))
+    hf_config = forms.CharField(label=_("config.json (paste)"), required=False,
+                                widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+                                help_text=_("Paste the model's config.json from Hugging Face; unknown keys are ignored."))
+    hf_config_file = forms.FileField(label=_("config.json (upload)"), required=False,
+                                     help_text=_("Or upload the file (at most 1 MB)."))
+
+    field_order = ["name", "team", "kind", "model_source", "preset", "hf_config", "hf_config_file"]
+
+    def __init__(self, *args, teams=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        try:
+            self.fields["preset"].choices = [("", "—")] + preset_choices()
+        except ImportError:  # engine presets not installed: the other sources still work
+            self.fields["preset"].choices = [("", "—")]
+        for spec_field in FIELDS:
+            self.fields[spec_field.name] = spec_field.make()
+        self.spec: dict | None = None
+
+    # --- presentation helpers used by the template --------------------------------------
+
+    def current_kind(self) -> str:
+        value = self.data.get("kind") if self.is_bound else None
+        return value if value in WorkloadKind.values else str(self.initial.get("kind") or self.fields["kind"].initial)
+
+    def steps(self):
+        """[(heading, [bound fields])] for the kind being edited; fields of other kinds are left out."""
+        kind = self.current_kind()
+        fixed = {"basics": ["name", "team", "kind"],
+                 "model": ["model_source", "preset", "hf_config", "hf_config_file"] if kind != "external_api" else [],
+                 "costs": ["horizon_months", "currency", "include_vat", "utilisation", "overrides"]}
+        out = []
+        for step, heading in STEPS:
+            names = list(fixed.get(step, []))
+            names += [f.name for f in FIELDS if f.step == step and kind in f.kinds]
+            out.append((step, heading, [self[n] for n in names]))
+        return out
+
+    # --- validation --------------------------------------------------------------------
+
+    def clean_hf_config_file(self):
+        upload = self.cleaned_data.get("hf_config_file")
+        if upload and upload.size > 1024 * 1024:
+            raise forms.ValidationError(_("The file is larger than 1 MB."))
+        return upload
+
+    def _hf_config(self) -> dict | None:
+        upload = self.cleaned_data.get("hf_config_file")
+        raw = upload.read().decode("utf-8", errors="replace") if upload else self.cleaned_data.get("hf_config", "")
+        if not raw.strip():
+            self.add_error("hf_config", _("Paste or upload a config.json."))
+            return None
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            self.add_error("hf_config", _("Not valid JSON: %(err)s") % {"err": exc})
+            return None
+        if not isinstance(value, dict):
+            self.add_error("hf_config", _("config.json must be a JSON object."))
+            return None
+        return value
+
+    def build_spec(self) -> dict:
+        kind = self.cleaned_data["kind"]
+        source = self.cleaned_data.get("model_source") or "preset"
+        spec: dict = {"kind": kind}
+        if kind != "external_api":
+            if source == "preset":
+                if not self.cleaned_data.get("preset"):
+                    self.add_error("preset", _("Choose a preset."))
+                spec["model"] = {"preset": self.cleaned_data.get("preset")}
+            elif source == "hf_config":
+                spec["model"] = {"hf_config": self._hf_config()}
+            else:
+                spec["model"] = {"architecture": {}}
+        for f in FIELDS:
+            if kind not in f.kinds or (f.sources and source not in f.sources):
+                continue
+            value = self.cleaned_data.get(f.name)
+            if value is None or value == "":
+                continue
+            if f.path == "training.zero_stage":
+                value = int(value)
+            node = spec
+            *parents, leaf = f.path.split(".")
+            for p in parents:
+                node = node.setdefault(p, {})
+            node[leaf] = value
+        return spec
+
+    def clean(self):
+        cleaned = super().clean()
+        if any(k in self.errors for k in ("kind", "model_source")):
+            return cleaned
+        spec = self.build_spec()
+        if self.errors:
+            return cleaned
+        from planner.engine.errors import SpecValidationError
+        from planner.engine.spec import parse_workload_spec
+
+        try:
+            parse_workload_spec(spec)
+        except SpecValidationError as exc:
+            for err in exc.errors:
+                self.add_error(self.field_for_path(err.field), self.message_for(err))
+            return cleaned
+        self.spec = spec
+        return cleaned
+
+    def field_for_path(self, path: str) -> str | None:
+        """The form field showing an error at a spec path: the field itself, or its section's."""
+        if path in FIELD_BY_PATH and FIELD_BY_PATH[path].name in self.fields:
+            return FIELD_BY_PATH[path].name
+        if path.startswith("model.hf_config"):
+            return "hf_config"
+        if path.startswith("model.preset"):
+            return "preset"
+        if path == "kind":
+            return "kind"
+        return None
+
+    def message_for(self, err) -> str:
+        # A message shown away from its field keeps the path so the user can find it.
+        return err.message if self.field_for_path(err.field) else f"{err.field}: {err.message}"

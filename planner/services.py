@@ -1,0 +1,275 @@
+"""Writes for the planner: workloads, plans, immutable plan versions, share links.
+
+The path of one plan (docs/ARCHITECTURE.md): plan_version_create() saves a pending version
+with frozen inputs and today's price and rate snapshots, then queues compute_plan_version on
+commit; plan_version_compute() locks the row and runs the sizing and cost engines on what
+was stored. A done or failed version never changes again: recomputing makes a new version.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import asdict, dataclass, fields
+from datetime import date, datetime
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import slugify
+
+from .choices import Role, VersionStatus
+from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
+from .selectors import hash_share_token
+
+logger = logging.getLogger(__name__)
+
+
+class PlannerError(Exception):
+    """A request the planner refuses, with a message for the user."""
+
+
+# --- teams -----------------------------------------------------------------------------
+
+
+def team_create(*, name: str, owner) -> Team:
+    with transaction.atomic():
+        base = slugify(name) or "team"
+        slug, n = base, 1
+        while Team.objects.filter(slug=slug).exists():
+            n += 1
+            slug = f"{base}-{n}"
+        team = Team.objects.create(name=name, slug=slug)
+        Membership.objects.create(team=team, user=owner, role=Role.OWNER)
+    return team
+
+
+def membership_set(*, team: Team, user, role: Role) -> Membership:
+    membership, _ = Membership.objects.update_or_create(team=team, user=user, defaults={"role": role})
+    return membership
+
+
+# --- workloads and plans ---------------------------------------------------------------
+
+
+def workload_create(*, team: Team, name: str, spec: dict, user) -> Workload:
+    """Save a workload whose spec already passed parse_workload_spec (the form or API did it)."""
+    return Workload.objects.create(team=team, name=name, kind=spec["kind"], spec=spec, created_by=user)
+
+
+def plan_create(*, team: Team, workload: Workload, options: dict, user, name: str = "", compute: bool = True) -> Plan:
+    """Create a plan for a workload; with compute=True also its first version (queued)."""
+    if workload.team_id != team.id:
+        raise PlannerError("The workload belongs to another team.")
+    with transaction.atomic():
+        plan = Plan.objects.create(
+            team=team, workload=workload, name=name or workload.name, cost_options=options, created_by=user
+        )
+        if compute:
+            plan_version_create(plan=plan, user=user)
+    return plan
+
+
+def plan_inputs(*, plan: Plan) -> dict:
+    """The inputs a new version of this plan freezes: the workload spec and the cost options."""
+    return {"spec": plan.workload.spec, "costs": plan.cost_options}
+
+
+def _snapshots(*, as_of: date) -> tuple[dict, dict]:
+    """Catalog prices and cost rates valid at as_of, plus the accelerators the sizing engine
+    ranks with (their specs and USD prices), so a later computation needs nothing from today."""
+    from costs.selectors import rate_card_snapshot
+
+    from catalog.selectors import accelerator_specs, price_snapshot
+
+    prices = price_snapshot(as_of=as_of)
+    prices.setdefault("accelerators", [asdict(spec) for spec in accelerator_specs(as_of=as_of)])
+    return prices, rate_card_snapshot(as_of=as_of)
+
+
+def accelerators_from_snapshot(price_snapshot: dict) -> list:
+    from planner.engine.hardware import AcceleratorSpec
+
+    known = {f.name for f in fields(AcceleratorSpec)}
+    return [AcceleratorSpec(**{k: v for k, v in row.items() if k in known})
+            for row in price_snapshot.get("accelerators", [])]
+
+
+def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: str = "",
+                        as_of: date | None = None) -> PlanVersion:
+    """Save a pending version with frozen inputs and today's snapshots; queue it on commit."""
+    as_of = as_of or timezone.localdate()
+    inputs = inputs if inputs is not None else plan_inputs(plan=plan)
+    prices, rates = _snapshots(as_of=as_of)
+    with transaction.atomic():
+        # Lock the plan so two concurrent creations cannot take the same number.
+        Plan.objects.select_for_update().filter(pk=plan.pk).first()
+        number = (plan.versions.aggregate(m=Max("number"))["m"] or 0) + 1
+        version = PlanVersion.objects.create(
+            plan=plan, number=number, status=VersionStatus.PENDING, inputs=inputs,
+            price_snapshot=prices, rate_snapshot=rates, as_of=as_of, note=note, created_by=user,
+        )
+        transaction.on_commit(lambda: plan_version_enqueue(version=version))
+    return version
+
+
+def plan_version_enqueue(*, version: PlanVersion) -> bool:
+    """Hand a pending version to Celery. A broker outage leaves it pending, never lost."""
+    from .tasks import compute_plan_version
+
+    try:
+        compute_plan_version.delay(version.id)
+    except Exception:  # kombu raises several types when the broker is down
+        logger.warning("could not queue plan version %s; it stays pending", version.id, exc_info=True)
+        return False
+    return True
+
+
+def plan_assumptions_update(*, plan: Plan, options: dict, user) -> PlanVersion:
+    """Changed cost assumptions are saved on the plan and computed as a new version."""
+    with transaction.atomic():
+        plan.cost_options = options
+        plan.save(update_fields=["cost_options", "updated_at"])
+        return plan_version_create(plan=plan, user=user, note="assumptions changed")
+
+
+def plan_recompute(*, plan: Plan, user, note: str = "recomputed with today's prices") -> PlanVersion:
+    return plan_version_create(plan=plan, user=user, note=note)
+
+
+def plan_version_retry(*, version: PlanVersion, user) -> PlanVersion:
+    """A failed version stays as it is; the retry is a new version with the same inputs."""
+    if version.status != VersionStatus.FAILED:
+        raise PlannerError("Only a failed version can be retried.")
+    return plan_version_create(plan=version.plan, user=user, inputs=version.inputs,
+                               note=f"retry of v{version.number}")
+
+
+# --- computation -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComputeOutcome:
+    status: str
+    result: dict | None
+    error: str
+    engine_version: str
+
+
+def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: dict) -> ComputeOutcome:
+    """Run both engines on stored values only (no database, no clock): sizing, then costs."""
+    from costs.adapters import price_sizing_result
+
+    from planner.engine import ENGINE_VERSION, size_workload
+    from planner.engine.errors import SpecValidationError
+    from planner.engine.spec import parse_workload_spec
+
+    try:
+        spec = parse_workload_spec(inputs.get("spec") or {})
+    except SpecValidationError as exc:
+        lines = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+        return ComputeOutcome(VersionStatus.FAILED, None, f"invalid workload: {lines}", ENGINE_VERSION)
+    accelerators = accelerators_from_snapshot(price_snapshot)
+    sizing = size_workload(spec=spec, accelerators=accelerators)
+    sizing_dict = sizing.to_dict()
+    costs = price_sizing_result(
+        sizing=sizing_dict, price_snapshot=price_snapshot, rate_snapshot=rate_snapshot,
+        options=inputs.get("costs") or {},
+    )
+    return ComputeOutcome(VersionStatus.DONE, {"sizing": sizing_dict, "costs": costs}, "", ENGINE_VERSION)
+
+
+def _fault_injection_delay() -> None:
+    """Fault tests only (FAULT_INJECTION_COMPUTE_DELAY_SECONDS, forced to 0 in production):
+    hold the row lock long enough for a test to kill the worker mid-computation."""
+    from django.conf import settings
+
+    delay = getattr(settings, "FAULT_INJECTION_COMPUTE_DELAY_SECONDS", 0)
+    if delay > 0:
+        import time
+
+        time.sleep(delay)
+
+
+def _give_up_reason(version: PlanVersion, max_attempts: int) -> str:
+    return (f"gave up after {version.attempts} attempts (max {max_attempts}): the computation was "
+            "interrupted each time (worker lost, time limit or database outage)")
+
+
+def plan_version_compute(*, version_id: int) -> PlanVersion | None:
+    """Compute a version exactly once; done or failed versions are never touched again.
+
+    The engines run inside a transaction holding the version's row lock. A duplicate delivery
+    finds the row locked and skips it (SKIP LOCKED). A worker killed mid-way loses its
+    connection, so the database rolls back and releases the lock: the row stays "running"
+    but unlocked, which tells the redelivered task (or the sweeper) to take it over.
+    Database errors propagate, so the task retries them with backoff.
+    """
+    from django.conf import settings
+    from django.db import InterfaceError, OperationalError
+
+    max_attempts = settings.PLAN_MAX_ATTEMPTS
+    # 1. Claim: count the attempt and show "running" (committed, so the user sees it).
+    with transaction.atomic():
+        version = PlanVersion.objects.select_for_update(skip_locked=True).filter(pk=version_id).first()
+        if version is None:  # unknown id, or a live worker holds the row
+            return PlanVersion.objects.filter(pk=version_id).first()
+        if version.is_finished:
+            return version
+        if version.attempts >= max_attempts:
+            version.status = VersionStatus.FAILED
+            version.error = _give_up_reason(version, max_attempts)
+            version.finished_at = timezone.now()
+            version.save(update_fields=["status", "error", "finished_at"])
+            return version
+        version.status = VersionStatus.RUNNING
+        version.attempts += 1
+        version.started_at = timezone.now()
+        version.save(update_fields=["status", "attempts", "started_at"])
+
+    # 2. Compute under the row lock; write the result only if nobody finished it meanwhile.
+    with transaction.atomic():
+        version = PlanVersion.objects.select_for_update(skip_locked=True).filter(pk=version_id).first()
+        if version is None or version.status != VersionStatus.RUNNING:
+            return version or PlanVersion.objects.filter(pk=version_id).first()
+        _fault_injection_delay()
+        try:
+            outcome = compute_from_inputs(
+                inputs=version.inputs, price_snapshot=version.price_snapshot, rate_snapshot=version.rate_snapshot
+            )
+        except (OperationalError, InterfaceError):
+            raise  # transient: the task retries
+        except SoftTimeLimitExceeded:
+            outcome = ComputeOutcome(VersionStatus.FAILED, None, "the computation exceeded its time limit", "")
+        except Exception as exc:  # the reason is shown to the user; the trace goes to the log
+            logger.exception("plan version %s failed", version_id)
+            outcome = ComputeOutcome(VersionStatus.FAILED, None, f"{type(exc).__name__}: {exc}"[:2000], "")
+        version.status = outcome.status
+        version.result = outcome.result
+        version.error = outcome.error or ("" if outcome.status == VersionStatus.DONE else "unknown error")
+        version.engine_version = outcome.engine_version
+        version.finished_at = timezone.now()
+        version.save(update_fields=["status", "result", "error", "engine_version", "finished_at"])
+    return version
+
+
+# --- share links -----------------------------------------------------------------------
+
+
+def share_link_create(*, plan: Plan, user, expires_at: datetime | None = None) -> tuple[ShareLink, str]:
+    """A new read-only link; returns (link, token). Only the token's sha256 is stored."""
+    if expires_at is not None and expires_at <= timezone.now():
+        raise PlannerError("The expiry must be in the future.")
+    token = secrets.token_urlsafe(32)  # 256 bits of randomness
+    link = ShareLink.objects.create(
+        plan=plan, token_hash=hash_share_token(token), token_prefix=token[:6], created_by=user, expires_at=expires_at
+    )
+    return link, token
+
+
+def share_link_revoke(*, link: ShareLink) -> ShareLink:
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+    return link
