@@ -31,9 +31,32 @@ def _check_broker() -> str | None:
     return None
 
 
+def _check_worker_heartbeat() -> str | None:
+    """At least one Celery worker refreshed its heartbeat key (config.celery.WorkerHeartbeat)."""
+    if not settings.REDIS_URL:
+        return None  # in-process tasks: the web process is the worker
+    import redis
+
+    from .celery import HEARTBEAT_PREFIX
+
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+        alive = next(iter(client.scan_iter(match=HEARTBEAT_PREFIX + "*", count=100)), None)
+    except Exception as exc:
+        return f"{type(exc).__name__}"
+    return None if alive else "no worker heartbeat"
+
+
 def readyz(request):
-    """Readiness: the database and (when configured) the broker answer."""
+    """Readiness: the database and (when configured) the broker answer -> 200, else 503.
+
+    The worker heartbeat is reported but does not make the web process unready: with no
+    worker, plans are still saved and queued, so the load balancer should keep sending
+    traffic; status says "degraded" so operators and alerts see it.
+    """
     checks = {"database": _check_database(), "broker": _check_broker()}
     ok = all(v is None for v in checks.values())
-    body = {"status": "ok" if ok else "unavailable", "checks": {k: v or "ok" for k, v in checks.items()}}
+    worker = _check_worker_heartbeat() if checks["broker"] is None else "broker unavailable"
+    status = "unavailable" if not ok else ("degraded" if worker else "ok")
+    body = {"status": status, "checks": {k: v or "ok" for k, v in {**checks, "worker": worker}.items()}}
     return JsonResponse(body, status=200 if ok else 503)

@@ -7,6 +7,7 @@ Production (config.settings_production) refuses to start without a secret key.
 from pathlib import Path
 
 import environ
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -31,17 +32,21 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / ReDoc static files, no CDN
     "django_htmx",
     "django_prometheus",
     "catalog",
     "costs",
     "planner",
+    "planner.api",
 ]
 
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "config.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Database down: a plain 503 page or JSON instead of a stack trace (config/middleware.py).
+    "config.middleware.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -80,6 +85,8 @@ DATABASES = {
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=0))
+# A connection broken by a database restart is noticed and replaced, so the app recovers alone.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -134,15 +141,33 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "planner.api.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    # One JSON error shape for every API error (docs/API.md).
+    "EXCEPTION_HANDLER": "planner.api.errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["planner.api.parsers.SafeJSONParser"],
+    # Per-token (or per-user) and per-IP request rates, e.g. "600/min".
+    "DEFAULT_THROTTLE_CLASSES": ["planner.api.throttles.TokenRateThrottle", "planner.api.throttles.AnonIpRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "token": env.str("API_THROTTLE_RATE", default="600/min"),
+        "anon": env.str("API_ANON_THROTTLE_RATE", default="120/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Planner API",
     "DESCRIPTION": "Catalog, estimates and plans for AI infrastructure sizing and costing.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "planner.api.schema.add_error_responses",
+    ],
 }
 
 # Celery: the broker is REDIS_URL (not CELERY_BROKER_URL, which Celery reads itself).
@@ -161,6 +186,43 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
+
+# Reliability (docs/RELIABILITY.md). A submit must never hang when Redis is down: publishing
+# retries briefly, then plan_version_enqueue gives up and the pending row waits for the sweeper.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+    # An unacked message (worker killed) is redelivered after this; must exceed the hard limit.
+    "visibility_timeout": 3600,
+}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+CELERY_REDIS_SOCKET_TIMEOUT = 5
+CELERY_RESULT_EXPIRES = 24 * 3600
+# Queues split by work type; config.celery.route_task routes by task name. Setting CELERY_QUEUE
+# to anything but "default" puts every task on that one queue (tests, tiny single-queue setups).
+CELERY_WORK_QUEUES = {"compute": "compute", "exports": "exports", "periodic": "periodic"}
+CELERY_TASK_ROUTES = ("config.celery.route_task",)
+# A plain `celery worker` (no -Q) consumes every work queue; `-Q compute` narrows it.
+CELERY_TASK_QUEUES = [
+    Queue(q, Exchange(q), routing_key=q) for q in ([CELERY_TASK_DEFAULT_QUEUE] if CELERY_TASK_DEFAULT_QUEUE != "default"
+                       else ["default", *CELERY_WORK_QUEUES.values()])
+]
+CELERY_TASK_CREATE_MISSING_QUEUES = True
+# The sweeper re-queues versions pending longer than PLAN_PENDING_REQUEUE_SECONDS (broker was
+# down, message lost) or running with no live worker holding their row lock (worker killed),
+# and fails versions after PLAN_MAX_ATTEMPTS attempts with the reason shown to the user.
+PLAN_SWEEP_INTERVAL_SECONDS = env.float("PLAN_SWEEP_INTERVAL_SECONDS", default=60.0)
+PLAN_PENDING_REQUEUE_SECONDS = env.int("PLAN_PENDING_REQUEUE_SECONDS", default=120)
+PLAN_MAX_ATTEMPTS = env.int("PLAN_MAX_ATTEMPTS", default=3)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-plan-versions": {"task": "planner.sweep_plan_versions", "schedule": PLAN_SWEEP_INTERVAL_SECONDS},
+}
+# Fault tests only: seconds a computation sleeps while holding its row lock, so a worker can
+# be killed mid-computation (tests/reliability). Production settings force it to 0.
+FAULT_INJECTION_COMPUTE_DELAY_SECONDS = env.float("FAULT_INJECTION_COMPUTE_DELAY_SECONDS", default=0.0)
 
 # Structured logs: one JSON object per line with the request id (LOG_FORMAT=text for humans).
 LOG_FORMAT = env.str("LOG_FORMAT", default="json")
