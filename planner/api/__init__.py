@@ -1,0 +1,1 @@
+"""REST API under /api/v1/: tokens, workloads, plans, versions, exports, share links, estimates."""

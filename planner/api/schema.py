@@ -1,0 +1,114 @@
+"""OpenAPI extras: request examples for the main WorkloadSpec kinds, and the shared error
+responses added to every API operation (the shape of planner.api.errors)."""
+
+from drf_spectacular.utils import OpenApiExample
+
+# One realistic spec per main kind; tests check each one passes parse_workload_spec.
+SPEC_EXAMPLES = {
+    "inference": {
+        "kind": "inference", "name": "Support chat assistant",
+        "model": {"preset": "llama-3.1-8b"},
+        "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 32,
+                    "requests_per_second": 4, "ttft_p95_ms": 1000},
+    },
+    "finetuning": {
+        "kind": "finetuning", "name": "QLoRA on support tickets",
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"method": "qlora", "tokens": 200_000_000, "sequence_length": 4096, "epochs": 2},
+    },
+    "pretraining": {
+        "kind": "pretraining", "name": "Small model from scratch",
+        "model": {"preset": "llama-3.2-1b"},
+        "training": {"tokens": 100_000_000_000, "sequence_length": 4096, "deadline_hours": 720},
+    },
+    "rag": {
+        "kind": "rag", "name": "Document search with answers",
+        "model": {"preset": "qwen2.5-7b"},
+        "rag": {"documents": 1_000_000, "tokens_per_document": 800, "queries_per_second": 2},
+        "serving": {"input_tokens": 3000, "output_tokens": 300, "requests_per_second": 2},
+    },
+    "classic_training": {
+        "kind": "classic_training", "name": "ResNet-50 on ImageNet",
+        "model": {"preset": "resnet-50"},
+        "training": {"dataset_samples": 1_281_167, "epochs": 90},
+    },
+    "external_api": {
+        "kind": "external_api", "name": "Agent on an external model API",
+        "rag": {"documents": 100_000, "generator": "external_api"},
+        "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 1},
+    },
+}
+
+TITLES = {
+    "inference": "LLM serving", "finetuning": "QLoRA fine-tuning", "pretraining": "Pre-training",
+    "rag": "RAG", "classic_training": "Vision training", "external_api": "External model API (no GPU)",
+}
+
+
+def _examples(wrap):
+    return [OpenApiExample(TITLES[kind], value=wrap(kind, spec), request_only=True)
+            for kind, spec in SPEC_EXAMPLES.items()]
+
+
+WORKLOAD_EXAMPLES = _examples(lambda kind, spec: {"team": 1, "name": spec["name"], "spec": spec})
+PLAN_EXAMPLES = _examples(lambda kind, spec: {"team": 1, "spec": spec, "costs": {}}) + [
+    OpenApiExample("From a saved workload", value={"workload": 1, "name": "Q3 budget"}, request_only=True),
+]
+ESTIMATE_EXAMPLES = _examples(lambda kind, spec: {"spec": spec})
+
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "required": ["type", "title", "status", "errors"],
+    "properties": {
+        "type": {"type": "string", "example": "urn:gpu-planner:error:validation"},
+        "title": {"type": "string", "example": "Invalid input"},
+        "status": {"type": "integer", "example": 400},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["field", "message"],
+                "properties": {
+                    "field": {"type": "string", "nullable": True, "example": "spec.model.architecture.layers",
+                              "description": "Dotted path into the request; null for the request as a whole."},
+                    "message": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+
+ERROR_DESCRIPTIONS = {
+    "400": "Invalid input (field paths in `errors`)",
+    "401": "Missing, invalid, expired or revoked credentials",
+    "403": "Your role in this team is read-only",
+    "404": "Not found (also: another team's object)",
+    "405": "Method not allowed",
+    "406": "Not acceptable",
+    "409": "Conflict (e.g. a recompute is already pending)",
+    "413": "Request body too large",
+    "415": "Unsupported media type (send application/json)",
+    "429": "Too many requests (see Retry-After)",
+}
+# Errors that cannot happen on a read without a body or parameters are still possible on any
+# operation (auth, throttling, unknown ids), so every API operation documents all of them.
+
+
+def add_error_responses(result, generator, request, public):
+    """drf-spectacular post-processing hook: the Problem schema on every /api/ operation."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components["Problem"] = PROBLEM_SCHEMA
+    ref = {"$ref": "#/components/schemas/Problem"}
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/"):
+            continue
+        for method, operation in operations.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            responses = operation.setdefault("responses", {})
+            for code, description in ERROR_DESCRIPTIONS.items():
+                responses.setdefault(code, {
+                    "description": description,
+                    "content": {"application/json": {"schema": ref}},
+                })
+    return result

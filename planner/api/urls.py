@@ -1,0 +1,42 @@
+"""/api/v1/ routes of the planner API (included from config/urls.py under api/v1/)."""
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
+
+from . import views
+from .errors import json_not_found
+
+app_name = "api"
+
+FMT = "<str:fmt>"
+
+urlpatterns = [
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="redoc"),
+    path("me/", views.MeView.as_view(), name="me"),
+    path("teams/", views.TeamListView.as_view(), name="team-list"),
+    path("tokens/", views.TokenListView.as_view(), name="token-list"),
+    path("tokens/<int:pk>/", views.TokenDetailView.as_view(), name="token-detail"),
+    path("workloads/", views.WorkloadListView.as_view(), name="workload-list"),
+    path("workloads/<int:pk>/", views.WorkloadDetailView.as_view(), name="workload-detail"),
+    path("plans/", views.PlanListView.as_view(), name="plan-list"),
+    path("plans/<int:pk>/", views.PlanDetailView.as_view(), name="plan-detail"),
+    path("plans/<int:plan_id>/versions/", views.VersionListView.as_view(), name="version-list"),
+    path("plans/<int:plan_id>/versions/<int:number>/", views.VersionDetailView.as_view(), name="version-detail"),
+    path("plans/<int:plan_id>/versions/<int:number>/status/", views.VersionStatusView.as_view(),
+         name="version-status"),
+    path(f"plans/<int:plan_id>/versions/<int:number>/export/{FMT}/", views.ExportView.as_view(),
+         name="version-export"),
+    path("plans/<int:plan_id>/recompute/", views.RecomputeView.as_view(), name="plan-recompute"),
+    path("plans/<int:plan_id>/diff/", views.DiffView.as_view(), name="plan-diff"),
+    path("plans/<int:plan_id>/share-links/", views.ShareLinkListView.as_view(), name="share-link-list"),
+    path("plans/<int:plan_id>/share-links/<int:pk>/", views.ShareLinkDetailView.as_view(),
+         name="share-link-detail"),
+    path("shared/<str:token>/", views.SharedPlanView.as_view(), name="shared-plan"),
+    path("shared/<str:token>/versions/<int:number>/", views.SharedVersionView.as_view(), name="shared-version"),
+    path(f"shared/<str:token>/versions/<int:number>/export/{FMT}/", views.SharedExportView.as_view(),
+         name="shared-export"),
+    path("estimate/", views.EstimateView.as_view(), name="estimate"),
+    # Unknown URLs under /api/v1/ answer in the API's error shape. Keep this include last.
+    re_path(r"^.*$", json_not_found),
+]

@@ -1,0 +1,583 @@
+"""Thin API views: validate, call a service or selector, render. Every object is looked up
+within the caller's teams, so another team's id is a 404 (never a 403 that confirms it)."""
+
+from __future__ import annotations
+
+from django.db.models import OuterRef, Subquery
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from planner.choices import FINISHED_STATUSES, VersionStatus
+from planner.models import Plan, PlanVersion, ShareLink, Team, Workload
+from planner.selectors import can_edit, share_link_resolve, teams_for_user
+from planner.services import PlannerError, share_link_create, share_link_revoke
+
+from . import serializers as s
+from .errors import FieldErrors
+from .exports import EXPORT_FORMATS, export_version
+from .schema import ESTIMATE_EXAMPLES, PLAN_EXAMPLES, WORKLOAD_EXAMPLES
+from .services import (
+    costs_validate,
+    json_diff,
+    plan_create_api,
+    plan_recompute_exclusive,
+    request_hash,
+    spec_validate,
+    workload_delete,
+    workload_update,
+)
+from .tokens import api_token_create, api_token_revoke, api_tokens_for_user
+
+ID_PARAM = {"min_value": 1, "max_value": 2**63 - 1}
+MAX_KEY = 255
+VERSION_LIGHT = ("result", "price_snapshot", "rate_snapshot", "inputs")
+
+
+class Pagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class ApiView(APIView):
+    permission_classes = [IsAuthenticated]
+
+
+def _int_query(request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise FieldErrors([(name, _("Must be an integer."))]) from None
+    if not 1 <= value <= 2**63 - 1:
+        raise FieldErrors([(name, _("Out of range."))])
+    return value
+
+
+def _require_edit(user, team_id: int) -> None:
+    if not can_edit(user=user, team_id=team_id):
+        raise PermissionDenied(_("Your role in this team is read-only."))
+
+
+def _editable_team(user, team_id: int, field: str = "team") -> Team:
+    """A team the user may write to; unknown and foreign teams read the same (no 403 leak)."""
+    team = teams_for_user(user=user).filter(pk=team_id).first()
+    if team is None:
+        raise FieldErrors([(field, _("No such team among yours."))])
+    _require_edit(user, team.pk)
+    return team
+
+
+def _paginate(view, request, items, serialize):
+    paginator = Pagination()
+    page = paginator.paginate_queryset(items, request, view=view)
+    return paginator.get_paginated_response([serialize(x) for x in page])
+
+
+# --- urls ------------------------------------------------------------------------------
+
+
+def version_url(plan_id: int, number: int) -> str:
+    return reverse("api:version-detail", kwargs={"plan_id": plan_id, "number": number})
+
+
+def status_url(plan_id: int, number: int) -> str:
+    return reverse("api:version-status", kwargs={"plan_id": plan_id, "number": number})
+
+
+# --- representations -------------------------------------------------------------------
+
+
+def workload_data(w: Workload) -> dict:
+    return {
+        "id": w.id, "team": w.team_id, "name": w.name, "kind": w.kind, "spec": w.spec,
+        "created_at": w.created_at, "updated_at": w.updated_at,
+        "url": reverse("api:workload-detail", kwargs={"pk": w.id}),
+    }
+
+
+def plan_data(p: Plan) -> dict:
+    return {
+        "id": p.id, "team": p.team_id, "workload": p.workload_id, "name": p.name, "costs": p.cost_options,
+        "created_at": p.created_at,
+        "latest_version": getattr(p, "latest_number", None), "latest_status": getattr(p, "latest_status", None),
+        "url": reverse("api:plan-detail", kwargs={"pk": p.id}),
+        "versions_url": reverse("api:version-list", kwargs={"plan_id": p.id}),
+    }
+
+
+def version_summary(v: PlanVersion, plan_id: int | None = None) -> dict:
+    plan_id = plan_id or v.plan_id
+    return {
+        "number": v.number, "status": v.status, "note": v.note, "as_of": v.as_of,
+        "engine_version": v.engine_version, "created_at": v.created_at, "finished_at": v.finished_at,
+        "url": version_url(plan_id, v.number), "status_url": status_url(plan_id, v.number),
+    }
+
+
+def version_status(v: PlanVersion) -> dict:
+    return {
+        "number": v.number, "status": v.status, "finished": v.status in FINISHED_STATUSES, "error": v.error,
+        "attempts": v.attempts, "created_at": v.created_at, "started_at": v.started_at,
+        "finished_at": v.finished_at, "url": version_url(v.plan_id, v.number),
+    }
+
+
+def version_data(v: PlanVersion, *, exports_base: str | None = None) -> dict:
+    data = version_summary(v)
+    exports = {}
+    if v.status == VersionStatus.DONE:
+        base = exports_base or version_url(v.plan_id, v.number)
+        exports = {fmt: f"{base}export/{fmt}/" for fmt in EXPORT_FORMATS}
+    data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "result": v.result, "exports": exports})
+    return data
+
+
+def share_link_data(link: ShareLink) -> dict:
+    now = timezone.now()
+    active = link.revoked_at is None and (link.expires_at is None or link.expires_at > now)
+    return {"id": link.id, "prefix": link.token_prefix, "created_at": link.created_at,
+            "expires_at": link.expires_at, "revoked_at": link.revoked_at, "active": active}
+
+
+# --- lookups (team-scoped: a foreign id is simply not found) ---------------------------
+
+
+def _plans(user):
+    latest = PlanVersion.objects.filter(plan=OuterRef("pk")).order_by("-number")
+    return Plan.objects.filter(team__memberships__user=user).annotate(
+        latest_number=Subquery(latest.values("number")[:1]),
+        latest_status=Subquery(latest.values("status")[:1]),
+    ).order_by("-created_at", "-id")
+
+
+def _plan(user, pk: int) -> Plan:
+    return get_object_or_404(Plan.objects.filter(team__memberships__user=user), pk=pk)
+
+
+def _version(user, plan_id: int, number: int, *, light: bool = False) -> PlanVersion:
+    qs = PlanVersion.objects.filter(plan_id=plan_id, number=number, plan__team__memberships__user=user)
+    if light:
+        qs = qs.defer(*VERSION_LIGHT)
+    return get_object_or_404(qs)
+
+
+def _workload(user, pk: int) -> Workload:
+    return get_object_or_404(Workload.objects.filter(team__memberships__user=user), pk=pk)
+
+
+# --- me, teams, tokens -----------------------------------------------------------------
+
+
+class MeView(ApiView):
+    @extend_schema(summary="The authenticated user", responses=s.MeOut, tags=["account"])
+    def get(self, request):
+        return Response({"id": request.user.pk, "username": request.user.get_username()})
+
+
+class TeamListView(ApiView):
+    @extend_schema(summary="Teams you belong to, with your role", responses=s.TeamOut(many=True), tags=["account"])
+    def get(self, request):
+        rows = (Team.objects.filter(memberships__user=request.user)
+                .values("id", "name", "slug", "memberships__role").order_by("name", "id"))
+        return Response([{"id": r["id"], "name": r["name"], "slug": r["slug"], "role": r["memberships__role"]}
+                         for r in rows])
+
+
+def token_data(t) -> dict:
+    return {"id": t.id, "name": t.name, "prefix": t.prefix, "created_at": t.created_at,
+            "expires_at": t.expires_at, "revoked_at": t.revoked_at, "last_used_at": t.last_used_at}
+
+
+class TokenListView(ApiView):
+    @extend_schema(summary="Your API tokens (keys are never shown again)", responses=s.TokenOut(many=True),
+                   tags=["account"])
+    def get(self, request):
+        return Response([token_data(t) for t in api_tokens_for_user(user=request.user)])
+
+    @extend_schema(summary="Create an API token; the key is in this response only",
+                   request=s.TokenCreateIn, responses={201: s.TokenCreatedOut}, tags=["account"])
+    def post(self, request):
+        ser = s.TokenCreateIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        try:
+            token, key = api_token_create(user=request.user, **ser.validated_data)
+        except PlannerError as exc:
+            raise FieldErrors([("expires_at", str(exc))]) from None
+        return Response({**token_data(token), "key": key}, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(ApiView):
+    @extend_schema(summary="Revoke an API token", responses={204: None}, tags=["account"])
+    def delete(self, request, pk: int):
+        api_token_revoke(token=get_object_or_404(api_tokens_for_user(user=request.user), pk=pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- workloads -------------------------------------------------------------------------
+
+
+class WorkloadListView(ApiView):
+    @extend_schema(summary="Workloads of your teams", responses=s.WorkloadOut(many=True), tags=["workloads"],
+                   parameters=[OpenApiParameter("team", int, description="Only this team's workloads"),
+                               OpenApiParameter("kind", str, description="Only this kind")])
+    def get(self, request):
+        qs = Workload.objects.filter(team__memberships__user=request.user).order_by("-created_at", "-id")
+        team = _int_query(request, "team")
+        if team is not None:
+            qs = qs.filter(team_id=team)
+        kind = request.query_params.get("kind")
+        if kind:
+            qs = qs.filter(kind=kind)
+        return _paginate(self, request, qs, workload_data)
+
+    @extend_schema(summary="Create a workload", request=s.WorkloadIn, responses={201: s.WorkloadOut},
+                   examples=WORKLOAD_EXAMPLES, tags=["workloads"])
+    def post(self, request):
+        from planner.services import workload_create
+
+        ser = s.WorkloadIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        data = ser.validated_data
+        team = _editable_team(request.user, data["team"])
+        spec = spec_validate(data=data["spec"])
+        workload = workload_create(team=team, name=data["name"], spec=spec, user=request.user)
+        return Response(workload_data(workload), status=status.HTTP_201_CREATED)
+
+
+class WorkloadDetailView(ApiView):
+    @extend_schema(summary="A workload", responses=s.WorkloadOut, tags=["workloads"])
+    def get(self, request, pk: int):
+        return Response(workload_data(_workload(request.user, pk)))
+
+    @extend_schema(summary="Replace a workload's name and/or spec", request=s.WorkloadUpdateIn,
+                   responses=s.WorkloadOut, tags=["workloads"])
+    def put(self, request, pk: int):
+        return self._update(request, pk)
+
+    @extend_schema(summary="Change a workload's name and/or spec", request=s.WorkloadUpdateIn,
+                   responses=s.WorkloadOut, tags=["workloads"])
+    def patch(self, request, pk: int):
+        return self._update(request, pk)
+
+    def _update(self, request, pk):
+        workload = _workload(request.user, pk)
+        _require_edit(request.user, workload.team_id)
+        ser = s.WorkloadUpdateIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        spec = ser.validated_data.get("spec")
+        if spec is not None:
+            spec_validate(data=spec)
+        workload = workload_update(workload=workload, name=ser.validated_data.get("name"), spec=spec)
+        return Response(workload_data(workload))
+
+    @extend_schema(summary="Delete a workload (409 while plans use it)", responses={204: None},
+                   tags=["workloads"])
+    def delete(self, request, pk: int):
+        workload = _workload(request.user, pk)
+        _require_edit(request.user, workload.team_id)
+        workload_delete(workload=workload)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- plans -----------------------------------------------------------------------------
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key", str, location=OpenApiParameter.HEADER, required=False,
+    description="Repeat a creation safely: the same key and body return the same plan (max 255 chars).",
+)
+
+
+class PlanListView(ApiView):
+    @extend_schema(summary="Plans of your teams", responses=s.PlanOut(many=True), tags=["plans"],
+                   parameters=[OpenApiParameter("team", int), OpenApiParameter("workload", int)])
+    def get(self, request):
+        qs = _plans(request.user)
+        for name in ("team", "workload"):
+            value = _int_query(request, name)
+            if value is not None:
+                qs = qs.filter(**{f"{name}_id": value})
+        return _paginate(self, request, qs, plan_data)
+
+    @extend_schema(
+        summary="Create a plan and queue its first computation (202)",
+        description="Give `workload` (an id), or `team` with an inline `spec`. Poll `status_url` until "
+                    "`finished`, then read `version_url`.",
+        request=s.PlanCreateIn, parameters=[IDEMPOTENCY_HEADER],
+        responses={202: s.PlanAcceptedOut}, examples=PLAN_EXAMPLES, tags=["plans"],
+    )
+    def post(self, request):
+        key = request.headers.get("Idempotency-Key", "").strip() or None
+        if key is not None and len(key) > MAX_KEY:
+            raise FieldErrors([("Idempotency-Key", _("At most 255 characters."))])
+        ser = s.PlanCreateIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        data = ser.validated_data
+        workload = None
+        if "workload" in data:
+            workload = Workload.objects.filter(team__memberships__user=request.user, pk=data["workload"]).first()
+            if workload is None:
+                raise FieldErrors([("workload", _("No such workload among your teams'."))])
+            team = workload.team
+            _require_edit(request.user, team.pk)
+        else:
+            team = _editable_team(request.user, data["team"])
+            spec_validate(data=data["spec"])
+        costs = costs_validate(data=data.get("costs") or {})
+        plan, created = plan_create_api(
+            user=request.user, team=team, workload=workload, spec=data.get("spec"), name=data.get("name", ""),
+            costs=costs, idempotency_key=key, body_hash=request_hash(request.data),
+        )
+        plan = _plans(request.user).get(pk=plan.pk)
+        version = plan.versions.defer(*VERSION_LIGHT).order_by("number").first()
+        body = {
+            "plan": plan_data(plan), "version": version_status(version),
+            "version_url": version_url(plan.id, version.number), "status_url": status_url(plan.id, version.number),
+        }
+        headers = {"Location": body["status_url"]}
+        if not created:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+class PlanDetailView(ApiView):
+    @extend_schema(summary="A plan with its latest version's number and status", responses=s.PlanOut,
+                   tags=["plans"])
+    def get(self, request, pk: int):
+        return Response(plan_data(get_object_or_404(_plans(request.user), pk=pk)))
+
+
+class VersionListView(ApiView):
+    @extend_schema(summary="Versions of a plan, newest first", responses=s.VersionSummaryOut(many=True),
+                   tags=["plans"])
+    def get(self, request, plan_id: int):
+        plan = _plan(request.user, plan_id)
+        qs = plan.versions.defer(*VERSION_LIGHT).order_by("-number")
+        return _paginate(self, request, qs, lambda v: version_summary(v, plan.id))
+
+
+class VersionStatusView(ApiView):
+    @extend_schema(summary="Computation status of a version (poll this)", responses=s.VersionStatusOut,
+                   tags=["plans"])
+    def get(self, request, plan_id: int, number: int):
+        version = _version(request.user, plan_id, number, light=True)
+        response = Response(version_status(version))
+        if version.status not in FINISHED_STATUSES:
+            response["Retry-After"] = "2"
+        return response
+
+
+def _etag(version: PlanVersion, request) -> str:
+    # A done version never changes: its id and the response format identify the body.
+    fmt = getattr(request.accepted_renderer, "format", "json")
+    return f'"pv{version.pk}-{fmt}"'
+
+
+def _etag_matches(header: str, etag: str) -> bool:
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or etag in tags or f"W/{etag}" in tags
+
+
+class VersionDetailView(ApiView):
+    @extend_schema(
+        summary="A version with its frozen inputs and result",
+        description="Done versions are immutable: they carry an ETag; send it back in If-None-Match for a 304.",
+        parameters=[OpenApiParameter("If-None-Match", str, location=OpenApiParameter.HEADER, required=False)],
+        responses={200: s.VersionOut, 304: OpenApiResponse(description="Not modified")}, tags=["plans"],
+    )
+    def get(self, request, plan_id: int, number: int):
+        version = _version(request.user, plan_id, number)
+        if version.status != VersionStatus.DONE:
+            return Response(version_data(version), headers={"Cache-Control": "no-store"})
+        etag = _etag(version, request)
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Accept, Authorization, Cookie"}
+        if _etag_matches(request.headers.get("If-None-Match", ""), etag):
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
+        return Response(version_data(version), headers=headers)
+
+
+class RecomputeView(ApiView):
+    @extend_schema(summary="Recompute with today's prices: a new version (409 while one is computing)",
+                   request=s.RecomputeIn, responses={202: s.VersionStatusOut}, tags=["plans"])
+    def post(self, request, plan_id: int):
+        plan = _plan(request.user, plan_id)
+        _require_edit(request.user, plan.team_id)
+        ser = s.RecomputeIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        version = plan_recompute_exclusive(plan=plan, user=request.user, note=ser.validated_data.get("note", ""))
+        version.refresh_from_db()
+        url = status_url(plan.id, version.number)
+        return Response(version_status(version), status=status.HTTP_202_ACCEPTED, headers={"Location": url})
+
+
+class DiffView(ApiView):
+    @extend_schema(
+        summary="Differences between two versions of a plan",
+        parameters=[OpenApiParameter("from", int, required=True), OpenApiParameter("to", int, required=True)],
+        responses=s.DiffOut, tags=["plans"],
+    )
+    def get(self, request, plan_id: int):
+        plan = _plan(request.user, plan_id)
+        numbers = {name: _int_query(request, name) for name in ("from", "to")}
+        missing = [(name, _("This parameter is required.")) for name, n in numbers.items() if n is None]
+        if missing:
+            raise FieldErrors(missing)
+        versions = {v.number: v for v in plan.versions.filter(number__in=numbers.values())}
+        unknown = [(name, _("No such version of this plan.")) for name, n in numbers.items() if n not in versions]
+        if unknown:
+            raise FieldErrors(unknown)
+        a, b = versions[numbers["from"]], versions[numbers["to"]]
+        both_done = a.status == b.status == VersionStatus.DONE
+        return Response({
+            "plan": plan.id, "from_version": a.number, "to_version": b.number,
+            "inputs": json_diff(a.inputs, b.inputs),
+            "prices": json_diff(a.price_snapshot, b.price_snapshot),
+            "rates": json_diff(a.rate_snapshot, b.rate_snapshot),
+            "result": json_diff(a.result, b.result) if both_done else None,
+        })
+
+
+class ExportView(ApiView):
+    @extend_schema(
+        summary="Download a done version as CSV, XLSX or PDF",
+        responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)}, tags=["plans"],
+    )
+    def get(self, request, plan_id: int, number: int, fmt: str):
+        version = _version(request.user, plan_id, number)
+        return _export_response(version, fmt)
+
+
+def _export_response(version: PlanVersion, fmt: str) -> HttpResponse:
+    from .errors import Conflict
+
+    if fmt not in EXPORT_FORMATS:
+        from django.http import Http404
+
+        raise Http404
+    if version.status != VersionStatus.DONE:
+        raise Conflict(_("Only a done version can be exported; this one is %(status)s.") % {"status": version.status})
+    content, content_type, filename = export_version(version=version, fmt=fmt)
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+# --- share links -----------------------------------------------------------------------
+
+
+class ShareLinkListView(ApiView):
+    @extend_schema(summary="Share links of a plan", responses=s.ShareLinkOut(many=True), tags=["sharing"])
+    def get(self, request, plan_id: int):
+        plan = _plan(request.user, plan_id)
+        return Response([share_link_data(link) for link in plan.share_links.order_by("-created_at", "-id")])
+
+    @extend_schema(summary="Create a read-only share link; the token is in this response only",
+                   request=s.ShareLinkCreateIn, responses={201: s.ShareLinkCreatedOut}, tags=["sharing"])
+    def post(self, request, plan_id: int):
+        plan = _plan(request.user, plan_id)
+        _require_edit(request.user, plan.team_id)
+        ser = s.ShareLinkCreateIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        try:
+            link, token = share_link_create(plan=plan, user=request.user,
+                                            expires_at=ser.validated_data.get("expires_at"))
+        except PlannerError as exc:
+            raise FieldErrors([("expires_at", str(exc))]) from None
+        body = {**share_link_data(link), "token": token,
+                "api_url": reverse("api:shared-plan", kwargs={"token": token})}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ShareLinkDetailView(ApiView):
+    @extend_schema(summary="Revoke a share link", responses={204: None}, tags=["sharing"])
+    def delete(self, request, plan_id: int, pk: int):
+        plan = _plan(request.user, plan_id)
+        link = get_object_or_404(plan.share_links, pk=pk)
+        _require_edit(request.user, plan.team_id)
+        share_link_revoke(link=link)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _shared_plan(token: str) -> Plan:
+    link = share_link_resolve(token=token)
+    if link is None:
+        from django.http import Http404
+
+        raise Http404
+    return link.plan
+
+
+class SharedPlanView(APIView):
+    """Read-only access by share token: no account needed, only this plan's done versions."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="A shared plan and its done versions", responses=s.SharedPlanOut, tags=["sharing"],
+                   auth=[])
+    def get(self, request, token: str):
+        plan = _shared_plan(token)
+        versions = plan.versions.filter(status=VersionStatus.DONE).defer(*VERSION_LIGHT).order_by("-number")
+        base = reverse("api:shared-plan", kwargs={"token": token})
+        items = []
+        for v in versions:
+            row = version_summary(v)
+            row["url"] = row["status_url"] = f"{base}versions/{v.number}/"
+            items.append(row)
+        return Response({"name": plan.name, "kind": plan.workload.kind, "versions": items})
+
+
+class SharedVersionView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="A done version of a shared plan", responses=s.VersionOut, tags=["sharing"], auth=[])
+    def get(self, request, token: str, number: int):
+        plan = _shared_plan(token)
+        version = get_object_or_404(plan.versions, number=number, status=VersionStatus.DONE)
+        base = f"{reverse('api:shared-plan', kwargs={'token': token})}versions/{version.number}/"
+        data = version_data(version, exports_base=base)
+        data["url"] = data["status_url"] = base
+        return Response(data)
+
+
+class SharedExportView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="Download a done version of a shared plan",
+                   responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+                   tags=["sharing"], auth=[])
+    def get(self, request, token: str, number: int, fmt: str):
+        plan = _shared_plan(token)
+        version = get_object_or_404(plan.versions, number=number, status=VersionStatus.DONE)
+        return _export_response(version, fmt)
+
+
+# --- estimate --------------------------------------------------------------------------
+
+
+class EstimateView(ApiView):
+    @extend_schema(
+        summary="Size and cost a workload now, without saving anything",
+        request=s.EstimateIn, responses=s.EstimateOut, examples=ESTIMATE_EXAMPLES, tags=["estimate"],
+    )
+    def post(self, request):
+        from .estimate import estimate
+
+        ser = s.EstimateIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        spec = spec_validate(data=ser.validated_data["spec"])
+        costs = costs_validate(data=ser.validated_data.get("costs") or {})
+        return Response(estimate(spec=spec, costs=costs))
+
+
