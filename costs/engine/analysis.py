@@ -1,0 +1,283 @@
+"""Comparisons over the shortlisted options: break-even month and utilisation, a seeded
+vectorised Monte Carlo, and tornado sensitivity.
+
+Monte Carlo and sensitivity use each option's linear model: per line, its net total at
+utilisation 0 and the slope to utilisation 1 (exact at both ends; in between, billing
+granularity makes cloud cost a step function this ignores). Floats are fine here: they rank
+and spread totals; reported money is rounded back to Decimal cents.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from itertools import combinations
+
+import numpy as np
+
+from .money import ZERO
+
+Z90 = 1.2815515655446004  # the 90th percentile of the standard normal: P10/P90 bands
+# Spans of the tornado factors that have no Monte Carlo spread of their own (assumptions,
+# documented in docs/COSTS.md): hourly engineering rate, power tariff, equipment prices.
+TAG_SPANS = {"engineering": 0.25, "power": 0.25, "capex": 0.15}
+
+
+def _money(x: float) -> str:
+    return str(Decimal(repr(round(float(x), 2))).quantize(Decimal("0.01")))
+
+
+def _pairs(shortlist: dict[str, list[str]]) -> list[tuple[str, str]]:
+    pairs = []
+    api = shortlist.get("api", [])
+    for cand, ids in shortlist.items():
+        if cand == "api":
+            continue
+        pairs += list(combinations(ids, 2))
+        pairs += [(i, a) for i in ids for a in api]
+    pairs += list(combinations(api, 2))
+    return pairs
+
+
+def break_even_month(cum_a: list[Decimal], cum_b: list[Decimal]) -> dict:
+    """The month from which one option's cumulative cost stays at or below the other's."""
+    diff = [a - b for a, b in zip(cum_a, cum_b, strict=True)]
+    if all(d <= 0 for d in diff):
+        return {"month": None, "cheaper_after": "a", "state": "a_never_more_expensive"}
+    if all(d >= 0 for d in diff):
+        return {"month": None, "cheaper_after": "b", "state": "b_never_more_expensive"}
+    last = diff[-1]
+    winner_neg = last <= 0
+    month = len(diff) - 1
+    while month > 0 and ((diff[month - 1] <= 0) if winner_neg else (diff[month - 1] >= 0)):
+        month -= 1
+    return {"month": month, "cheaper_after": "a" if winner_neg else "b", "state": "crossing"}
+
+
+def break_even_utilisation(*, own: dict, rent: dict) -> dict:
+    """Utilisation above which owning beats renting, from totals linear in utilisation."""
+    den = rent["b"] - own["b"]
+    num = own["a"] - rent["a"]
+    if den <= 0:
+        if num <= 0:
+            return {"utilisation": "0.000", "state": "owning_cheaper_at_any_utilisation"}
+        return {"utilisation": None, "state": "renting_cheaper_at_any_utilisation"}
+    u = num / den
+    if u <= 0:
+        return {"utilisation": "0.000", "state": "owning_cheaper_at_any_utilisation"}
+    if u > 1:
+        return {"utilisation": None, "state": "renting_cheaper_at_any_utilisation"}
+    return {"utilisation": f"{u:.3f}", "state": "crossing"}
+
+
+class _Model:
+    """One option's lines as arrays: total = sum((a + b*u) * multipliers)."""
+
+    def __init__(self, lin: dict, currency: str, u0: float):
+        lines = lin["lines"]
+        self.u0 = u0
+        self.a = np.array([ln["a"] for ln in lines], dtype=float)
+        self.b = np.array([ln["b"] for ln in lines], dtype=float)
+        self.market = np.array([ln["market"] for ln in lines], dtype=bool)
+        self.foreign = np.array([ln["origin_currency"] not in ("", currency) for ln in lines], dtype=bool)
+        self.downtime = np.array([ln["downtime"] for ln in lines], dtype=bool)
+        self.tags = np.array([ln["tag"] for ln in lines])
+
+    def totals(self, *, u, drift, fx, inc, tag_mult: dict[str, float] | None = None) -> np.ndarray:
+        u = np.atleast_1d(np.asarray(u, dtype=float))[:, None]
+        base = self.a[None, :] + self.b[None, :] * u
+        mult = np.where(self.market[None, :], np.atleast_1d(drift)[:, None], 1.0)
+        mult = mult * np.where(self.foreign[None, :], np.atleast_1d(fx)[:, None], 1.0)
+        mult = mult * np.where(self.downtime[None, :], np.atleast_1d(inc)[:, None], 1.0)
+        if tag_mult:
+            for tag, m in tag_mult.items():
+                mult = mult * np.where(self.tags == tag, m, 1.0)[None, :]
+        return (base * mult).sum(axis=1)
+
+
+def _drift_multiplier(drift_per_year: np.ndarray, drift0: float, months: int) -> np.ndarray:
+    """Mean price level over the horizon relative to the deterministic drift."""
+    exps = np.arange(months, dtype=float) / 12.0
+    base = np.power(1.0 + drift0, exps).sum()
+    return np.power(1.0 + np.clip(drift_per_year, -0.95, None)[:, None], exps[None, :]).sum(axis=1) / base
+
+
+def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, options, calendar_drift) -> dict:
+    by_id = {p.option.option_id: p for p in priced}
+    months = len(calendar_drift)
+    currency = options.currency
+    models = {i: _Model(linear[i], currency, float(by_id[i].utilisation)) for i in linear}
+    pairs = [(a, b) for a, b in _pairs(shortlist) if a in by_id and b in by_id]
+
+    # break-even months on cumulative net cash (capex at month 0)
+    cum = {}
+    for i, p in by_id.items():
+        run, out = ZERO, []
+        for v in p.cash_flow(vat=False):
+            run += v
+            out.append(run)
+        cum[i] = out
+    be_months = [{"a": a, "b": b, **break_even_month(cum[a], cum[b])} for a, b in pairs]
+
+    be_util = []
+    for cand, ids in shortlist.items():
+        owns = [i for i in ids if by_id[i].option.kind in ("onprem", "hybrid")]
+        rents = [i for i in ids if by_id[i].option.kind in ("cloud_on_demand", "cloud_spot")]
+        for own in owns:
+            for rent in rents:
+                be_util.append(
+                    {
+                        "candidate": cand,
+                        "own": own,
+                        "rent": rent,
+                        **break_even_utilisation(own=linear[own], rent=linear[rent]),
+                    }
+                )
+
+    # Monte Carlo: common random numbers for every option, so comparisons are paired
+    v = {
+        k: float(rates[k].value)
+        for k in (
+            "mc_utilisation_sd",
+            "mc_efficiency_sd",
+            "mc_price_drift_sd",
+            "mc_fx_sd",
+            "mc_incident_sd",
+            "price_drift_per_year",
+        )
+    }
+    e0 = float(by_id[next(iter(by_id))].efficiency) if by_id else 1.0
+    n = options.monte_carlo_samples
+    rng = np.random.default_rng(options.seed)
+    du = rng.normal(0.0, v["mc_utilisation_sd"], n)
+    e_s = np.clip(e0 + rng.normal(0.0, v["mc_efficiency_sd"], n), 0.05, 1.0)
+    drift_s = v["price_drift_per_year"] + rng.normal(0.0, v["mc_price_drift_sd"], n)
+    fx_s = np.exp(rng.normal(0.0, v["mc_fx_sd"], n))
+    inc_s = np.exp(rng.normal(-(v["mc_incident_sd"] ** 2) / 2, v["mc_incident_sd"], n))
+    dm = _drift_multiplier(drift_s, v["price_drift_per_year"], months)
+
+    def u_eff(u0: float, du_, e_):
+        # the work to do is fixed: lower efficiency means running longer to do it
+        return np.clip(np.clip(u0 + du_, 0.0, 1.0) * e0 / e_, 0.0, 1.0)
+
+    samples = {}
+    for i, m in models.items():
+        if by_id[i].option.kind == "api":
+            samples[i] = m.totals(u=np.zeros(n), drift=dm, fx=fx_s, inc=inc_s)
+        else:
+            samples[i] = m.totals(u=u_eff(m.u0, du, e_s), drift=dm, fx=fx_s, inc=inc_s)
+    mc_options = {}
+    for i, s in samples.items():
+        p10, p50, p90 = np.percentile(s, [10, 50, 90])
+        mc_options[i] = {"p10": _money(p10), "p50": _money(p50), "p90": _money(p90), "mean": _money(s.mean())}
+    p_cheaper = [
+        {"a": a, "b": b, "p_a_cheaper": round(float(np.mean(samples[a] < samples[b])), 4)} for a, b in pairs
+    ]
+
+    # tornado: each factor at its P10 and P90 (or its documented span), the others at base
+    sensitivity = {}
+    for i, m in models.items():
+        is_api = by_id[i].option.kind == "api"
+        u0 = 0.0 if is_api else m.u0
+        one = np.ones(1)
+
+        def tot(*, u=None, drift=one, fx=one, inc=one, tag_mult=None, m=m, u0=u0):
+            return float(
+                m.totals(
+                    u=np.array([u0 if u is None else u]), drift=drift, fx=fx, inc=inc, tag_mult=tag_mult
+                )[0]
+            )
+
+        base = tot()
+        sd = v
+        factors = []
+        if not is_api:
+            lo_u, hi_u = (
+                max(0.0, u0 - Z90 * sd["mc_utilisation_sd"]),
+                min(1.0, u0 + Z90 * sd["mc_utilisation_sd"]),
+            )
+            factors.append(("utilisation", f"{lo_u:.3f}", f"{hi_u:.3f}", tot(u=lo_u), tot(u=hi_u)))
+            lo_e, hi_e = (
+                max(0.05, e0 - Z90 * sd["mc_efficiency_sd"]),
+                min(1.0, e0 + Z90 * sd["mc_efficiency_sd"]),
+            )
+            factors.append(
+                (
+                    "efficiency",
+                    f"{lo_e:.3f}",
+                    f"{hi_e:.3f}",
+                    tot(u=min(1.0, u0 * e0 / lo_e)),
+                    tot(u=min(1.0, u0 * e0 / hi_e)),
+                )
+            )
+        d0 = sd["price_drift_per_year"]
+        d_lo, d_hi = d0 - Z90 * sd["mc_price_drift_sd"], d0 + Z90 * sd["mc_price_drift_sd"]
+        factors.append(
+            (
+                "price_drift_per_year",
+                f"{d_lo:.3f}",
+                f"{d_hi:.3f}",
+                tot(drift=_drift_multiplier(np.array([d_lo]), d0, months)),
+                tot(drift=_drift_multiplier(np.array([d_hi]), d0, months)),
+            )
+        )
+        f_lo, f_hi = float(np.exp(-Z90 * sd["mc_fx_sd"])), float(np.exp(Z90 * sd["mc_fx_sd"]))
+        factors.append(
+            ("fx", f"{f_lo:.3f}", f"{f_hi:.3f}", tot(fx=np.array([f_lo])), tot(fx=np.array([f_hi])))
+        )
+        i_lo, i_hi = float(np.exp(-Z90 * sd["mc_incident_sd"])), float(np.exp(Z90 * sd["mc_incident_sd"]))
+        factors.append(
+            (
+                "incident_rate",
+                f"{i_lo:.3f}",
+                f"{i_hi:.3f}",
+                tot(inc=np.array([i_lo])),
+                tot(inc=np.array([i_hi])),
+            )
+        )
+        for tag, span in TAG_SPANS.items():
+            if np.any(m.tags == tag):
+                factors.append(
+                    (
+                        f"{tag}_prices",
+                        f"{1 - span:.2f}",
+                        f"{1 + span:.2f}",
+                        tot(tag_mult={tag: 1 - span}),
+                        tot(tag_mult={tag: 1 + span}),
+                    )
+                )
+        rows = [
+            {
+                "factor": f,
+                "low_value": lo_v,
+                "high_value": hi_v,
+                "total_at_low": _money(t_lo),
+                "total_at_high": _money(t_hi),
+                "swing": _money(abs(t_hi - t_lo)),
+            }
+            for f, lo_v, hi_v, t_lo, t_hi in factors
+        ]
+        rows.sort(key=lambda r: -float(r["swing"]))
+        sensitivity[i] = {"base_total_net": _money(base), "factors": rows}
+
+    return {
+        "break_even_months": be_months,
+        "break_even_utilisation": be_util,
+        "monte_carlo": {
+            "samples": n,
+            "seed": options.seed,
+            "on": "net totals over the horizon",
+            "spreads": {
+                k: str(rates[k].value)
+                for k in (
+                    "mc_utilisation_sd",
+                    "mc_efficiency_sd",
+                    "mc_price_drift_sd",
+                    "mc_fx_sd",
+                    "mc_incident_sd",
+                )
+            },
+            "options": mc_options,
+            "p_cheaper": p_cheaper,
+        },
+        "sensitivity": sensitivity,
+    }

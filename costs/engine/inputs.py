@@ -1,0 +1,159 @@
+"""Plain inputs of the cost engine. Built by costs.adapters from a sizing result, the catalog
+price snapshot and the rate card; unit tests build them by hand.
+
+Units: hours, GB (10^9 bytes, as clouds bill), W, kWh. Money is Price (Decimal + currency).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .money import FxTable, Price, VatTable
+
+HOURS_PER_MONTH = Decimal("730")  # 8760 / 12, the convention cloud price lists use
+STORAGE_TIERS = ("nvme", "ssd", "hdd", "object")
+OPTION_KINDS = (
+    "cloud_on_demand",
+    "cloud_spot",
+    "cloud_commit_1y",
+    "cloud_commit_3y",
+    "dedicated",
+    "onprem",
+    "hybrid",
+    "api",
+)
+REDUNDANCY = ("none", "n_plus_1", "multi_zone")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """What one candidate configuration of the sized workload needs, per month."""
+
+    candidate_id: str  # e.g. "nvidia-h100-sxm5-80gb x8"
+    accelerator_id: str | None  # None: no GPU needed (API / CPU-only workloads)
+    gpu_count: int  # GPUs in the fleet
+    gpus_per_server: int = 8
+    server_count: int = 1
+    server_power_w: Decimal | None = None  # IT load of one server at full load
+    server_rack_units: int = 0  # 0: unknown
+    is_training: bool = False
+    training_gpu_hours_per_run: Decimal | None = None  # useful GPU-hours of one run
+    tokens_in_per_month: Decimal | None = None
+    tokens_out_per_month: Decimal | None = None
+    storage_gb: dict[str, Decimal] = field(default_factory=dict)  # tier -> GB
+    egress_gb_per_month: Decimal = Decimal("0")
+    checkpoint_interval_hours: Decimal = Decimal("1")
+    restart_hours: Decimal = Decimal("0.25")
+    # Share of calendar hours the fleet runs work, as derived from sizing (e.g. GPU-hours a month
+    # over fleet hours); None: the user's costs.utilisation or the rate-card default applies.
+    utilisation: Decimal | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CloudOffer:
+    provider: str
+    region: str
+    instance_type: str
+    accelerator_id: str
+    gpus_per_instance: int
+    on_demand: Price | None = None  # per instance-hour
+    spot: Price | None = None
+    commit_1y: Price | None = None
+    commit_3y: Price | None = None
+    billing_granularity_hours: Decimal = Decimal("0.0002777777777777777777777777778")  # per second
+
+
+@dataclass(frozen=True, kw_only=True)
+class DedicatedOffer:
+    provider: str
+    name: str
+    accelerator_id: str
+    gpus_per_server: int
+    monthly: Price  # per server-month
+    setup_fee: Price | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerPrice:
+    """Purchase price of one GPU server (with its GPUs) for on-prem."""
+
+    accelerator_id: str
+    gpus_per_server: int
+    price: Price
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiPrice:
+    provider: str
+    model: str
+    input_per_1m_tokens: Price
+    output_per_1m_tokens: Price
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rate:
+    """One rate-card value: a number (money when currency is set) with unit and provenance."""
+
+    value: Decimal
+    unit: str = ""
+    currency: str | None = None
+    source: str = ""
+    valid_from: dt.date | None = None
+
+    def price(self) -> Price:
+        assert self.currency is not None
+        return Price(
+            amount=self.value,
+            currency=self.currency,
+            unit=self.unit,
+            source=self.source,
+            as_of=self.valid_from,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PriceBook:
+    cloud_offers: tuple[CloudOffer, ...] = ()
+    dedicated_offers: tuple[DedicatedOffer, ...] = ()
+    servers: tuple[ServerPrice, ...] = ()
+    api_prices: tuple[ApiPrice, ...] = ()
+    power_tariff_per_kwh: Price | None = None
+    fx: FxTable = field(default_factory=FxTable)
+    vat: VatTable = field(default_factory=VatTable)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HybridSplit:
+    """Owned baseline plus cloud burst: ``owned_share`` of the servers are bought, the rest rented."""
+
+    owned_share: Decimal = Decimal("0.5")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostOptions:
+    horizon_months: int = 36
+    currency: str = "USD"
+    include_vat: bool = True
+    country: str = "RU"
+    as_of: dt.date = dt.date(2026, 1, 1)
+    utilisation: Decimal | None = None  # None: the adapter derives it or takes the rate card default
+    efficiency: Decimal | None = None
+    options: tuple[str, ...] = OPTION_KINDS
+    redundancy: str = "none"
+    hybrid: HybridSplit = field(default_factory=HybridSplit)
+    monte_carlo_samples: int = 10_000
+    seed: int = 20260101
+    overrides: dict[str, Decimal] = field(default_factory=dict)
+    # Prices the user typed in (e.g. a vendor quote, an API price list): used next to the catalog's.
+    user_servers: tuple[ServerPrice, ...] = ()
+    user_api_prices: tuple[ApiPrice, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostInputs:
+    workloads: tuple[Workload, ...]
+    prices: PriceBook
+    rates: dict[str, Rate]
+    options: CostOptions

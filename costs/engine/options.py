@@ -1,0 +1,252 @@
+"""Parse and validate the ``costs`` section of a plan request into CostOptions.
+
+The same rules run for the CLI file, the web form and the API, and every error names its
+field path (``costs.utilisation: must be between 0 and 1``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal, InvalidOperation
+
+from .errors import CostValidationError, FieldError
+from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice
+from .money import CURRENCIES, Price
+from .rates import validate_rate
+
+KNOWN_KEYS = {
+    "horizon_months",
+    "currency",
+    "include_vat",
+    "country",
+    "as_of",
+    "utilisation",
+    "efficiency",
+    "options",
+    "redundancy",
+    "hybrid_owned_share",
+    "monte_carlo_samples",
+    "seed",
+    "overrides",
+    "server_prices",
+    "api_prices",
+}
+MAX_HORIZON_MONTHS = 120
+MIN_SAMPLES, MAX_SAMPLES = 1_000, 200_000
+
+
+class _Collector:
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.errors: list[FieldError] = []
+
+    def err(self, path: str, message: str) -> None:
+        self.errors.append(FieldError(path=f"{self.prefix}.{path}", message=message))
+
+    def decimal(
+        self, value, path: str, *, lo: Decimal | None = None, hi: Decimal | None = None, lo_open: bool = False
+    ) -> Decimal | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+            self.err(path, "must be a number")
+            return None
+        try:
+            d = Decimal(str(value).strip())
+        except InvalidOperation:
+            self.err(path, "must be a number")
+            return None
+        if not d.is_finite():
+            self.err(path, "must be a finite number")
+            return None
+        if lo is not None and hi is not None and (d < lo or d > hi or (lo_open and d == lo)):
+            self.err(path, f"must be between {lo} and {hi}" + (f" (more than {lo})" if lo_open else ""))
+            return None
+        if lo is not None and hi is None and (d < lo or (lo_open and d == lo)):
+            self.err(path, "must be greater than 0" if lo_open and lo == 0 else f"must be at least {lo}")
+            return None
+        return d
+
+    def integer(self, value, path: str, *, lo: int, hi: int) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.err(path, "must be a whole number")
+            return None
+        if not lo <= value <= hi:
+            self.err(path, f"must be between {lo} and {hi}")
+            return None
+        return value
+
+    def currency(self, value, path: str) -> str | None:
+        if value not in CURRENCIES:
+            self.err(path, f"unknown currency {value!r}; expected one of {', '.join(CURRENCIES)}")
+            return None
+        return value
+
+    def text(self, value, path: str) -> str | None:
+        if not isinstance(value, str) or not value.strip():
+            self.err(path, "must be a non-empty string")
+            return None
+        return value.strip()
+
+
+def _price(
+    c: _Collector, item: dict, key: str, path: str, currency: str | None, unit: str, vat: bool, source: str
+) -> Price | None:
+    amount = c.decimal(item.get(key), f"{path}.{key}", lo=Decimal(0))
+    if amount is None or currency is None:
+        return None
+    return Price(amount=amount, currency=currency, unit=unit, vat_included=vat, source=source)
+
+
+def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
+    if not isinstance(raw, list):
+        c.err("server_prices", "must be a list")
+        return ()
+    out = []
+    for i, item in enumerate(raw):
+        path = f"server_prices[{i}]"
+        if not isinstance(item, dict):
+            c.err(path, "must be an object")
+            continue
+        acc = c.text(item.get("accelerator"), f"{path}.accelerator")
+        gps = c.integer(item.get("gpus_per_server"), f"{path}.gpus_per_server", lo=1, hi=64)
+        cur = c.currency(item.get("currency"), f"{path}.currency")
+        source = item.get("source") or "user input"
+        price = _price(
+            c, item, "amount", path, cur, "per server", bool(item.get("includes_vat", False)), source
+        )
+        if acc and gps and price:
+            out.append(ServerPrice(accelerator_id=acc, gpus_per_server=gps, price=price))
+    return tuple(out)
+
+
+def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
+    if not isinstance(raw, list):
+        c.err("api_prices", "must be a list")
+        return ()
+    out = []
+    for i, item in enumerate(raw):
+        path = f"api_prices[{i}]"
+        if not isinstance(item, dict):
+            c.err(path, "must be an object")
+            continue
+        provider = c.text(item.get("provider"), f"{path}.provider")
+        model = c.text(item.get("model"), f"{path}.model")
+        cur = c.currency(item.get("currency"), f"{path}.currency")
+        vat = bool(item.get("includes_vat", False))
+        source = item.get("source") or "user input"
+        p_in = _price(c, item, "input_per_1m_tokens", path, cur, "per 1M input tokens", vat, source)
+        p_out = _price(c, item, "output_per_1m_tokens", path, cur, "per 1M output tokens", vat, source)
+        if provider and model and p_in and p_out:
+            out.append(
+                ApiPrice(provider=provider, model=model, input_per_1m_tokens=p_in, output_per_1m_tokens=p_out)
+            )
+    return tuple(out)
+
+
+def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: str = "costs") -> CostOptions:
+    """``data`` is the decoded JSON of the costs section (or None for all defaults)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise CostValidationError([FieldError(path=prefix, message="must be an object")])
+    c = _Collector(prefix)
+    for key in sorted(set(data) - KNOWN_KEYS):
+        c.err(key, "unknown field")
+    kw: dict = {}
+    if "horizon_months" in data:
+        kw["horizon_months"] = c.integer(
+            data["horizon_months"], "horizon_months", lo=1, hi=MAX_HORIZON_MONTHS
+        )
+    if "currency" in data:
+        kw["currency"] = c.currency(data["currency"], "currency")
+    if "include_vat" in data:
+        if not isinstance(data["include_vat"], bool):
+            c.err("include_vat", "must be true or false")
+        kw["include_vat"] = data["include_vat"]
+    if "country" in data:
+        country = data["country"]
+        if not (isinstance(country, str) and len(country) == 2 and country.isalpha() and country.isupper()):
+            c.err("country", "must be a two-letter ISO country code, e.g. RU")
+        kw["country"] = country
+    if "as_of" in data:
+        try:
+            kw["as_of"] = dt.date.fromisoformat(str(data["as_of"]))
+        except ValueError:
+            c.err("as_of", "must be a date YYYY-MM-DD")
+    elif default_as_of is not None:
+        kw["as_of"] = default_as_of
+    if data.get("utilisation") is not None:
+        kw["utilisation"] = c.decimal(data["utilisation"], "utilisation", lo=Decimal(0), hi=Decimal(1))
+    if data.get("efficiency") is not None:
+        kw["efficiency"] = c.decimal(
+            data["efficiency"], "efficiency", lo=Decimal(0), hi=Decimal(1), lo_open=True
+        )
+    if "options" in data:
+        opts = data["options"]
+        if not isinstance(opts, list) or not opts:
+            c.err("options", f"must be a non-empty list of: {', '.join(OPTION_KINDS)}")
+        else:
+            bad = [o for o in opts if o not in OPTION_KINDS]
+            if bad:
+                c.err("options", f"unknown option(s) {bad}; expected some of: {', '.join(OPTION_KINDS)}")
+            kw["options"] = tuple(dict.fromkeys(opts))
+    if "redundancy" in data:
+        if data["redundancy"] not in REDUNDANCY:
+            c.err("redundancy", f"must be one of: {', '.join(REDUNDANCY)}")
+        kw["redundancy"] = data["redundancy"]
+    if "hybrid_owned_share" in data:
+        share = c.decimal(
+            data["hybrid_owned_share"], "hybrid_owned_share", lo=Decimal(0), hi=Decimal(1), lo_open=True
+        )
+        if share is not None:
+            kw["hybrid"] = HybridSplit(owned_share=share)
+    if "monte_carlo_samples" in data:
+        kw["monte_carlo_samples"] = c.integer(
+            data["monte_carlo_samples"], "monte_carlo_samples", lo=MIN_SAMPLES, hi=MAX_SAMPLES
+        )
+    if "seed" in data:
+        kw["seed"] = c.integer(data["seed"], "seed", lo=0, hi=2**63 - 1)
+    if "overrides" in data:
+        raw = data["overrides"]
+        if not isinstance(raw, dict):
+            c.err("overrides", "must be an object of rate name -> number")
+        else:
+            overrides = {}
+            for key, value in raw.items():
+                d = c.decimal(value, f"overrides.{key}")
+                if d is not None:
+                    errs = validate_rate(key, d, "XXX", path=f"{prefix}.overrides.{key}")
+                    c.errors += errs
+                    if not errs:
+                        overrides[key] = d
+            kw["overrides"] = overrides
+    if "server_prices" in data:
+        kw["user_servers"] = _server_prices(c, data["server_prices"])
+    if "api_prices" in data:
+        kw["user_api_prices"] = _api_prices(c, data["api_prices"])
+    if c.errors:
+        raise CostValidationError(c.errors)
+    return CostOptions(**kw)
+
+
+def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:
+    """The same bounds for options built in code (adapters, tests) as for parsed ones."""
+    c = _Collector(prefix)
+    if not 1 <= options.horizon_months <= MAX_HORIZON_MONTHS:
+        c.err("horizon_months", f"must be between 1 and {MAX_HORIZON_MONTHS}")
+    if options.currency not in CURRENCIES:
+        c.err("currency", f"unknown currency {options.currency!r}; expected one of {', '.join(CURRENCIES)}")
+    if options.utilisation is not None and not 0 <= options.utilisation <= 1:
+        c.err("utilisation", "must be between 0 and 1")
+    if options.efficiency is not None and not 0 < options.efficiency <= 1:
+        c.err("efficiency", "must be between 0 and 1 (more than 0)")
+    bad = [o for o in options.options if o not in OPTION_KINDS]
+    if bad:
+        c.err("options", f"unknown option(s) {bad}")
+    if options.redundancy not in REDUNDANCY:
+        c.err("redundancy", f"must be one of: {', '.join(REDUNDANCY)}")
+    if not 0 < options.hybrid.owned_share <= 1:
+        c.err("hybrid_owned_share", "must be between 0 and 1 (more than 0)")
+    if not MIN_SAMPLES <= options.monte_carlo_samples <= MAX_SAMPLES:
+        c.err("monte_carlo_samples", f"must be between {MIN_SAMPLES} and {MAX_SAMPLES}")
+    if c.errors:
+        raise CostValidationError(c.errors)

@@ -1,0 +1,536 @@
+"""Cost one sized workload: every deployment option, its cash flow, break-even, uncertainty.
+
+Entry point: ``cost_plan(inputs=CostInputs) -> CostResult``. Pure and deterministic: the same
+inputs (and seed) give the same result, to the cent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from . import analysis
+from .errors import CostValidationError, FieldError
+from .inputs import HOURS_PER_MONTH, CostInputs, ServerPrice, Workload
+from .model import (
+    ROWS,
+    Context,
+    Line,
+    OptionCost,
+    api_option,
+    cloud_option,
+    dedicated_option,
+    hybrid_option,
+    month_dates,
+    onprem_option,
+)
+from .money import CENT, ONE, ZERO, cents
+from .options import validate_options
+from .rates import apply_overrides, missing_rates
+
+ENGINE_VERSION = "costs-1.0"
+UNIT_COST = Decimal("0.0001")
+RENTING_BY_HOUR = ("cloud_on_demand", "cloud_spot")
+OWNING = ("onprem", "hybrid")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LineTotals:
+    line: Line
+    months_net: tuple[Decimal, ...]  # cents, months 1..N
+    upfront_net: Decimal
+    terminal_net: Decimal
+    months_vat: tuple[Decimal, ...]
+    upfront_vat: Decimal
+    terminal_vat: Decimal
+
+    @property
+    def net(self) -> Decimal:
+        return self.upfront_net + sum(self.months_net, ZERO) + self.terminal_net
+
+    @property
+    def vat(self) -> Decimal:
+        return self.upfront_vat + sum(self.months_vat, ZERO) + self.terminal_vat
+
+
+@dataclass(frozen=True, kw_only=True)
+class PricedOption:
+    option: OptionCost
+    lines: tuple[LineTotals, ...]
+    utilisation: Decimal
+    efficiency: Decimal
+
+    @property
+    def net(self) -> Decimal:
+        return sum((lt.net for lt in self.lines), ZERO)
+
+    @property
+    def vat(self) -> Decimal:
+        return sum((lt.vat for lt in self.lines), ZERO)
+
+    def cash_flow(self, *, vat: bool) -> list[Decimal]:
+        """Months 0..N, without the terminal amount (shown separately)."""
+        n = len(self.lines[0].months_net) if self.lines else 0
+        flow = [ZERO] * (n + 1)
+        for lt in self.lines:
+            flow[0] += lt.upfront_net + (lt.upfront_vat if vat else ZERO)
+            months = (
+                lt.months_net
+                if not vat
+                else [a + b for a, b in zip(lt.months_net, lt.months_vat, strict=True)]
+            )
+            for i, v in enumerate(months, start=1):
+                flow[i] += v
+        return flow
+
+    def terminal(self, *, vat: bool) -> Decimal:
+        return sum((lt.terminal_net + (lt.terminal_vat if vat else ZERO) for lt in self.lines), ZERO)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostResult:
+    options: tuple[PricedOption, ...]
+    shortlist: dict[str, list[str]]
+    analysis: dict
+    inputs_used: dict
+    skipped: tuple[dict, ...]
+    notes: tuple[str, ...]
+    meta: dict = field(default_factory=dict)
+
+    def option(self, option_id: str) -> PricedOption:
+        return next(p for p in self.options if p.option.option_id == option_id)
+
+    def to_dict(self) -> dict:
+        return {
+            **self.meta,
+            "options": [option_to_dict(p) for p in self.options],
+            "shortlist": self.shortlist,
+            **self.analysis,
+            "inputs_used": self.inputs_used,
+            "skipped": list(self.skipped),
+            "notes": list(self.notes),
+        }
+
+
+# ---- totals ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Calendar:
+    n: int
+    drift: tuple[Decimal, ...]  # months 1..N
+    vat: tuple[Decimal, ...]  # months 0..N, as fractions
+
+
+def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
+    if line.market and any(f != ONE for f in cal.drift):
+        months = tuple(cents(line.monthly * f) for f in cal.drift)
+    else:
+        months = (cents(line.monthly),) * cal.n
+    up, term = cents(line.upfront), cents(line.terminal)
+    if line.vat:
+        m_vat = tuple(cents(m * v) for m, v in zip(months, cal.vat[1:], strict=True))
+        up_vat, term_vat = cents(up * cal.vat[0]), cents(term * cal.vat[-1])
+    else:
+        m_vat, up_vat, term_vat = (ZERO,) * cal.n, ZERO, ZERO
+    return LineTotals(
+        line=line,
+        months_net=months,
+        upfront_net=up,
+        terminal_net=term,
+        months_vat=m_vat,
+        upfront_vat=up_vat,
+        terminal_vat=term_vat,
+    )
+
+
+def _price(option: OptionCost, cal: _Calendar, u: Decimal, e: Decimal) -> PricedOption:
+    return PricedOption(
+        option=option, lines=tuple(_line_totals(ln, cal) for ln in option.lines), utilisation=u, efficiency=e
+    )
+
+
+def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
+    """Net total without VAT, for the u = 0 and u = 1 evaluations of the linear model."""
+    drift_sum = sum(cal.drift, ZERO)
+    return sum(
+        (ln.upfront + ln.monthly * (drift_sum if ln.market else cal.n) + ln.terminal for ln in option.lines),
+        ZERO,
+    )
+
+
+# ---- validation ------------------------------------------------------------------------------
+
+
+def _validate_workloads(workloads: tuple[Workload, ...]) -> None:
+    errors: list[FieldError] = []
+    if not workloads:
+        errors.append(FieldError(path="workloads", message="at least one sized configuration is needed"))
+    for i, w in enumerate(workloads):
+        p = f"workloads[{i}]"
+        for name in ("gpu_count", "server_count", "gpus_per_server", "server_rack_units"):
+            if getattr(w, name) < 0:
+                errors.append(FieldError(path=f"{p}.{name}", message="must not be negative"))
+        if w.gpus_per_server < 1:
+            errors.append(FieldError(path=f"{p}.gpus_per_server", message="must be at least 1"))
+        for name in (
+            "server_power_w",
+            "training_gpu_hours_per_run",
+            "tokens_in_per_month",
+            "tokens_out_per_month",
+            "egress_gb_per_month",
+            "checkpoint_interval_hours",
+            "restart_hours",
+        ):
+            v = getattr(w, name)
+            if v is not None and v < 0:
+                errors.append(FieldError(path=f"{p}.{name}", message="must not be negative"))
+        for tier, gb in w.storage_gb.items():
+            if gb < 0:
+                errors.append(FieldError(path=f"{p}.storage_gb.{tier}", message="must not be negative"))
+        if w.utilisation is not None and not 0 <= w.utilisation <= 1:
+            errors.append(FieldError(path=f"{p}.utilisation", message="must be between 0 and 1"))
+    if errors:
+        raise CostValidationError(errors)
+
+
+# ---- the plan --------------------------------------------------------------------------------
+
+
+def _calendar(inputs: CostInputs, rates) -> _Calendar:
+    o = inputs.options
+    drift = rates["price_drift_per_year"].value
+    factors = tuple((ONE + drift) ** (Decimal(m) / 12) if drift else ONE for m in range(o.horizon_months))
+    dates = month_dates(as_of=o.as_of, horizon_months=o.horizon_months)
+    vat = tuple(inputs.prices.vat.rate(country=o.country, on=d, path="costs.country") for d in dates)
+    return _Calendar(n=o.horizon_months, drift=factors, vat=vat)
+
+
+def cost_plan(*, inputs: CostInputs) -> CostResult:
+    o = inputs.options
+    validate_options(o)
+    _validate_workloads(inputs.workloads)
+    rates = apply_overrides(inputs.rates, o.overrides, path="costs.overrides")
+    missing = missing_rates(rates)
+    if missing:
+        raise CostValidationError(
+            [FieldError(path=f"rates.{k}", message="missing from the rate card") for k in missing]
+        )
+    cal = _calendar(inputs, rates)
+    ctx = Context(
+        currency=o.currency,
+        country=o.country,
+        as_of=o.as_of,
+        horizon_months=o.horizon_months,
+        prices=inputs.prices,
+        rates=rates,
+        redundancy=o.redundancy,
+        drift_factors=cal.drift,
+    )
+    e = o.efficiency if o.efficiency is not None else rates["efficiency_default"].value
+
+    priced: list[PricedOption] = []
+    recipes: dict[str, Callable[[Decimal], OptionCost | None]] = {}
+    skipped: list[dict] = []
+    notes: list[str] = []
+    servers_all = inputs.prices.servers + o.user_servers
+    api_prices = inputs.prices.api_prices + o.user_api_prices
+
+    def add(recipe: Callable[[Decimal], OptionCost | None], u: Decimal) -> None:
+        opt = recipe(u)
+        if opt is not None:
+            priced.append(_price(opt, cal, u, e))
+            recipes[opt.option_id] = recipe
+
+    for w in inputs.workloads:
+        u = (
+            o.utilisation
+            if o.utilisation is not None
+            else (w.utilisation if w.utilisation is not None else rates["utilisation_default"].value)
+        )
+        if not w.accelerator_id or w.gpu_count == 0:
+            skipped.append({"candidate": w.candidate_id, "kind": "gpu options", "reason": "no GPU needed"})
+            continue
+        offers = [x for x in inputs.prices.cloud_offers if x.accelerator_id == w.accelerator_id]
+        for kind in ("cloud_on_demand", "cloud_spot", "cloud_commit_1y", "cloud_commit_3y"):
+            if kind not in o.options:
+                continue
+            before = len(priced)
+            for offer in offers:
+                add(lambda uu, w=w, offer=offer, kind=kind: cloud_option(ctx, w, offer, kind, u=uu, e=e), u)
+            if len(priced) == before:
+                skipped.append(
+                    {
+                        "candidate": w.candidate_id,
+                        "kind": kind,
+                        "reason": f"no {kind} price for {w.accelerator_id} in the catalog",
+                    }
+                )
+        if "dedicated" in o.options:
+            ded = [x for x in inputs.prices.dedicated_offers if x.accelerator_id == w.accelerator_id]
+            for offer in ded:
+                add(lambda uu, w=w, offer=offer: dedicated_option(ctx, w, offer, u=uu, e=e), u)
+            if not ded:
+                skipped.append(
+                    {
+                        "candidate": w.candidate_id,
+                        "kind": "dedicated",
+                        "reason": f"no dedicated server offer with {w.accelerator_id}",
+                    }
+                )
+        servers = _servers_for(servers_all, w)
+        if "onprem" in o.options:
+            for sp in servers:
+                add(lambda uu, w=w, sp=sp: onprem_option(ctx, w, sp, u=uu, e=e), u)
+            if not servers:
+                skipped.append(
+                    {
+                        "candidate": w.candidate_id,
+                        "kind": "onprem",
+                        "reason": f"no purchase price of a server with {w.accelerator_id}; "
+                        "enter one in costs.server_prices",
+                    }
+                )
+        if "hybrid" in o.options:
+            od = [x for x in offers if x.on_demand is not None]
+            best = min(
+                od, key=lambda x: ctx.net(x.on_demand, path="prices") / x.gpus_per_instance, default=None
+            )
+            made = False
+            if servers and best is not None:
+                before = len(priced)
+                add(
+                    lambda uu, w=w, sp=servers[0], best=best: hybrid_option(
+                        ctx, w, sp, best, owned_share=o.hybrid.owned_share, u=uu, e=e
+                    ),
+                    u,
+                )
+                made = len(priced) > before
+            if not made:
+                skipped.append(
+                    {
+                        "candidate": w.candidate_id,
+                        "kind": "hybrid",
+                        "reason": "needs a server price, an on-demand offer and at least two servers "
+                        "to split",
+                    }
+                )
+    if "api" in o.options:
+        w0 = inputs.workloads[0]
+        api_w = Workload(
+            candidate_id="api",
+            accelerator_id=None,
+            gpu_count=0,
+            tokens_in_per_month=w0.tokens_in_per_month,
+            tokens_out_per_month=w0.tokens_out_per_month,
+            storage_gb=w0.storage_gb,
+            egress_gb_per_month=w0.egress_gb_per_month,
+        )
+        if not api_prices:
+            skipped.append(
+                {
+                    "candidate": "api",
+                    "kind": "api",
+                    "reason": "no model API prices: enter them in costs.api_prices",
+                }
+            )
+        elif api_w.tokens_in_per_month is None and api_w.tokens_out_per_month is None:
+            skipped.append({"candidate": "api", "kind": "api", "reason": "the workload has no token volume"})
+        for api in api_prices:
+            add(lambda uu, api=api, api_w=api_w: api_option(ctx, api_w, api), ZERO)
+
+    shortlist = _shortlist(priced)
+    short = [p for p in priced if p.option.option_id in {i for ids in shortlist.values() for i in ids}]
+    linear = {p.option.option_id: _linear(recipes[p.option.option_id], cal) for p in short}
+    result_analysis = analysis.analyse(
+        priced=short, linear=linear, shortlist=shortlist, rates=rates, options=o, calendar_drift=cal.drift
+    )
+    if any(p.option.unknowns for p in priced):
+        notes.append(
+            "Some options have unknown inputs (see each option's 'unknowns'); their totals leave "
+            "those items out."
+        )
+    meta = {
+        "engine_version": ENGINE_VERSION,
+        "currency": o.currency,
+        "as_of": o.as_of.isoformat(),
+        "horizon_months": o.horizon_months,
+        "country": o.country,
+        "include_vat": o.include_vat,
+        "hours_per_month": str(HOURS_PER_MONTH),
+        "efficiency": str(e),
+        "redundancy": o.redundancy,
+        "vat_rates_by_month": [str(v) for v in cal.vat],
+    }
+    return CostResult(
+        options=tuple(priced),
+        shortlist=shortlist,
+        analysis=result_analysis,
+        inputs_used=_inputs_used(inputs, rates, cal),
+        skipped=tuple(skipped),
+        notes=tuple(notes),
+        meta=meta,
+    )
+
+
+def _servers_for(servers: tuple[ServerPrice, ...], w: Workload) -> list[ServerPrice]:
+    hits = [s for s in servers if s.accelerator_id == w.accelerator_id]
+    # the user's own quote (listed last) wins over a catalog price for the same accelerator
+    return hits[-1:] if hits else []
+
+
+def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> dict:
+    """Per line: net total at u = 0 and the slope to u = 1 (exact at both ends)."""
+    at0, at1 = recipe(ZERO), recipe(ONE)
+    assert at0 is not None and at1 is not None
+    drift_sum = sum(cal.drift, ZERO)
+
+    def total(ln: Line) -> Decimal:
+        return ln.upfront + ln.monthly * (drift_sum if ln.market else cal.n) + ln.terminal
+
+    ones = {ln.key: ln for ln in at1.lines}
+    out = []
+    for ln in at0.lines:
+        a = total(ln)
+        b = total(ones[ln.key]) - a if ln.key in ones else ZERO
+        out.append(
+            {
+                "key": ln.key,
+                "a": float(a),
+                "b": float(b),
+                "market": ln.market,
+                "tag": ln.tag,
+                "origin_currency": ln.origin_currency,
+                "downtime": ln.row == "downtime_risk",
+            }
+        )
+    return {
+        "lines": out,
+        "a": float(_fast_total(at0, cal)),
+        "b": float(_fast_total(at1, cal) - _fast_total(at0, cal)),
+    }
+
+
+def _shortlist(priced: list[PricedOption]) -> dict[str, list[str]]:
+    """Per candidate: the cheapest option of each kind (the rest stay in the full table)."""
+    best: dict[tuple[str, str], PricedOption] = {}
+    for p in priced:
+        key = (p.option.candidate_id, p.option.kind)
+        if key not in best or p.net < best[key].net:
+            best[key] = p
+    out: dict[str, list[str]] = {}
+    for (cand, _kind), p in best.items():
+        out.setdefault(cand, []).append(p.option.option_id)
+    return out
+
+
+# ---- serialisation ---------------------------------------------------------------------------
+
+
+def _s(d: Decimal | None, q: Decimal = CENT) -> str | None:
+    return None if d is None else str(d.quantize(q))
+
+
+def option_to_dict(p: PricedOption) -> dict:
+    o = p.option
+    n = len(p.lines[0].months_net) if p.lines else 0
+    rows = []
+    for row in ROWS:
+        lts = [lt for lt in p.lines if lt.line.row == row]
+        rows.append(
+            {
+                "row": row,
+                "total_net": _s(sum((lt.net for lt in lts), ZERO)),
+                "total_gross": _s(sum((lt.net + lt.vat for lt in lts), ZERO)),
+                "lines": [
+                    {
+                        "key": lt.line.key,
+                        "label": lt.line.label,
+                        "upfront_net": _s(lt.upfront_net),
+                        "monthly_net": _s(lt.months_net[0]) if n else "0.00",
+                        "terminal_net": _s(lt.terminal_net),
+                        "total_net": _s(lt.net),
+                        "vat": _s(lt.vat),
+                        "total_gross": _s(lt.net + lt.vat),
+                        "vat_applies": lt.line.vat,
+                        "follows_price_drift": lt.line.market,
+                        "origin_currency": lt.line.origin_currency,
+                        "inputs": lt.line.inputs,
+                    }
+                    for lt in lts
+                ],
+            }
+        )
+    net, vat = p.net, p.vat
+    flow_net, flow_gross = p.cash_flow(vat=False), p.cash_flow(vat=True)
+    cum, run = [], ZERO
+    for v in flow_net:
+        run += v
+        cum.append(_s(run))
+    useful_h = o.useful_gpu_hours_per_month * n
+    tokens = (o.tokens_per_month or ZERO) * n
+    runs = useful_h / o.training_gpu_hours_per_run if o.training_gpu_hours_per_run else ZERO
+    return {
+        "id": o.option_id,
+        "kind": o.kind,
+        "candidate": o.candidate_id,
+        "label": o.label,
+        "detail": o.detail,
+        "unknowns": list(o.unknowns),
+        "utilisation": str(p.utilisation),
+        "efficiency": str(p.efficiency),
+        "rows": rows,
+        "totals": {"net": _s(net), "vat": _s(vat), "gross": _s(net + vat)},
+        "per_month_average": {"net": _s(net / n) if n else None, "gross": _s((net + vat) / n) if n else None},
+        "cash_flow": {
+            "net": [_s(v) for v in flow_net],
+            "gross": [_s(v) for v in flow_gross],
+            "terminal_net": _s(p.terminal(vat=False)),
+            "terminal_gross": _s(p.terminal(vat=True)),
+            "cumulative_net": cum,
+        },
+        "unit_costs": {
+            "per_useful_gpu_hour_net": _s(net / useful_h, UNIT_COST) if useful_h else None,
+            "per_1m_tokens_net": _s(net / tokens * 1_000_000, UNIT_COST) if tokens else None,
+            "per_training_run_net": _s(net / runs) if runs else None,
+            "useful_gpu_hours": _s(useful_h),
+            "tokens": str(tokens),
+            "training_runs": _s(runs) if runs else None,
+        },
+    }
+
+
+def _inputs_used(inputs: CostInputs, rates, cal: _Calendar) -> dict:
+    o = inputs.options
+    currencies = {r.currency for r in rates.values() if r.currency}
+    currencies |= {x.on_demand.currency for x in inputs.prices.cloud_offers if x.on_demand}
+    currencies |= {s.price.currency for s in inputs.prices.servers + o.user_servers}
+    currencies |= {x.monthly.currency for x in inputs.prices.dedicated_offers}
+    currencies |= {a.input_per_1m_tokens.currency for a in inputs.prices.api_prices + o.user_api_prices}
+    return {
+        "rates": [
+            {
+                "key": k,
+                "value": str(r.value),
+                "unit": r.unit,
+                "currency": r.currency or "",
+                "source": r.source,
+                "valid_from": r.valid_from.isoformat() if r.valid_from else None,
+            }
+            for k, r in sorted(rates.items())
+        ],
+        "fx": inputs.prices.fx.used(currencies=currencies, quote=o.currency, on=o.as_of),
+        "vat": {
+            "country": o.country,
+            "rates_by_month": sorted({str(v) for v in cal.vat}),
+            "source": inputs.prices.vat.source(country=o.country, on=o.as_of),
+        },
+        "power_tariff": None
+        if inputs.prices.power_tariff_per_kwh is None
+        else {
+            "amount": str(inputs.prices.power_tariff_per_kwh.amount),
+            "currency": inputs.prices.power_tariff_per_kwh.currency,
+            "source": inputs.prices.power_tariff_per_kwh.source,
+        },
+    }

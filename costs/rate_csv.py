@@ -1,0 +1,95 @@
+"""Read and validate the shipped rate-card CSV (costs/data/rate_cards.csv). No Django here, so
+engine tests and the load_rate_cards command share one parser."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from costs.engine.errors import CostValidationError, FieldError
+from costs.engine.inputs import Rate
+from costs.engine.rates import RATE_SCHEMA, base_key, validate_rate
+
+DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "rate_cards.csv"
+COLUMNS = ["key", "value", "unit", "currency", "valid_from", "valid_to", "source", "is_assumption", "notes"]
+
+
+def read_rate_csv(path: Path = DEFAULT_PATH) -> list[dict]:
+    """Rows as typed dicts; every problem is reported as ``<file>:<line>.<column>: message``."""
+    errors: list[FieldError] = []
+    rows: list[dict] = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != COLUMNS:
+            raise CostValidationError([FieldError(path=path.name, message=f"columns must be {COLUMNS}")])
+        for n, raw in enumerate(reader, start=2):
+            p = f"{path.name}:{n}"
+            try:
+                value = Decimal(raw["value"])
+            except InvalidOperation:
+                errors.append(FieldError(path=f"{p}.value", message="must be a number"))
+                continue
+            try:
+                valid_from = dt.date.fromisoformat(raw["valid_from"])
+                valid_to = dt.date.fromisoformat(raw["valid_to"]) if raw["valid_to"] else None
+            except ValueError:
+                errors.append(FieldError(path=f"{p}.valid_from", message="dates must be YYYY-MM-DD"))
+                continue
+            currency = raw["currency"] or None
+            errs = validate_rate(raw["key"], value, currency, path=f"{p}.{raw['key']}")
+            if (
+                currency
+                and RATE_SCHEMA.get(base_key(raw["key"]))
+                and RATE_SCHEMA[base_key(raw["key"])].kind != "money"
+            ):
+                errs.append(FieldError(path=f"{p}.currency", message="only money rates have a currency"))
+            if valid_to is not None and valid_to <= valid_from:
+                errs.append(FieldError(path=f"{p}.valid_to", message="must be after valid_from"))
+            if not raw["source"].strip():
+                errs.append(FieldError(path=f"{p}.source", message="every rate needs a source"))
+            if raw["is_assumption"] not in ("true", "false"):
+                errs.append(FieldError(path=f"{p}.is_assumption", message="must be true or false"))
+            errors += errs
+            if not errs:
+                rows.append(
+                    {
+                        "key": raw["key"],
+                        "value": value,
+                        "unit": raw["unit"],
+                        "currency": currency or "",
+                        "valid_from": valid_from,
+                        "valid_to": valid_to,
+                        "source": raw["source"].strip(),
+                        "is_assumption": raw["is_assumption"] == "true",
+                        "notes": raw["notes"],
+                    }
+                )
+    if errors:
+        raise CostValidationError(errors)
+    return rows
+
+
+def rates_from_rows(rows: list[dict], *, as_of: dt.date) -> dict[str, Rate]:
+    """The rate valid at ``as_of`` for each key (latest valid_from wins)."""
+    out: dict[str, tuple[dt.date, Rate]] = {}
+    for r in rows:
+        if r["valid_from"] <= as_of and (r["valid_to"] is None or as_of < r["valid_to"]):
+            if r["key"] not in out or r["valid_from"] > out[r["key"]][0]:
+                source = (
+                    r["source"]
+                    if not r.get("is_assumption") or r["source"].startswith("assumption")
+                    else f"assumption: {r['source']}"
+                )
+                out[r["key"]] = (
+                    r["valid_from"],
+                    Rate(
+                        value=r["value"],
+                        unit=r["unit"],
+                        currency=r["currency"] or None,
+                        source=source,
+                        valid_from=r["valid_from"],
+                    ),
+                )
+    return {k: v for k, (_, v) in out.items()}
