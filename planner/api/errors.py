@@ -17,7 +17,6 @@ from django.http import Http404, JsonResponse
 from django.utils.translation import gettext as _
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import set_rollback
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +130,9 @@ def _exception_to_problem(exc) -> tuple[int, list[dict], dict] | None:
 
 
 def api_exception_handler(exc, context):
+    # Imported here: rest_framework.views loads the parser setting, which imports this module.
+    from rest_framework.views import set_rollback
+
     found = _exception_to_problem(exc)
     if found is None:
         # A bug, not bad input: log the trace, answer in the same shape without details.

@@ -42,9 +42,9 @@ def costs_validate(*, data: dict, prefix: str = "costs") -> dict:
     from costs.engine.options import parse_cost_options
 
     try:
-        parse_cost_options(data)
+        parse_cost_options(data, prefix=prefix)  # its paths already start with `prefix`
     except CostValidationError as exc:
-        raise engine_errors(exc, prefix=prefix) from None
+        raise engine_errors(exc) from None
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
         raise FieldErrors([(prefix, f"invalid value: {exc}")]) from None
     return data
