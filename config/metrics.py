@@ -53,6 +53,15 @@ def _queue_depths():
 
 
 class PlanCollector:
+    def describe(self):
+        """Names only, so registering does not query the database or Redis."""
+        yield GaugeMetricFamily("gpu_planner_metrics_source_up", "", labels=["source"])
+        yield GaugeMetricFamily("gpu_planner_plan_versions", "", labels=["status"])
+        yield HistogramMetricFamily("gpu_planner_plan_computation_duration_seconds", "")
+        yield CounterMetricFamily("gpu_planner_plan_failures", "")
+        yield CounterMetricFamily("gpu_planner_plan_attempts", "")
+        yield GaugeMetricFamily("gpu_planner_queue_depth", "", labels=["queue"])
+
     def collect(self):
         up = GaugeMetricFamily("gpu_planner_metrics_source_up", "1 if the source answered this scrape",
                                labels=["source"])

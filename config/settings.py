@@ -39,6 +39,11 @@ INSTALLED_APPS = [
     "costs",
     "planner",
     "planner.api",
+    # Login lockout, audit log, and the project's own wiring (config/apps.py); last so every
+    # audited model is loaded when it registers them.
+    "axes",
+    "auditlog",
+    "config.apps.OpsConfig",
 ]
 
 MIDDLEWARE = [
@@ -57,6 +62,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Records the acting user on audit log entries.
+    "auditlog.middleware.AuditlogMiddleware",
+    # Login lockout; last so it sees the final response of a failed login.
+    "axes.middleware.AxesMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -123,6 +132,21 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins for one username
+# from one IP address, that pair is locked out for AXES_COOLOFF_TIME hours. Attempts that
+# carry no request (client.login() in tests, management commands) are not HTTP logins:
+# config.auth.LockoutBackend passes them to ModelBackend without counting them.
+AUTHENTICATION_BACKENDS = [
+    "config.auth.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME_HOURS", default=0.25)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"

@@ -3,9 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from .health import healthz, readyz
-from .metrics import register as register_plan_metrics
 
-register_plan_metrics()
 # Database down anywhere in a request -> 503 page/JSON, not a stack trace (config/middleware.py).
 handler500 = "config.middleware.server_error"
 

@@ -1,0 +1,42 @@
+"""The project's own app: wiring that belongs to no feature app (audit log registration,
+the plan metrics collector)."""
+
+from django.apps import AppConfig, apps
+
+# Who changed catalog prices, rate cards and plans, and when (django-auditlog, R-security).
+AUDITED_CATALOG_MODELS = (
+    "StorageTier", "NetworkOption", "CloudOffer", "DedicatedServerOffer", "HardwarePrice",
+    "ElectricityTariff", "ExchangeRate", "VatRate",
+)
+# Versions carry large frozen snapshots; the audit keeps the fields that tell the story.
+PLAN_VERSION_FIELDS = ["status", "attempts", "error", "note", "number"]
+
+
+def register_audited_models() -> None:
+    from auditlog.registry import auditlog
+
+    def register(model, **kwargs):
+        if not auditlog.contains(model):
+            auditlog.register(model, **kwargs)
+
+    for name in AUDITED_CATALOG_MODELS:
+        register(apps.get_model("catalog", name))
+    # Rate cards and every other cost setting the cost engine stores.
+    for model in apps.get_app_config("costs").get_models():
+        register(model)
+    for name in ("Team", "Membership", "Workload", "Plan"):
+        register(apps.get_model("planner", name))
+    register(apps.get_model("planner", "PlanVersion"), include_fields=PLAN_VERSION_FIELDS)
+    register(apps.get_model("planner", "ShareLink"), exclude_fields=["token_hash"])
+
+
+class OpsConfig(AppConfig):
+    name = "config"
+    label = "ops"
+    verbose_name = "Operations"
+
+    def ready(self):
+        from .metrics import register as register_plan_metrics
+
+        register_audited_models()
+        register_plan_metrics()
