@@ -1,0 +1,175 @@
+"""Invariants of the cost engine that must hold for any inputs."""
+
+import datetime as dt
+from decimal import Decimal as D
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costs.engine.analysis import break_even_month
+from costs.engine.inputs import DedicatedOffer
+from costs.engine.money import Price, cents
+from costs.engine.plan import cost_plan, option_to_dict
+from tests.unit.cost_inputs import FX, VAT, inputs, workload
+
+
+def _by_kind(result, kind):
+    return next(p for p in result.options if p.option.kind == kind)
+
+
+def test_zero_utilisation_makes_cloud_gpu_time_zero():
+    res = cost_plan(inputs=inputs(utilisation=D(0)))
+    od = option_to_dict(_by_kind(res, "cloud_on_demand"))
+    assert next(r for r in od["rows"] if r["row"] == "gpu_time")["total_net"] == "0.00"
+
+
+def test_zero_utilisation_leaves_onprem_capex_unchanged():
+    def capex(u):
+        p = _by_kind(cost_plan(inputs=inputs(utilisation=u)), "onprem")
+        return sum(lt.upfront_net for lt in p.lines)
+
+    assert capex(D(0)) == capex(D("0.7")) > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(u=st.decimals(min_value=0, max_value=1, places=3), horizon=st.integers(min_value=1, max_value=60),
+       eff=st.decimals(min_value=D("0.05"), max_value=1, places=2))
+def test_totals_equal_the_sum_of_their_rows_and_cash_flow_to_the_cent(u, horizon, eff):
+    res = cost_plan(inputs=inputs(utilisation=u, efficiency=eff, horizon_months=horizon,
+                                  workloads=[workload(storage_gb={"object": D("5000"), "nvme": D("800")},
+                                                      egress_gb_per_month=D("123.4"), is_training=True)]))
+    for p in res.options:
+        d = option_to_dict(p)
+        rows = sum(D(r["total_net"]) for r in d["rows"])
+        lines = sum(D(ln["total_net"]) for r in d["rows"] for ln in r["lines"])
+        flow = sum(D(v) for v in d["cash_flow"]["net"]) + D(d["cash_flow"]["terminal_net"])
+        gross_flow = sum(D(v) for v in d["cash_flow"]["gross"]) + D(d["cash_flow"]["terminal_gross"])
+        assert rows == lines == flow == D(d["totals"]["net"])
+        assert gross_flow == D(d["totals"]["gross"]) == D(d["totals"]["net"]) + D(d["totals"]["vat"])
+
+
+def test_break_even_month_matches_the_cumulative_curves():
+    res = cost_plan(inputs=inputs(utilisation=D("0.9")))
+    d = res.to_dict()
+    crossing = [b for b in d["break_even_months"] if b["state"] == "crossing"]
+    assert crossing, "expected on-prem to overtake on-demand cloud at 90 % utilisation"
+    opts = {o["id"]: o for o in d["options"]}
+    for b in crossing:
+        cum_a = [D(x) for x in opts[b["a"]]["cash_flow"]["cumulative_net"]]
+        cum_b = [D(x) for x in opts[b["b"]]["cash_flow"]["cumulative_net"]]
+        m = b["month"]
+        winner, loser = (cum_a, cum_b) if b["cheaper_after"] == "a" else (cum_b, cum_a)
+        assert all(winner[k] <= loser[k] for k in range(m, len(cum_a)))
+        assert winner[m - 1] > loser[m - 1]
+
+
+def test_break_even_month_of_two_crossing_lines():
+    # a: 100 upfront then 10 a month; b: 30 a month -> both 150 at month 5, a cheaper after
+    cum_a = [D(100 + 10 * m) for m in range(8)]
+    cum_b = [D(30 * m) for m in range(8)]
+    assert break_even_month(cum_a, cum_b) == {"month": 5, "cheaper_after": "a", "state": "crossing"}
+
+
+def test_break_even_utilisation_separates_owning_and_renting():
+    res = cost_plan(inputs=inputs())
+    be = next(b for b in res.to_dict()["break_even_utilisation"] if b["state"] == "crossing")
+    u = D(be["utilisation"])
+
+    def diff(util):
+        r = cost_plan(inputs=inputs(utilisation=util))
+        return r.option(be["own"]).net - r.option(be["rent"]).net
+
+    assert diff(u - D("0.05")) > 0 > diff(u + D("0.05"))
+
+
+def test_fx_there_and_back_is_consistent_to_the_cent():
+    on = dt.date(2026, 3, 1)
+    for amount in (D("0.01"), D("1234.56"), D("99999999.99")):
+        rub = FX.convert(amount=amount, base="USD", quote="RUB", on=on)
+        eur = FX.convert(amount=rub, base="RUB", quote="EUR", on=on)
+        assert cents(FX.convert(amount=eur, base="EUR", quote="USD", on=on)) == amount
+
+
+def test_cross_rate_goes_through_roubles():
+    # 1 EUR = 90 RUB, 1 USD = 80 RUB -> 1 EUR = 1.125 USD
+    assert FX.rate(base="EUR", quote="USD", on=dt.date(2026, 3, 1)) == D("1.125")
+
+
+def test_vat_boundary_at_2026_01_01():
+    assert VAT.rate(country="RU", on=dt.date(2025, 12, 31)) == D("0.20")
+    assert VAT.rate(country="RU", on=dt.date(2026, 1, 1)) == D("0.22")
+
+
+def test_vat_inclusive_price_is_reduced_to_net_before_costing():
+    # 122000 RUB incl. 22 % VAT = 100000 RUB net = 1250.00 USD a month per server
+    ded = DedicatedOffer(provider="R", name="8xH100", accelerator_id="h100", gpus_per_server=8,
+                         monthly=Price(amount=D("122000"), currency="RUB", vat_included=True,
+                                       as_of=dt.date(2026, 2, 1), source="test"))
+    inp = inputs(options=("dedicated",), horizon_months=1)
+    inp = type(inp)(workloads=inp.workloads, prices=type(inp.prices)(dedicated_offers=(ded,), fx=FX, vat=VAT),
+                    rates=inp.rates, options=inp.options)
+    d = option_to_dict(_by_kind(cost_plan(inputs=inp), "dedicated"))
+    assert next(r for r in d["rows"] if r["row"] == "gpu_time")["total_net"] == "1250.00"
+
+
+def test_monte_carlo_is_seeded():
+    a = cost_plan(inputs=inputs(seed=7)).to_dict()["monte_carlo"]
+    b = cost_plan(inputs=inputs(seed=7)).to_dict()["monte_carlo"]
+    c = cost_plan(inputs=inputs(seed=8)).to_dict()["monte_carlo"]
+    assert a == b
+    assert a["options"] != c["options"]
+
+
+def test_monte_carlo_percentiles_are_ordered_and_bracket_the_median():
+    mc = cost_plan(inputs=inputs(monte_carlo_samples=10_000)).to_dict()["monte_carlo"]
+    assert mc["samples"] == 10_000
+    for q in mc["options"].values():
+        assert D(q["p10"]) < D(q["p50"]) < D(q["p90"])
+
+
+def test_probability_of_being_cheaper_is_complementary():
+    mc = cost_plan(inputs=inputs()).to_dict()["monte_carlo"]
+    pair = mc["p_cheaper"][0]
+    assert 0 <= pair["p_a_cheaper"] <= 1
+    # on-demand at 40 USD/h never beats spot at 20 USD/h with the same random draws
+    od_vs_spot = next(p for p in mc["p_cheaper"] if "cloud_on_demand" in p["a"] and "cloud_spot" in p["b"])
+    assert od_vs_spot["p_a_cheaper"] == 0.0
+
+
+def test_sensitivity_lists_utilisation_first_for_on_demand_cloud():
+    sens = cost_plan(inputs=inputs()).to_dict()["sensitivity"]
+    od = next(v for k, v in sens.items() if "cloud_on_demand" in k)
+    assert od["factors"][0]["factor"] == "utilisation"
+    swings = [D(f["swing"]) for f in od["factors"]]
+    assert swings == sorted(swings, reverse=True)
+
+
+def test_every_candidate_configuration_is_priced():
+    res = cost_plan(inputs=inputs(workloads=[workload(), workload(candidate_id="h100x16", gpu_count=16,
+                                                                 server_count=2)]))
+    assert {p.option.candidate_id for p in res.options} == {"h100x8", "h100x16"}
+
+
+def test_hybrid_splits_owned_baseline_and_cloud_burst():
+    res = cost_plan(inputs=inputs(workloads=[workload(gpu_count=16, server_count=2)], options=("hybrid",)))
+    d = option_to_dict(_by_kind(res, "hybrid"))
+    assert d["detail"]["owned_servers"] == 1 and d["detail"]["burst_gpus"] == 8
+    keys = {ln["key"] for r in d["rows"] for ln in r["lines"]}
+    assert {"gpu_time.useful.owned", "gpu_time.useful.cloud"} <= keys
+
+
+def test_result_is_json_serialisable():
+    import json
+
+    json.dumps(cost_plan(inputs=inputs()).to_dict())
+
+
+def test_unknown_power_is_reported_not_guessed():
+    res = cost_plan(inputs=inputs(workloads=[workload(server_power_w=None)], options=("onprem",)))
+    p = _by_kind(res, "onprem")
+    assert p.option.unknowns and not any(lt.line.key == "infrastructure.power" for lt in p.lines)
+
+
+def test_same_inputs_same_result():
+    assert cost_plan(inputs=inputs()).to_dict() == cost_plan(inputs=inputs()).to_dict()
+
