@@ -1,0 +1,70 @@
+"""Dated rate cards: the assumptions and published rates the cost engine reads.
+
+One row = one value of one rate (``key`` from costs.engine.rates.RATE_SCHEMA, optionally with an
+``@scope``) valid from ``valid_from`` (inclusive) to ``valid_to`` (exclusive, null = open).
+Admin-editable; a plan version stores the values it used (costs.selectors.rate_card_snapshot).
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from catalog.choices import Currency
+
+
+class RateCard(models.Model):
+    key = models.CharField(
+        _("rate"),
+        max_length=100,
+        help_text=_("e.g. pue, engineering_rate_per_hour.mlops, egress_per_gb@dedicated"),
+    )
+    value = models.DecimalField(_("value"), max_digits=18, decimal_places=6)
+    unit = models.CharField(_("unit"), max_length=100)
+    currency = models.CharField(
+        _("currency"), max_length=3, choices=Currency.choices, blank=True, help_text=_("money rates only")
+    )
+    valid_from = models.DateField(_("valid from"))
+    valid_to = models.DateField(_("valid to (exclusive)"), null=True, blank=True)
+    source = models.TextField(
+        _("source"), help_text=_("URL and date of a published figure, or 'assumption: why'")
+    )
+    is_assumption = models.BooleanField(
+        _("assumption"), help_text=_("not a published fact: check it for your case")
+    )
+    notes = models.TextField(_("notes"), blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        ordering = ["key", "valid_from"]
+        verbose_name = _("rate card value")
+        verbose_name_plural = _("rate card")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "valid_from"], name="costs_ratecard_unique_key_valid_from"
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_to__isnull=True) | Q(valid_to__gt=models.F("valid_from")),
+                name="costs_ratecard_valid_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(currency="") | Q(currency__in=Currency.values),
+                name="costs_ratecard_currency_known",
+            ),
+            models.CheckConstraint(condition=~Q(source=""), name="costs_ratecard_has_source"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} = {self.value} {self.currency or ''} from {self.valid_from}".replace("  ", " ")
+
+    def clean(self):
+        from django.core.exceptions import ValidationError
+
+        from costs.engine.rates import validate_rate
+
+        errors = (
+            validate_rate(self.key, self.value, self.currency or None, path="value")
+            if self.value is not None
+            else []
+        )
+        if errors:
+            raise ValidationError({"value": [e.message for e in errors]})

@@ -1,0 +1,59 @@
+"""Reads of the costs app."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.db.models import Q
+
+from costs.models import RateCard
+
+RATE_SNAPSHOT_SCHEMA = "gpu-planner.rate-card-snapshot/1"
+
+
+def rate_card_snapshot(*, as_of: date) -> dict:
+    """Every rate valid at ``as_of`` (the latest valid_from per key), JSON-serialisable.
+
+    A plan version stores this so it keeps its rates when the rate card changes (R6.4).
+    It also carries the dated VAT history from the catalog: a horizon can cross a VAT change
+    (Russia: 20 % to 2025-12-31, 22 % from 2026-01-01), which the price snapshot (rates valid
+    at one date) cannot show.
+    """
+    valid = Q(valid_from__lte=as_of) & (Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
+    rates: dict[str, dict] = {}
+    for r in RateCard.objects.filter(valid).order_by("key", "valid_from"):
+        rates[r.key] = {
+            "value": _dec(r.value),
+            "unit": r.unit,
+            "currency": r.currency or None,
+            "valid_from": r.valid_from.isoformat(),
+            "valid_to": r.valid_to.isoformat() if r.valid_to else None,
+            "source": r.source,
+            "is_assumption": r.is_assumption,
+        }
+    return {
+        "schema": RATE_SNAPSHOT_SCHEMA,
+        "as_of": as_of.isoformat(),
+        "rates": rates,
+        "vat_history": _vat_history(),
+    }
+
+
+def _dec(value) -> str:
+    text = format(value.normalize(), "f")
+    return text
+
+
+def _vat_history() -> list[dict]:
+    from catalog.models import VatRate
+
+    return [
+        {
+            "country": v.country,
+            "rate_percent": _dec(v.rate_percent),
+            "valid_from": v.valid_from.isoformat(),
+            "valid_to": v.valid_to.isoformat() if v.valid_to else None,
+            "source": {"title": v.source_title, "url": v.source_url},
+        }
+        for v in VatRate.objects.order_by("country", "valid_from")
+    ]
