@@ -358,4 +358,5 @@ class WorkloadForm(CostOptionsForm):
 
     def message_for(self, err) -> str:
         # A message shown away from its field keeps the path so the user can find it.
-        return err.message if self.field_for_path(err.field) else f"{err.field}: {err.message}"
+        exact = err.field in FIELD_BY_PATH or err.field == "kind"
+        return err.message if exact else f"{err.field}: {err.message}"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
+from django.utils.translation import gettext_lazy as _
+
 from .forms import FIELDS
 
 
@@ -56,25 +58,124 @@ def _decimal(value) -> Decimal | None:
         return None
 
 
+# The four rows of the cost table (REQUIREMENTS R4) with what each is measured as.
+COST_ROWS = {
+    "gpu_time": (_("GPU time"), _("hours / iterations")),
+    "infrastructure": (_("Infrastructure"), _("storage and traffic cost")),
+    "engineering": (_("Engineering"), _("team hours for setup and support")),
+    "downtime_risk": (_("Downtime risk"), _("incidents and recovery time")),
+}
+OPTION_KINDS = {
+    "cloud_on_demand": _("Cloud, on demand"),
+    "cloud_spot": _("Cloud, spot"),
+    "cloud_commit_1y": _("Cloud, 1-year commitment"),
+    "cloud_commit_3y": _("Cloud, 3-year commitment"),
+    "dedicated": _("Dedicated server (rented)"),
+    "onprem": _("On-prem (owned)"),
+    "hybrid": _("Hybrid"),
+    "api": _("External model API"),
+}
+# Options drawn on the plan page (the full table is in the exports).
+MAX_OPTIONS_SHOWN = 8
+
+
+def line_inputs(inputs: dict) -> list[dict]:
+    """A cost line's inputs as rows {name, value, unit, source}: rates with their sources first."""
+    out = []
+    for rate in inputs.get("rates") or []:
+        if isinstance(rate, dict):
+            unit = " ".join(x for x in (rate.get("currency"), rate.get("unit")) if x)
+            out.append({"name": rate.get("name"), "value": rate.get("value"), "unit": unit, "source": rate.get("source")})
+    for key, value in inputs.items():
+        if key in ("rates", "unit"):
+            continue
+        unit = inputs.get("unit", "") if key == "quantity" else ""
+        out.append({"name": key, "value": value if not isinstance(value, dict | list) else str(value),
+                    "unit": unit, "source": ""})
+    return out
+
+
+def costs_view(costs: dict) -> dict | None:
+    if not costs:
+        return None
+    include_vat = bool(costs.get("include_vat"))
+    currency = costs.get("currency", "")
+    shortlisted = {i for ids in (costs.get("shortlist") or {}).values() for i in ids}
+    options = [o for o in costs.get("options") or [] if not shortlisted or o.get("id") in shortlisted]
+    options.sort(key=lambda o: (_option_total(o, include_vat) is None, _option_total(o, include_vat) or 0))
+    options = options[:MAX_OPTIONS_SHOWN]
+    shown = {o.get("id") for o in options}
+    mc = (costs.get("monte_carlo") or {}).get("options") or {}
+    labels = {o.get("id"): o.get("label") for o in costs.get("options") or []}
+    view_options = []
+    for o in options:
+        rows = []
+        for row in o.get("rows") or []:
+            label, measured = COST_ROWS.get(row.get("row"), (row.get("row"), ""))
+            lines = [{**line, "inputs_list": line_inputs(line.get("inputs") or {})} for line in row.get("lines") or []]
+            rows.append({**row, "label": label, "measured_as": measured, "lines": lines,
+                         "total": row.get("total_gross" if include_vat else "total_net")})
+        view_options.append({
+            **o, "rows": rows, "total": _option_total(o, include_vat),
+            "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
+            "uncertainty": mc.get(o.get("id")),
+        })
+    break_even = [
+        {**b, "a_label": labels.get(b.get("a")), "b_label": labels.get(b.get("b"))}
+        for b in costs.get("break_even_months") or [] if b.get("a") in shown and b.get("b") in shown
+    ]
+    chart = {
+        "currency": currency,
+        "horizon_months": costs.get("horizon_months"),
+        "series": [
+            {"label": o.get("label"), "data": [float(v) for v in (o.get("cash_flow") or {}).get("cumulative_net", [])]}
+            for o in options
+        ],
+        "markers": [{"month": b["month"], "label": f"{b['a_label']} / {b['b_label']}"}
+                    for b in break_even if b.get("month") is not None],
+    }
+    uncertainty_chart = {
+        "currency": currency,
+        "labels": [o.get("label") for o in view_options if o["uncertainty"]],
+        "p10": [float(o["uncertainty"]["p10"]) for o in view_options if o["uncertainty"]],
+        "p50": [float(o["uncertainty"]["p50"]) for o in view_options if o["uncertainty"]],
+        "p90": [float(o["uncertainty"]["p90"]) for o in view_options if o["uncertainty"]],
+    }
+    return {
+        "currency": currency, "include_vat": include_vat, "horizon_months": costs.get("horizon_months"),
+        "as_of": costs.get("as_of"), "country": costs.get("country"), "options": view_options,
+        "options_total": len(costs.get("options") or []), "break_even": break_even,
+        "break_even_utilisation": [b for b in costs.get("break_even_utilisation") or []
+                                   if b.get("own") in shown and b.get("rent") in shown],
+        "skipped": costs.get("skipped") or [], "notes": costs.get("notes") or [],
+        "inputs_used": costs.get("inputs_used") or {},
+        "chart": chart, "uncertainty_chart": uncertainty_chart,
+    }
+
+
 def version_view(version) -> dict:
-    """What the plan page shows of a version (the result sections are read in the template)."""
+    """What the plan page shows of a version, read from its stored result only."""
     result = version.result or {}
-    return {"sizing": result.get("sizing") or {}, "costs": result.get("costs") or {}}
+    sizing = result.get("sizing") or {}
+    return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}),
+            "sizing_view": sizing_view(sizing)}
+
+
+def _option_total(option: dict, include_vat: bool):
+    totals = option.get("totals") or {}
+    return _decimal(totals.get("gross" if include_vat else "net"))
 
 
 def option_totals(result: dict | None) -> dict[str, dict]:
     """{option_id: {"label", "total" (Decimal|None), "currency"}} from a stored cost result."""
     costs = (result or {}).get("costs") or {}
     currency = costs.get("currency", "")
-    out = {}
-    for option in costs.get("options") or []:
-        total = option.get("totals", {}).get("total") if isinstance(option.get("totals"), dict) else option.get("total")
-        out[str(option.get("option_id") or option.get("id"))] = {
-            "label": option.get("label") or option.get("option_id"),
-            "total": _decimal(total),
-            "currency": currency,
-        }
-    return out
+    include_vat = bool(costs.get("include_vat"))
+    return {
+        str(option.get("id")): {"label": option.get("label"), "total": _option_total(option, include_vat),
+                                "currency": currency}
+        for option in costs.get("options") or []
+    }
 
 
 def version_diff(*, old, new) -> dict:
@@ -102,3 +203,154 @@ def version_diff(*, old, new) -> dict:
             if before and after is not None and same_currency else None,
         })
     return {"inputs": inputs, "totals": totals}
+
+
+def _is_quantity(value) -> bool:
+    return isinstance(value, dict) and "value" in value and set(value) <= {"value", "unit", "explain", "source"}
+
+
+def _label(key: str) -> str:
+    return key.replace("_", " ").strip().capitalize()
+
+
+def quantity_rows(section, prefix: str = "") -> list[dict]:
+    """Flatten an engine section into display rows.
+
+    Each row is {"label", "value", "unit", "explain", "list" (strings), "table" (dict rows)}:
+    engine quantities ({"value", "unit", "explain"}) become one row; nested objects are
+    walked with their key as a prefix; lists of strings become bullet lists; lists of objects
+    become small tables.
+    """
+    rows: list[dict] = []
+    if not isinstance(section, dict):
+        return rows
+    explain = section.get("explain") if isinstance(section.get("explain"), str) else ""
+    for key, value in section.items():
+        if key == "explain":
+            continue
+        label = f"{prefix} › {_label(key)}" if prefix else _label(key)
+        if _is_quantity(value):
+            rows.append({"label": label, "value": value.get("value"), "unit": value.get("unit", ""),
+                         "explain": value.get("explain", "")})
+        elif isinstance(value, dict):
+            rows.extend(quantity_rows(value, label))
+        elif isinstance(value, list | tuple):
+            if value and all(isinstance(v, dict) for v in value):
+                columns = list(dict.fromkeys(k for v in value for k in v))
+                rows.append({"label": label, "table": {"columns": columns, "rows": [
+                    [_cell(v.get(c)) for c in columns] for v in value]}})
+            else:
+                rows.append({"label": label, "list": [str(v) for v in value]})
+        else:
+            rows.append({"label": label, "value": value, "unit": "", "explain": explain})
+    return rows
+
+
+def _cell(value):
+    if _is_quantity(value):
+        return f"{value.get('value')} {value.get('unit', '')}".strip()
+    if isinstance(value, dict | list):
+        return ", ".join(f"{k}: {_cell(v)}" for k, v in value.items()) if isinstance(value, dict) else \
+            ", ".join(str(_cell(v)) for v in value)
+    return value
+
+
+SIZING_SECTIONS = (
+    ("model", _("Model")),
+    ("memory", _("Memory")),
+    ("compute", _("Compute")),
+    ("serving", _("Serving")),
+    ("rag", _("Retrieval (RAG)")),
+)
+
+
+def sizing_view(sizing: dict) -> dict | None:
+    if not sizing:
+        return None
+    recommendation = dict(sizing.get("recommendation") or {})
+    operations = {k: recommendation.pop(k) for k in ("monitoring", "preflight_checklist") if k in recommendation}
+    return {
+        "gpu_required": sizing.get("gpu_required"),
+        "warnings": sizing.get("warnings") or [],
+        "assumptions": sizing.get("assumptions") or [],
+        "recommendation": quantity_rows(recommendation),
+        "operations": quantity_rows(operations),
+        "sections": [(title, quantity_rows(sizing.get(key))) for key, title in SIZING_SECTIONS if sizing.get(key)],
+        "candidates": quantity_rows(sizing.get("candidates") or {}),
+    }
+
+
+# --- exports ---------------------------------------------------------------------------
+
+EXPORT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pdf": "application/pdf",
+}
+
+
+def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
+    """(content, content type, file name) of a done version as CSV, XLSX or PDF."""
+    from django.http import Http404
+    from django.utils.text import slugify
+
+    if fmt not in EXPORT_TYPES:
+        raise Http404("unknown export format")
+    filename = f"{slugify(version.plan.name) or 'plan'}-v{version.number}.{fmt}"
+    if fmt == "pdf":
+        return render_pdf(version=version, request=request), EXPORT_TYPES[fmt], filename
+    from costs import exports
+
+    costs = (version.result or {}).get("costs") or {}
+    content = exports.cost_result_csv(costs) if fmt == "csv" else exports.cost_result_xlsx(costs)
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    return content, EXPORT_TYPES[fmt], filename
+
+
+def render_pdf(*, version, request=None) -> bytes:
+    from django.template.loader import render_to_string
+    from weasyprint import HTML
+
+    html = render_to_string(
+        "planner/plan_pdf.html",
+        {"plan": version.plan, "version": version, "view": version_view(version)},
+        request=request,
+    )
+    # No base_url: the PDF template carries its own styles and loads nothing over the network.
+    return HTML(string=html).write_pdf()
+
+
+# --- compare ---------------------------------------------------------------------------
+
+
+def compare_columns(plans) -> list[dict]:
+    """One column per plan from its latest done version (one query for all of them)."""
+    from .models import PlanVersion
+
+    latest: dict[int, PlanVersion] = {}
+    for v in PlanVersion.objects.filter(plan__in=plans, status="done").order_by("plan_id", "-number"):
+        latest.setdefault(v.plan_id, v)
+    columns = []
+    for plan in plans:
+        version = latest.get(plan.id)
+        view = version_view(version) if version else None
+        costs = (view or {}).get("costs") or {}
+        options = costs.get("options") or []
+        by_kind: dict[str, dict] = {}
+        for o in options:  # cheapest per kind
+            if o.get("kind") not in by_kind or (o["total"] or 0) < (by_kind[o["kind"]]["total"] or 0):
+                by_kind[o.get("kind")] = {**o, "currency": costs.get("currency", "")}
+        columns.append({
+            "plan": plan, "version": version, "view": view,
+            "currency": costs.get("currency", ""), "horizon_months": costs.get("horizon_months"),
+            "cheapest": options[0] if options else None, "by_kind": by_kind,
+            "break_even": costs.get("break_even") or [],
+        })
+    return columns
+
+
+def compare_kinds(columns: list[dict]) -> list[tuple[str, str, list]]:
+    """Rows of the compare table: (kind, label, [option or None per column])."""
+    kinds = list(dict.fromkeys(k for c in columns for k in c["by_kind"]))
+    return [(k, OPTION_KINDS.get(k, k), [c["by_kind"].get(k) for c in columns]) for k in kinds]

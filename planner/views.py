@@ -283,8 +283,9 @@ def compare(request):
     if not 2 <= len(plans) <= 4:
         error = _("Choose between 2 and 4 plans to compare.")
     columns = presentation.compare_columns(plans) if error is None else []
+    kinds = presentation.compare_kinds(columns)
     all_plans = selectors.plans_for_user(user=request.user)
-    return render(request, "planner/compare.html", {"columns": columns, "error": error,
+    return render(request, "planner/compare.html", {"columns": columns, "kinds": kinds, "error": error,
                                                      "all_plans": all_plans, "selected": ids},
                   status=200 if error is None or not ids else 400)
 

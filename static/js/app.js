@@ -1,1 +1,116 @@
 // Small progressive enhancements; every page works without this file.
+// Charts: data comes from <script type="application/json"> blocks (json_script), never inline code.
+(function () {
+  "use strict";
+
+  function readJson(id) {
+    var el = document.getElementById(id);
+    if (!el) return null;
+    try { return JSON.parse(el.textContent); } catch (e) { return null; }
+  }
+
+  var PALETTE = ["#2f5fd0", "#d0602f", "#1b7f3b", "#8a2fd0", "#b25b00", "#0f8a8a", "#c0306a", "#5b6475"];
+  var lang = document.documentElement.lang || "en";
+  function fmt(value) {
+    return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(value);
+  }
+
+  function markDrawn(canvas) { canvas.setAttribute("data-drawn", "true"); }
+
+  function drawTco() {
+    var canvas = document.getElementById("tco-chart");
+    var data = readJson("tco-data");
+    if (!canvas || !data || !window.Chart) return;
+    var months = 0;
+    data.series.forEach(function (s) { months = Math.max(months, s.data.length); });
+    var labels = [];
+    for (var m = 0; m < months; m++) labels.push(String(m));
+    var markerLines = data.markers.map(function (mk) { return mk.month; });
+    var chart = new window.Chart(canvas, {
+      type: "line",
+      data: {
+        labels: labels,
+        datasets: data.series.map(function (s, i) {
+          return { label: s.label, data: s.data, borderColor: PALETTE[i % PALETTE.length],
+                   backgroundColor: PALETTE[i % PALETTE.length], pointRadius: 0, borderWidth: 2, tension: 0 };
+        })
+      },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        interaction: { mode: "index", intersect: false },
+        scales: {
+          x: { title: { display: true, text: canvas.getAttribute("data-x-label") || "month" } },
+          y: { title: { display: true, text: data.currency }, ticks: { callback: fmt } }
+        }
+      },
+      plugins: [{
+        id: "breakEvenMarkers",
+        afterDatasetsDraw: function (c) {
+          var x = c.scales.x, y = c.scales.y, ctx = c.ctx;
+          ctx.save();
+          ctx.strokeStyle = "#b00020"; ctx.setLineDash([4, 4]); ctx.lineWidth = 1;
+          markerLines.forEach(function (month) {
+            var px = x.getPixelForValue(month);
+            ctx.beginPath(); ctx.moveTo(px, y.top); ctx.lineTo(px, y.bottom); ctx.stroke();
+          });
+          ctx.restore();
+        }
+      }]
+    });
+    markDrawn(canvas);
+    return chart;
+  }
+
+  function drawUncertainty() {
+    var canvas = document.getElementById("uncertainty-chart");
+    var data = readJson("uncertainty-data");
+    if (!canvas || !data || !window.Chart || !data.labels.length) return;
+    new window.Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: data.labels,
+        datasets: [
+          { label: "P10", data: data.p10, backgroundColor: "#9db4ea" },
+          { label: "P50", data: data.p50, backgroundColor: "#2f5fd0" },
+          { label: "P90", data: data.p90, backgroundColor: "#1d2330" }
+        ]
+      },
+      options: { animation: false, indexAxis: "y", responsive: true, maintainAspectRatio: false,
+                 scales: { x: { title: { display: true, text: data.currency }, ticks: { callback: fmt } } } }
+    });
+    markDrawn(canvas);
+  }
+
+  function drawMemory() {
+    var canvas = document.getElementById("memory-chart");
+    var data = readJson("memory-data");
+    if (!canvas || !data || !window.Chart || !data.components.length) return;
+    var datasets = data.components.map(function (c, i) {
+      return { label: c.label, data: [c.gib], backgroundColor: PALETTE[i % PALETTE.length], stack: "used" };
+    });
+    if (data.vram_gib) {
+      datasets.push({ label: data.vram_label, data: [data.vram_gib], backgroundColor: "rgba(0,0,0,0)",
+                      borderColor: "#b00020", borderWidth: 2, stack: "vram" });
+    }
+    new window.Chart(canvas, {
+      type: "bar",
+      data: { labels: [data.gpu_label], datasets: datasets },
+      options: { animation: false, indexAxis: "y", responsive: true, maintainAspectRatio: false,
+                 scales: { x: { stacked: true, title: { display: true, text: "GiB" } }, y: { stacked: true } } }
+    });
+    markDrawn(canvas);
+  }
+
+  function drawAll() {
+    drawTco();
+    drawUncertainty();
+    drawMemory();
+  }
+
+  // Deferred scripts run before DOMContentLoaded; the Chart.js file is deferred after this one.
+  if (document.readyState === "complete") {
+    drawAll();
+  } else {
+    document.addEventListener("DOMContentLoaded", drawAll);
+  }
+})();

@@ -1,0 +1,64 @@
+"""Formatting helpers for plan pages: money and figures per the active locale, None as "unknown"."""
+
+from decimal import Decimal, InvalidOperation
+
+from django import template
+from django.utils.formats import number_format
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
+
+register = template.Library()
+
+
+def _unknown():
+    return format_html('<span class="unknown">{}</span>', _("unknown"))
+
+
+def _dec(value):
+    if value is None or value == "":
+        return None
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+@register.filter
+def money(value, currency=""):
+    """'12345.6' -> '12,345.60 USD' (en) / '12 345,60 USD' (ru); None -> unknown."""
+    amount = _dec(value)
+    if amount is None:
+        return _unknown()
+    text = number_format(amount, 2, use_l10n=True, force_grouping=True)
+    return f"{text} {currency}".strip()
+
+
+@register.filter
+def num(value, digits=0):
+    """A figure with grouping per locale; None -> unknown."""
+    amount = _dec(value)
+    if amount is None:
+        return _unknown()
+    return number_format(amount, int(digits), use_l10n=True, force_grouping=True)
+
+
+@register.filter
+def gib(value_bytes):
+    """Bytes as GiB with one decimal (2^30 bytes: the unit GPU memory is quoted in)."""
+    amount = _dec(value_bytes)
+    if amount is None:
+        return _unknown()
+    return f"{number_format(amount / (1 << 30), 1, use_l10n=True, force_grouping=True)} GiB"
+
+
+@register.filter
+def pct(value, digits=0):
+    amount = _dec(value)
+    if amount is None:
+        return _unknown()
+    return f"{number_format(amount * 100, int(digits), use_l10n=True)} %"
+
+
+@register.filter
+def get(mapping, key):
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -1,0 +1,156 @@
+"""The workload form: field errors from the spec validator, nothing saved on error, htmx partials."""
+
+import json
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from planner.choices import Role
+from planner.models import Plan, PlanVersion, Workload
+from tests.planner_factories import member
+
+pytestmark = pytest.mark.django_db
+
+BASE = {
+    "name": "Support bot", "kind": "inference", "model_source": "preset", "preset": "llama-3.1-8b",
+    "horizon_months": "36", "currency": "USD", "utilisation": "0.6",
+    "serving__concurrency": "16", "serving__requests_per_second": "2",
+}
+
+
+@pytest.fixture
+def editor(client):
+    user = member(Role.EDITOR)
+    client.force_login(user)
+    return user
+
+
+def post(client, **changes):
+    data = {**BASE, "team": changes.pop("team", None) or ""}
+    data.update(changes)
+    return client.post(reverse("workload_create"), data)
+
+
+def _team(user):
+    return user.memberships.get().team_id
+
+
+def test_get_renders_every_input_with_a_label(client, editor):
+    html = client.get(reverse("workload_create")).content.decode()
+    tags = re.findall(r"<(?:input|select|textarea)\b[^>]*>", html)
+    visible = [t for t in tags if 'type="hidden"' not in t]
+    assert len(visible) > 20
+    for tag in visible:
+        input_id = re.search(r'\bid="([^"]+)"', tag)
+        assert input_id, tag
+        assert f'for="{input_id.group(1)}"' in html or "aria-label=" in tag, tag
+
+
+def test_bad_number_gives_field_error_and_saves_nothing(client, editor):
+    response = post(client, team=_team(editor), serving__concurrency="-3")
+    assert response.status_code == 400
+    assert "serving__concurrency" in response.context["form"].errors
+    assert Workload.objects.count() == Plan.objects.count() == PlanVersion.objects.count() == 0
+
+
+def test_spec_validator_error_lands_on_its_field(client, editor):
+    # kv_heads must divide attention_heads: only the engine's validator knows that.
+    response = post(
+        client, team=_team(editor), model_source="architecture", preset="",
+        model__architecture__layers="32", model__architecture__hidden_size="4096",
+        model__architecture__attention_heads="32", model__architecture__kv_heads="5",
+        model__architecture__vocab_size="32000", model__architecture__ffn_hidden_size="11008",
+    )
+    assert response.status_code == 400
+    assert "model__architecture__kv_heads" in response.context["form"].errors
+    assert Workload.objects.count() == 0
+
+
+def test_invalid_hf_config_json_is_a_field_error(client, editor):
+    response = post(client, team=_team(editor), model_source="hf_config", hf_config="{not json")
+    assert "hf_config" in response.context["form"].errors
+    assert Workload.objects.count() == 0
+
+
+def test_hf_config_missing_key_names_it(client, editor):
+    cfg = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000}
+    response = post(client, team=_team(editor), model_source="hf_config", hf_config=json.dumps(cfg))
+    errors = " ".join(response.context["form"].errors.get("hf_config", []))
+    assert "num_hidden_layers" in errors or "layers" in errors
+
+
+def test_hf_config_can_be_uploaded(client, editor):
+    cfg = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000}
+    upload = SimpleUploadedFile("config.json", json.dumps(cfg).encode(), content_type="application/json")
+    data = {**BASE, "team": _team(editor), "model_source": "hf_config", "hf_config_file": upload}
+    response = client.post(reverse("workload_create"), data)
+    # The uploaded file was read: its missing layer count is reported, not "paste a config".
+    errors = " ".join(response.context["form"].errors.get("hf_config", []))
+    assert "layers" in errors
+
+
+def test_utilisation_above_one_is_a_field_error(client, editor):
+    response = post(client, team=_team(editor), utilisation="1.5")
+    assert "utilisation" in response.context["form"].errors
+    assert Workload.objects.count() == 0
+
+
+def test_bad_rate_override_is_reported_on_overrides(client, editor):
+    response = post(client, team=_team(editor), overrides='{"no_such_rate": 1}')
+    assert "overrides" in response.context["form"].errors
+
+
+def test_team_of_another_user_is_refused(client, editor):
+    stranger_team = member(Role.OWNER).memberships.get().team_id
+    response = post(client, team=stranger_team)
+    assert "team" in response.context["form"].errors
+    assert Workload.objects.count() == 0
+
+
+def test_refresh_button_shows_fields_of_new_kind_without_saving(client, editor):
+    response = post(client, team=_team(editor), kind="pretraining", refresh="1")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'name="training__tokens"' in html
+    assert 'name="serving__concurrency"' not in html
+    assert Workload.objects.count() == 0
+
+
+def test_htmx_kind_change_returns_only_the_steps(client, editor):
+    response = client.post(reverse("workload_form_partial"), {**BASE, "kind": "finetuning"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="steps">')
+    assert 'name="training__method"' in html
+    assert "<html" not in html
+
+
+def test_htmx_preset_fills_the_architecture(client, editor):
+    response = client.post(reverse("workload_form_partial") + "?fill=preset", {**BASE, "preset": "llama-2-7b"},
+                           HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert 'name="model__architecture__hidden_size" value="4096"' in html
+    assert 'name="model__architecture__layers" value="32"' in html
+
+
+def test_htmx_validate_returns_one_field_with_its_error(client, editor):
+    response = client.post(reverse("workload_validate") + "?field=serving__concurrency",
+                           {**BASE, "serving__concurrency": "0"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div class="field')
+    assert 'id="field-serving__concurrency"' in html
+    assert "errorlist" in html
+    assert html.count('class="field') == 1
+
+
+def test_htmx_validate_valid_field_has_no_error(client, editor):
+    response = client.post(reverse("workload_validate") + "?field=serving__concurrency",
+                           {**BASE, "team": _team(editor)}, HTTP_HX_REQUEST="true")
+    assert "errorlist" not in response.content.decode()
+
+
+def test_htmx_validate_unknown_field_is_404(client, editor):
+    response = client.post(reverse("workload_validate") + "?field=nope", BASE, HTTP_HX_REQUEST="true")
+    assert response.status_code == 404
