@@ -1,0 +1,152 @@
+"""Memory per GPU: model states, activations, KV cache and overhead (docs/SIZING.md).
+
+Functions accept plain numbers or numpy arrays (the candidate search passes arrays of layouts),
+so every formula here exists once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import ModelArch, kv_cache_bytes_per_sequence
+from .precision import BYTES_PER_VALUE, weight_bytes_per_param
+
+GIB = 1024**3
+
+# Runtime memory outside tensors: CUDA context + framework + communication buffers (NCCL),
+# measured typically at 0.5-1.5 GiB per process; we reserve the upper end.
+CUDA_CONTEXT_BYTES = {"training": 1.5 * GIB, "inference": 1.0 * GIB}
+# Fragmentation reserve of the caching allocator, as a share of tensor memory. Training
+# (many differently sized temporaries) fragments more than paged KV-cache serving (vLLM).
+FRAGMENTATION = {"training": 0.10, "inference": 0.05}
+
+# Optimizer state bytes per *trainable* parameter, mixed precision (16-bit weights):
+# fp32 master copy (4) + states. AdamW: m and v in fp32 (4+4) -> 12 (ZeRO paper's K=12);
+# 8-bit AdamW: m and v in 1 byte each -> 6; SGD with momentum: 4+4 -> 8; Adafactor:
+# factored second moment (~0 per parameter) + master -> 4.
+OPTIMIZER_BYTES_MIXED = {"adamw": 12.0, "adamw_8bit": 6.0, "sgd": 8.0, "adafactor": 4.0}
+# With fp32 weights there is no separate master copy.
+OPTIMIZER_BYTES_FP32 = {"adamw": 8.0, "adamw_8bit": 2.0, "sgd": 4.0, "adafactor": 0.5}
+
+
+def optimizer_bytes_per_param(*, optimizer: str, weights: str) -> float:
+    table = OPTIMIZER_BYTES_FP32 if weights == "fp32" else OPTIMIZER_BYTES_MIXED
+    return table[optimizer]
+
+
+def grad_bytes_per_param(*, weights: str) -> float:
+    return 4.0 if weights == "fp32" else 2.0
+
+
+def lora_adapter_params(a: ModelArch, *, rank: int, targets: tuple[str, ...]) -> int:
+    """r x (d_in + d_out) per adapted matrix, every layer (MoE: every expert's FFN)."""
+    if not a.is_transformer:
+        return 0
+    h, hd = a.hidden_size, a.head_dim
+    q_out = a.attention_heads * hd
+    kv_out = (a.kv_lora_rank + (a.qk_rope_head_dim or 0)) if a.is_mla else a.kv_heads * hd
+    ffn = a.moe_ffn_hidden_size if a.is_moe and a.moe_ffn_hidden_size else a.ffn_hidden_size
+    ffn_copies = (a.experts + a.shared_experts) if a.is_moe else 1
+    shapes = {
+        "q": (h, q_out, 1), "k": (h, kv_out, 1), "v": (h, kv_out, 1), "o": (q_out, h, 1),
+        "gate": (h, ffn, ffn_copies if a.gated_ffn else 0), "up": (h, ffn, ffn_copies),
+        "down": (ffn, h, ffn_copies),
+    }
+    per_layer = sum(rank * (i + o) * n for t, (i, o, n) in shapes.items() if t in targets)
+    return int(a.layers * per_layer)
+
+
+def embedding_params(a: ModelArch) -> int:
+    return (a.vocab_size or 0) * (a.hidden_size or 0)
+
+
+def params_per_gpu(a: ModelArch, *, tp, pp):
+    """Parameters one GPU holds before ZeRO: layers split by tp x pp, input embedding on stage 0."""
+    emb = embedding_params(a)
+    return (a.params - emb) / (tp * pp) + emb / tp
+
+
+def activation_bytes_per_layer(a: ModelArch, *, seq, micro_batch, tp, checkpointing, sequence_parallel,
+                               bytes_per_value=2.0):
+    """Korthikanti et al. 2022 (arXiv:2205.05198), 16-bit activations of one transformer layer.
+
+    none:      s*b*h*(34/t + 5*a*s/(h*t)) with sequence parallelism, s*b*h*(10 + 24/t + 5*a*s/(h*t)) without
+    selective: the attention core is recomputed: the 5*a*s/h term drops
+    full:      only each layer's input is kept: 2*s*b*h (split by t with sequence parallelism)
+    """
+    s, b, h, heads = seq, micro_batch, a.hidden_size or 0, a.attention_heads or 1
+    sbh = s * b * h
+    attn = 5.0 * heads * s / (h * tp) if h else 0.0
+    sp = np.asarray(sequence_parallel) & (np.asarray(tp) > 1)
+    linear = np.where(sp, 34.0 / tp, 10.0 + 24.0 / tp)
+    if checkpointing == "none":
+        coef = linear + attn
+    elif checkpointing == "selective":
+        coef = linear
+    else:
+        coef = np.where(sp, 2.0 / tp, 2.0)
+    return sbh * coef * (bytes_per_value / 2.0)
+
+
+def training_activation_bytes(a: ModelArch, *, seq, micro_batch, tp, pp, vpp, checkpointing,
+                              sequence_parallel, compute_precision):
+    """Activations on the first pipeline stage (the largest): with 1F1B it holds pp micro-batches
+    of L/pp layers = L layers' worth; interleaving (vpp > 1) multiplies by 1 + (pp-1)/(pp*vpp).
+    Output logits (fp32 softmax, 4*s*b*v/t) are added: with 100k+ vocabularies they matter."""
+    if not a.is_transformer:
+        return 0.0
+    bpv = 4.0 if compute_precision == "fp32" else 2.0
+    per_layer = activation_bytes_per_layer(a, seq=seq, micro_batch=micro_batch, tp=tp,
+                                           checkpointing=checkpointing,
+                                           sequence_parallel=sequence_parallel, bytes_per_value=bpv)
+    pp_arr = np.asarray(pp, dtype=float)
+    interleave = np.where(vpp > 1, 1.0 + (pp_arr - 1.0) / (pp_arr * vpp), 1.0)
+    logits = 4.0 * seq * micro_batch * (a.vocab_size or 0) / tp
+    return a.layers * per_layer * interleave + logits
+
+
+def training_model_state_bytes(*, params_gpu, trainable_gpu, frozen_weight_bytes_pp, trainable_weight_bytes_pp,
+                               grad_bytes_pp, optimizer_bytes_pp, zero_stage, dp):
+    """(weights, gradients, optimizer) bytes per GPU with ZeRO sharding over dp.
+
+    Stage 1 shards optimizer state, 2 also gradients, 3 (= FSDP full shard) also weights
+    (Rajbhandari et al. 2020). LoRA: frozen base weights are never sharded by stages 1-2.
+    """
+    zero = np.asarray(zero_stage)
+    dp = np.asarray(dp, dtype=float)
+    frozen = (params_gpu - trainable_gpu) * frozen_weight_bytes_pp
+    trainable_w = trainable_gpu * trainable_weight_bytes_pp
+    weights = np.where(zero >= 3, (frozen + trainable_w) / dp, frozen + trainable_w)
+    grads = trainable_gpu * grad_bytes_pp / np.where(zero >= 2, dp, 1.0)
+    optim = trainable_gpu * optimizer_bytes_pp / np.where(zero >= 1, dp, 1.0)
+    return weights, grads, optim
+
+
+def overhead_bytes(*, tensors, mode: str):
+    return CUDA_CONTEXT_BYTES[mode] + FRAGMENTATION[mode] * tensors
+
+
+def inference_weight_bytes(a: ModelArch, *, weights: str) -> float:
+    return a.params * weight_bytes_per_param(weights)
+
+
+def inference_activation_bytes(a: ModelArch, *, tokens_in_flight, tp, compute_precision: str):
+    """Working memory of one forward pass over `tokens_in_flight` tokens (chunked prefill):
+    the residual stream, attention and FFN intermediates of one layer at a time (~ 4h + 2*ffn
+    values per token) plus fp32 logits for one position per sequence; freed between layers."""
+    if not a.is_transformer:
+        return 0.0
+    bpv = BYTES_PER_VALUE["fp32" if compute_precision == "fp32" else "bf16"]
+    ffn = a.moe_ffn_hidden_size * a.experts_per_token if a.is_moe and a.moe_ffn_hidden_size else a.ffn_hidden_size
+    return tokens_in_flight * (4 * a.hidden_size + 2 * ffn) * bpv / tp + 4.0 * (a.vocab_size or 0) * 256 / tp
+
+
+def kv_split(a: ModelArch, tp):
+    """KV heads split across tensor-parallel ranks; with fewer KV heads than ranks they replicate."""
+    if a.is_mla:
+        return np.ones_like(np.asarray(tp, dtype=float))  # MLA latent is replicated per rank
+    return np.minimum(np.asarray(tp, dtype=float), a.kv_heads or 1)
+
+
+def kv_bytes_per_sequence(a: ModelArch, *, tokens: int, kv_precision: str) -> float:
+    return kv_cache_bytes_per_sequence(a, tokens=tokens, kv_precision=kv_precision)

@@ -1,0 +1,42 @@
+"""Resolve hardware.accelerator (a catalog id or a name) against the catalog given to the engine."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .errors import FieldError, SpecValidationError
+from .hardware import AcceleratorSpec
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
+
+
+def _matches(query: list[str], acc: AcceleratorSpec) -> bool:
+    own = _tokens(acc.id) + _tokens(acc.model) + _tokens(acc.vendor)
+    return all(any(t.startswith(q) for t in own) for q in query)
+
+
+def resolve_accelerator(query: str, accelerators: Sequence[AcceleratorSpec]) -> tuple[AcceleratorSpec, str]:
+    """Return (accelerator, note). Exact id wins; otherwise every word of the query must start a
+    word of the id/name ("H100 SXM 80GB" -> nvidia-h100-sxm5-80gb). When a name matches the
+    SXM and the PCIe board of the same chip ("A100 80GB"), the SXM part is taken, as cloud
+    catalogs mean, and the note says so. Anything else ambiguous is an error listing matches."""
+    field = "hardware.accelerator"
+    by_id = {a.id: a for a in accelerators}
+    if query in by_id:
+        return by_id[query], ""
+    q = _tokens(query)
+    found = [a for a in accelerators if q and _matches(q, a)]
+    if len(found) == 1:
+        return found[0], ""
+    if not found:
+        raise SpecValidationError([FieldError(field=field, message=f"no accelerator in the catalog matches {query!r}")])
+    sxm = [a for a in found if a.form_factor.upper().startswith("SXM")]
+    same_chip = len({(a.architecture, a.memory_gib) for a in found}) == 1
+    if len(sxm) == 1 and same_chip:
+        others = ", ".join(a.id for a in found if a is not sxm[0])
+        return sxm[0], f"'{query}' read as {sxm[0].id} (SXM, as cloud catalogs mean it); also matched: {others}"
+    listing = ", ".join(f"{a.id} ({a.model})" for a in found)
+    raise SpecValidationError([FieldError(field=field, message=f"{query!r} is ambiguous; matches: {listing}")])

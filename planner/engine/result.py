@@ -1,0 +1,49 @@
+"""SizingResult: the engine's output. Every reported number is {"value", "unit", "explain"}."""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+
+def q(value, unit: str, explain: str) -> dict:
+    """One reported quantity; non-finite numbers become None ("unknown")."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            value = None
+        elif value.is_integer() and abs(value) < 2**53 and unit in ("bytes", "FLOP", "GPUs", "replicas", "sequences"):
+            value = int(value)
+    return {"value": value, "unit": unit, "explain": explain}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SizingResult:
+    engine_version: str
+    kind: str
+    gpu_required: bool
+    model: dict = field(default_factory=dict)
+    memory: dict = field(default_factory=dict)
+    compute: dict = field(default_factory=dict)
+    serving: dict = field(default_factory=dict)
+    rag: dict = field(default_factory=dict)
+    candidates: dict = field(default_factory=dict)
+    recommendation: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "engine_version": self.engine_version,
+            "kind": self.kind,
+            "gpu_required": self.gpu_required,
+            "model": copy.deepcopy(self.model),
+            "memory": copy.deepcopy(self.memory),
+            "compute": copy.deepcopy(self.compute),
+            "serving": copy.deepcopy(self.serving),
+            "rag": copy.deepcopy(self.rag),
+            "candidates": copy.deepcopy(self.candidates),
+            "recommendation": copy.deepcopy(self.recommendation),
+            "warnings": list(self.warnings),
+            "assumptions": list(self.assumptions),
+        }

@@ -1,0 +1,310 @@
+"""Candidate search: every accelerator x GPU count (1..1024) x parallel layout, vectorised.
+
+Memory per GPU depends only on the layout, so it is computed once per layout and compared
+against every accelerator's capacity in one broadcast; time depends on the accelerator's
+peak and the efficiency preset. See docs/SIZING.md for the ranking rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import compute, memory, serving
+from .architecture import ModelArch
+from .hardware import AcceleratorSpec
+from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
+
+GIB = memory.GIB
+MAX_GPUS = 1024
+COUNTS = np.array(list(range(1, 8)) + list(range(8, MAX_GPUS + 1, 8)), dtype=np.int64)
+TP_OPTIONS = (1, 2, 4, 8)
+PP_OPTIONS = (1, 2, 4, 8, 16, 32, 64)
+SERVE_PP_OPTIONS = (1, 2, 4, 8)
+DEFAULT_TRAINING_TARGET_HOURS = 30 * 24  # without a deadline, prefer runs of at most 30 days
+
+
+def gpus_per_server(acc: AcceleratorSpec) -> int:
+    """Typical GPUs per server for the form factor (HGX/OAM baseboards: 8)."""
+    ff = acc.form_factor.lower()
+    if "tpu" in ff:
+        return 8 if "v5e" in acc.id else 4
+    if "superchip" in ff:
+        return 4
+    return 8
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogArrays:
+    accelerators: tuple[AcceleratorSpec, ...]
+    capacity_bytes: np.ndarray
+    bandwidth_gb_s: np.ndarray
+    peak_tflops: np.ndarray  # NaN where the compute format's peak is unknown
+    peak_column: tuple[str, ...]
+    mfu_base: np.ndarray
+    mfu_base_explain: tuple[str, ...]
+    gpus_per_server: np.ndarray
+    price_gpu_hour_usd: np.ndarray  # NaN where unknown
+
+
+def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str) -> CatalogArrays:
+    peaks, cols, bases, whys = [], [], [], []
+    for a in accelerators:
+        p, col = peak_tflops(a, compute_precision)
+        peaks.append(np.nan if p is None else p)
+        cols.append(col)
+        base, why = compute.MFU_BASE[compute.generation_of(a.architecture)]
+        bases.append(base)
+        whys.append(why)
+    return CatalogArrays(
+        accelerators=tuple(accelerators),
+        capacity_bytes=np.array([a.memory_gib * GIB for a in accelerators], dtype=float),
+        bandwidth_gb_s=np.array([a.memory_bandwidth_gb_s for a in accelerators], dtype=float),
+        peak_tflops=np.array(peaks, dtype=float),
+        peak_column=tuple(cols),
+        mfu_base=np.array(bases, dtype=float),
+        mfu_base_explain=tuple(whys),
+        gpus_per_server=np.array([gpus_per_server(a) for a in accelerators], dtype=np.int64),
+        price_gpu_hour_usd=np.array(
+            [np.nan if a.cloud_price_per_gpu_hour_usd is None else a.cloud_price_per_gpu_hour_usd for a in accelerators],
+            dtype=float,
+        ),
+    )
+
+
+# ----------------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingInputs:
+    arch: ModelArch
+    kind: str
+    method: str
+    weights: str
+    compute_precision: str
+    optimizer: str
+    seq: int
+    micro_batch: int
+    global_batch_tokens: int | None
+    checkpointing: str
+    sequence_parallel: bool
+    vpp: int
+    tp_pin: int | None
+    pp_pin: int | None
+    zero_pin: int | None
+    count_pin: int | None
+    trainable_params: float
+    executed_flops: float
+    deadline_hours: float | None
+    mfu_pin: float | None
+    vision: bool = False  # classic (non-LLM) training: vision efficiency preset
+
+
+def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
+    """All (count, tp, pp, zero) combinations, in preference order inside each count:
+    least model parallelism first, then lowest ZeRO stage (less communication)."""
+    a = t.arch
+    counts = np.array([t.count_pin]) if t.count_pin else COUNTS
+    tps = (t.tp_pin,) if t.tp_pin else TP_OPTIONS
+    pps = (t.pp_pin,) if t.pp_pin else PP_OPTIONS
+    zeros = (t.zero_pin,) if t.zero_pin is not None else (0, 1, 2, 3)
+    if not a.is_transformer:
+        tps, pps = (1,), (1,)
+    max_dp = None
+    if t.global_batch_tokens:
+        max_dp = max(1, t.global_batch_tokens // (t.seq * t.micro_batch))
+    rows = []
+    for c in counts.tolist():
+        opts = []
+        for tp in tps:
+            if a.is_transformer and a.attention_heads % tp:
+                continue
+            for pp in pps:
+                if c % (tp * pp) or (a.is_transformer and pp > a.layers):
+                    continue
+                dp = c // (tp * pp)
+                if max_dp is not None and dp > max_dp:
+                    continue
+                for z in zeros:
+                    if z > 0 and dp == 1 and t.zero_pin is None:
+                        continue  # ZeRO shards across data-parallel ranks: nothing to shard
+                    opts.append((tp * pp, z, tp, c, pp, dp))
+        opts.sort()
+        rows.extend((c, tp, pp, dp, z) for _, z, tp, c, pp, dp in opts)
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    return {"count": arr[:, 0], "tp": arr[:, 1], "pp": arr[:, 2], "dp": arr[:, 3], "zero": arr[:, 4]}
+
+
+def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    a = t.arch
+    tp, pp, dp, zero = (lay[k].astype(float) for k in ("tp", "pp", "dp", "zero"))
+    if a.is_transformer:
+        params_gpu = memory.params_per_gpu(a, tp=tp, pp=pp)
+        trainable_gpu = params_gpu if t.method == "full" else t.trainable_params / (tp * pp)
+    else:
+        params_gpu = np.full_like(tp, float(a.params))
+        trainable_gpu = params_gpu
+    frozen_pp = weight_bytes_per_param(t.weights)
+    train_w_pp = BYTES_PER_VALUE[t.weights] if t.method == "full" else 2.0  # adapters in bf16
+    grad_pp = memory.grad_bytes_per_param(weights=t.weights if t.method == "full" else "bf16")
+    opt_pp = memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=t.weights if t.method == "full" else "bf16")
+    w, g, o = memory.training_model_state_bytes(
+        params_gpu=params_gpu, trainable_gpu=trainable_gpu, frozen_weight_bytes_pp=frozen_pp,
+        trainable_weight_bytes_pp=train_w_pp, grad_bytes_pp=grad_pp, optimizer_bytes_pp=opt_pp,
+        zero_stage=zero, dp=dp,
+    )
+    adapters = np.zeros_like(w)
+    if t.method != "full":
+        # Report adapter states separately; they were counted in w/g/o as the trainable part.
+        adapters = trainable_gpu * (train_w_pp + grad_pp / np.where(zero >= 2, dp, 1.0)
+                                    + opt_pp / np.where(zero >= 1, dp, 1.0))
+        base_frozen = (params_gpu - trainable_gpu) * frozen_pp
+        w = np.where(zero >= 3, base_frozen / dp, base_frozen)
+        g = np.zeros_like(w)
+        o = np.zeros_like(w)
+    if a.is_transformer:
+        act = memory.training_activation_bytes(
+            a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=t.vpp, checkpointing=t.checkpointing,
+            sequence_parallel=t.sequence_parallel, compute_precision=t.compute_precision,
+        )
+    else:
+        # Vision nets: activations ~ proportional to forward FLOPs; ~1 byte per 25 FLOPs per sample
+        # is an assumption that gives ~0.3 GiB/image for ResNet-50 at 224 px in fp16.
+        act = np.full_like(tp, (a.flops_per_sample or 0.0) / 25.0 * t.micro_batch)
+    act = np.broadcast_to(act, tp.shape).astype(float)
+    tensors = w + g + o + adapters + act
+    over = memory.overhead_bytes(tensors=tensors, mode="training")
+    return {"weights": w, "gradients": g, "optimizer": o, "adapters": adapters, "activations": act,
+            "overhead": over, "total": tensors + over}
+
+
+def _first_true_per_segment(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Index (within the full layout axis) of the first True per segment, or -1."""
+    n = mask.shape[1]
+    idx = np.where(mask, np.arange(n, dtype=np.int32)[None, :], np.int32(n))
+    first = np.minimum.reduceat(idx, starts, axis=1)
+    return np.where(first >= n, -1, first)
+
+
+def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
+    lay = training_layouts(t)
+    n_lay = len(lay["count"])
+    if n_lay == 0:
+        return {"layouts": lay, "mem": None, "evaluated": 0, "pairs": []}
+    mem = training_memory(t, lay)
+    fits = mem["total"][None, :] <= cat.capacity_bytes[:, None]
+    fits &= lay["tp"][None, :] <= cat.gpus_per_server[:, None]
+    fits &= np.isfinite(cat.peak_tflops)[:, None]
+    counts_in, starts = np.unique(lay["count"], return_index=True)
+    first = _first_true_per_segment(fits, starts)  # A x C
+    a_idx, c_idx = np.nonzero(first >= 0)
+    lay_idx = first[a_idx, c_idx]
+    count = counts_in[c_idx].astype(float)
+    size_f = 1.0 if t.vision else compute.size_factor(t.arch.params)
+    method_f = compute.METHOD_FACTOR[t.method] * (compute.VISION_FACTOR if t.vision else 1.0)
+    if t.mfu_pin is not None:
+        mfu = np.full(count.shape, t.mfu_pin)
+    else:
+        mfu = cat.mfu_base[a_idx] * size_f * method_f * compute.cluster_factor(count)
+    wall = compute.hours(flops=t.executed_flops, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu)
+    gpu_hours = wall * count
+    cost = gpu_hours * cat.price_gpu_hour_usd[a_idx]
+    target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
+    meets = wall <= target
+    return {"layouts": lay, "mem": mem, "evaluated": int(fits.size), "a": a_idx, "lay": lay_idx, "count": count,
+            "mfu": mfu, "wall": wall, "gpu_hours": gpu_hours, "cost": cost, "meets": meets, "target_hours": target,
+            "fits_any": (first >= 0).any(axis=1), "min_total_per_acc": _min_needed(mem["total"], lay, cat)}
+
+
+def _min_needed(total: np.ndarray, lay: dict, cat: CatalogArrays) -> np.ndarray:
+    """Smallest per-GPU need over the layouts each accelerator can run (tp <= GPUs per server)."""
+    allowed = lay["tp"][None, :] <= cat.gpus_per_server[:, None]
+    return np.where(allowed, total[None, :], np.inf).min(axis=1)
+
+
+# ------------------------------------------------------------------------------------ serving
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingInputs:
+    arch: ModelArch
+    weights: str
+    compute_precision: str
+    kv_precision: str
+    context_length: int
+    input_tokens: int
+    output_tokens: int
+    concurrency: int
+    requests_per_second: float
+    ttft_ms: float | None
+    tpot_ms: float | None
+    tp_pin: int | None = None
+    count_pin: int | None = None
+
+
+def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
+    a = s.arch
+    tps = [tp for tp in TP_OPTIONS if not a.is_transformer or a.attention_heads % tp == 0]
+    if s.tp_pin:
+        tps = [s.tp_pin]
+    rows = [(tp, pp) for tp in tps for pp in SERVE_PP_OPTIONS if not a.is_transformer or pp <= a.layers]
+    arr = np.array(rows, dtype=np.int64)
+    return arr[:, 0], arr[:, 1]
+
+
+def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
+    a = s.arch
+    tp_l, pp_l = serving_layouts(s)
+    tp = tp_l[None, :].astype(float)  # 1 x L
+    pp = pp_l[None, :].astype(float)
+    cap = cat.capacity_bytes[:, None]  # A x 1
+    w_bytes = memory.inference_weight_bytes(a, weights=s.weights)
+    kv_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
+    kv_seq_gpu = kv_seq / (memory.kv_split(a, tp) * pp)
+    chunk = min(8192, max(s.input_tokens, 512))
+    act = memory.inference_activation_bytes(a, tokens_in_flight=chunk, tp=tp, compute_precision=s.compute_precision)
+    fixed_tensors = w_bytes / (tp * pp) + act
+    over_fixed = memory.overhead_bytes(tensors=fixed_tensors, mode="inference")
+    free = cap - (fixed_tensors + over_fixed)
+    # The fragmentation reserve also applies to the KV pool.
+    kv_eff = kv_seq_gpu * (1.0 + memory.FRAGMENTATION["inference"])
+    n_kv = np.floor(np.where(kv_eff > 0, free / np.where(kv_eff > 0, kv_eff, 1.0), np.where(free > 0, 1e9, 0)))
+    fits = (n_kv >= 1) & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(cat.peak_tflops)[:, None]
+    bw = cat.bandwidth_gb_s[:, None]
+    peak = np.nan_to_num(cat.peak_tflops[:, None], nan=1.0)
+    avg_ctx = s.input_tokens + s.output_tokens / 2
+    kv_avg = memory.kv_bytes_per_sequence(a, tokens=int(avg_ctx), kv_precision=s.kv_precision)
+    pre = serving.prefill_s(a, input_tokens=s.input_tokens, tp=tp, bandwidth_gb_s=bw, peak_tflops=peak,
+                            weight_bytes=w_bytes, weights_precision=s.weights)  # A x L
+    B = serving.BATCH_GRID[None, None, :]  # 1 x 1 x G
+    step = serving.decode_step_s(a, batch=B, context_tokens=avg_ctx, tp=tp[..., None], bandwidth_gb_s=bw[..., None],
+                                 peak_tflops=peak[..., None], weight_bytes=w_bytes, kv_bytes_per_seq=kv_avg,
+                                 weights_precision=s.weights)  # A x L x G
+    ok_b = B <= n_kv[..., None]
+    if s.tpot_ms:
+        ok_b &= step * 1000.0 <= s.tpot_ms
+    cap_rps = serving.replica_capacity_rps(batch=B, prefill_seconds=pre[..., None], step_seconds=step,
+                                           output_tokens=s.output_tokens) * pp[..., None]
+    need = np.maximum(np.ceil(s.concurrency / (B * pp[..., None])),
+                      np.ceil(s.requests_per_second / (serving.TARGET_UTILISATION * cap_rps)))
+    need = np.maximum(need, 1.0)
+    need = np.where(ok_b, need, np.inf)
+    best_g = np.argmin(need, axis=2)  # smallest replica count; ties -> smaller batch (lower latency)
+    replicas = np.take_along_axis(need, best_g[..., None], axis=2)[..., 0]
+    batch = serving.BATCH_GRID[best_g]
+    step_b = np.take_along_axis(step, best_g[..., None], axis=2)[..., 0]
+    step_1 = step[..., 0]
+    ttft = serving.ttft_s(pre)
+    meets_latency = np.isfinite(replicas)
+    if s.ttft_ms:
+        meets_latency &= ttft * 1000.0 <= s.ttft_ms
+    count = replicas * tp * pp
+    if s.count_pin:
+        meets_latency &= count <= s.count_pin
+    usable = fits & (count <= MAX_GPUS) | (fits & ~np.isfinite(replicas))
+    return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": n_kv, "replicas": replicas, "batch": batch,
+            "step_b": step_b, "step_1": step_1, "prefill": pre, "ttft": ttft, "meets": meets_latency & fits,
+            "count": count, "usable": usable, "kv_seq": kv_seq, "weights_bytes": w_bytes, "act": act,
+            "over_fixed": over_fixed, "free": free, "evaluated": int(fits.size * serving.BATCH_GRID.size)}

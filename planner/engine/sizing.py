@@ -1,0 +1,608 @@
+"""size_workload: from a WorkloadSpec and the catalog to a SizingResult (pure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import compute, infra, memory, search, serving
+from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_layer
+from .hardware import AcceleratorSpec
+from .precision import weight_bytes_per_param
+from .resolve import resolve_accelerator
+from .result import SizingResult, q
+from .spec import WorkloadSpec
+
+ENGINE_VERSION = "1.0.0"
+GIB = memory.GIB
+TOP_CANDIDATES = 50
+IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
+
+ASSUMPTIONS = (
+    "1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes.",
+    "Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
+    "12 fp32 master+m+v), as in the ZeRO paper (K=12).",
+    "Efficiency (MFU) presets are documented defaults by accelerator family, model size and cluster size; "
+    "override with hardware.mfu. Time ranges use 0.7x-1.25x the preset.",
+    "Serving latencies are roofline estimates (+-30%); queueing is covered by planning replicas at 80% load.",
+)
+
+
+def _fmt_gib(b: float) -> str:
+    return f"{b / GIB:,.1f} GiB"
+
+
+def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]) -> SizingResult:
+    accs = list(accelerators)
+    warnings: list[str] = []
+    if spec.hardware.accelerator:
+        acc, note = resolve_accelerator(spec.hardware.accelerator, accs)
+        accs = [acc]
+        if note:
+            warnings.append(note)
+    if spec.kind == "external_api" or (spec.kind == "rag" and spec.rag is not None and spec.rag.generator == "external_api"):
+        return _cpu_only(spec, warnings)
+    if not accs:
+        warnings.append("the accelerator catalog is empty: no candidates can be evaluated")
+    if spec.kind in ("pretraining", "finetuning", "classic_training"):
+        return _training(spec, accs, warnings)
+    return _serving(spec, accs, warnings)
+
+
+# ------------------------------------------------------------------------------------- model
+
+
+def _model_section(spec: WorkloadSpec) -> dict:
+    a, p = spec.model, spec.precision
+    bpp = weight_bytes_per_param(p.weights)
+    out = {
+        "name": a.name,
+        "source": a.source or spec.model_source,
+        "model_type": a.model_type,
+        "params": q(a.params, "params", a.params_explain),
+        "active_params": q(a.active_params, "params",
+                           f"MoE: {a.experts_per_token} of {a.experts} routed experts"
+                           + (f" + {a.shared_experts} shared" if a.shared_experts else "") + " per token"
+                           if a.is_moe else "dense model: every parameter is used for every token"),
+        "weight_bytes": q(a.params * bpp, "bytes", f"{a.params:,} parameters x {bpp:g} bytes ({p.weights}"
+                          + (", incl. group-128 scales" if p.weights == "int4" else "") + ")"),
+    }
+    if a.has_kv_cache:
+        per_layer = kv_values_per_token_per_layer(a)
+        how = (f"MLA latent: (kv_lora_rank {a.kv_lora_rank} + rope {a.qk_rope_head_dim}) x {a.layers} layers"
+               if a.is_mla else f"2 (K,V) x {a.layers} layers x {a.kv_heads} KV heads x {a.head_dim} head_dim")
+        note = ""
+        if a.sliding_window and a.local_layers:
+            note = f"; {a.local_layers} layers keep at most {a.sliding_window} tokens (sliding window)"
+        out["kv_cache_bytes_per_token"] = q(kv_cache_bytes_per_token(a, kv_precision=p.kv_cache), "bytes",
+                                            f"{how} x {per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (a.layers * per_layer)):g} bytes ({p.kv_cache}){note}")
+    else:
+        out["kv_cache_bytes_per_token"] = q(0, "bytes", "no KV cache: not an autoregressive decoder")
+    if a.flops_per_sample:
+        out["flops_per_sample"] = q(a.flops_per_sample, "FLOP", "forward FLOPs per input (2 FLOPs per multiply-accumulate)")
+    return out
+
+
+# ---------------------------------------------------------------------------------- training
+
+
+def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str]) -> SizingResult:
+    a, t, p, hw = spec.model, spec.training, spec.precision, spec.hardware
+    vision = spec.kind == "classic_training"
+    if t.method == "full":
+        trainable = float(a.params)
+    else:
+        trainable = float(memory.lora_adapter_params(a, rank=t.lora_rank, targets=t.lora_targets))
+    if spec.kind == "classic_training":
+        model_flops = compute.classic_training_flops(a, samples=t.dataset_samples, epochs=t.epochs)
+        executed = model_flops
+        flops_explain = f"3 x {a.flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {t.dataset_samples:,} samples x {t.epochs:g} epochs"
+        tokens = None
+    else:
+        tokens = t.tokens
+        model_flops = compute.training_flops(a, tokens=tokens, method=t.method, trainable_params=trainable)
+        executed = model_flops * compute.recompute_factor(checkpointing=t.activation_checkpointing, method=t.method)
+        flops_explain = (f"6 x {a.active_params:,} active params x {tokens:.4g} tokens" if t.method == "full" else
+                         f"4 x {a.active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) "
+                         f"+ 6 x {trainable:,.0f} adapter params x tokens")
+    ti = search.TrainingInputs(
+        arch=a, kind=spec.kind, method=t.method, weights=p.weights, compute_precision=p.compute,
+        optimizer=t.optimizer, seq=t.sequence_length if a.is_transformer else 1, micro_batch=t.micro_batch_size,
+        global_batch_tokens=t.global_batch_tokens if a.is_transformer else t.global_batch_size,
+        checkpointing=t.activation_checkpointing, sequence_parallel=t.sequence_parallel,
+        vpp=t.virtual_pipeline_stages, tp_pin=t.tensor_parallel, pp_pin=t.pipeline_parallel, zero_pin=t.zero_stage,
+        count_pin=hw.count, trainable_params=trainable, executed_flops=executed, deadline_hours=t.deadline_hours,
+        mfu_pin=hw.mfu, vision=vision,
+    )
+    cat = search.catalog_arrays(accs, compute_precision=p.compute) if accs else None
+    res = search.search_training(ti, cat) if cat is not None else None
+
+    candidates: list[dict] = []
+    rec_i = None
+    if res is not None and res.get("mem") is not None and len(res["a"]):
+        cost_key = np.where(np.isfinite(res["cost"]), res["cost"], np.inf)
+        order = np.lexsort((cost_key, res["wall"], ~res["meets"]))
+        for i in order[:TOP_CANDIDATES]:
+            candidates.append(_training_candidate(res, cat, i))
+        rec_i = _pick_training(res)
+        if not res["meets"].any():
+            best = int(np.argmin(res["wall"]))
+            warnings.append(
+                f"deadline unreachable within {search.MAX_GPUS} GPUs: the fastest option takes "
+                f"{res['wall'][best]:,.0f} h ({int(res['count'][best])} x {cat.accelerators[res['a'][best]].model})"
+                if t.deadline_hours else "no option finishes within 30 days; the fastest is shown")
+    not_fitting = _training_not_fitting(spec, res, cat) if res is not None and res.get("mem") is not None else []
+    if res is not None and not len(res.get("a", [])):
+        warnings.append("does not fit on any catalog accelerator with up to 1024 GPUs in the allowed layouts")
+
+    # Memory breakdown: the recommended layout, else one GPU without parallelism.
+    if rec_i is not None:
+        li = int(res["lay"][rec_i])
+        mem = {k: float(v[li]) for k, v in res["mem"].items()}
+        lay = {k: int(v[li]) for k, v in res["layouts"].items()}
+        acc = cat.accelerators[res["a"][rec_i]]
+    else:
+        lay = {"count": hw.count or 1, "tp": t.tensor_parallel or 1, "pp": t.pipeline_parallel or 1,
+               "dp": max(1, (hw.count or 1) // ((t.tensor_parallel or 1) * (t.pipeline_parallel or 1))),
+               "zero": t.zero_stage or 0}
+        one = {k: np.array([v]) for k, v in lay.items()}
+        mem = {k: float(np.asarray(v).ravel()[0]) for k, v in search.training_memory(ti, one).items()}
+        acc = accs[0] if len(accs) == 1 else None
+    memory_section = _training_memory_section(mem, lay, t, p)
+
+    compute_section = {
+        "total_flops": q(model_flops, "FLOP", flops_explain),
+        "executed_flops": q(executed, "FLOP", "model FLOPs x recomputation factor "
+                            f"({compute.recompute_factor(checkpointing=t.activation_checkpointing, method=t.method):.3g} "
+                            f"for {t.activation_checkpointing} activation checkpointing)"),
+    }
+    if tokens is not None:
+        compute_section["tokens"] = q(tokens, "tokens", "tokens processed (dataset tokens x epochs)")
+        compute_section["tokens_per_param"] = q(tokens / a.params, "tokens/param",
+                                                "Chinchilla compute-optimal is ~20 (Hoffmann et al. 2022)")
+    recommendation: dict = {}
+    if rec_i is not None:
+        count = int(res["count"][rec_i])
+        eff = compute.mfu_preset(architecture=acc.architecture, params=a.params, gpus=count, method=t.method,
+                                 vision=vision, pinned=hw.mfu)
+        peak = float(cat.peak_tflops[res["a"][rec_i]])
+        wall = float(res["wall"][rec_i])
+        lo = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high)
+        hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low)
+        compute_section.update({
+            "mfu": {"value": round(eff.value, 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
+                    "unit": "fraction of dense peak", "explain": eff.explain},
+            "peak_tflops_per_gpu": q(peak, "TFLOP/s", f"{acc.model} dense {p.compute} peak ({cat.peak_column[res['a'][rec_i]]})"),
+            "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
+                           f"executed FLOPs / ({peak:g} TFLOP/s x {eff.value:.3f}) / 3600"),
+            "wall_clock_hours": {"value": wall, "low": float(lo), "high": float(hi), "unit": "hours",
+                                 "explain": f"GPU-hours / {count} GPUs; range from efficiency {eff.low:.2f}-{eff.high:.2f}"},
+        })
+        if tokens is not None:
+            compute_section["tokens_per_second_per_gpu"] = q(tokens / (wall * 3600 * count), "tokens/s",
+                                                             "throughput implied by the estimate")
+        recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings)
+    result_candidates = {
+        "evaluated": res["evaluated"] if res else 0,
+        "ranking": "fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost",
+        "ranked": candidates,
+        "not_fitting": not_fitting,
+    }
+    return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True,
+                        model=_model_section(spec), memory=memory_section, compute=compute_section,
+                        candidates=result_candidates, recommendation=recommendation,
+                        warnings=tuple(warnings), assumptions=ASSUMPTIONS)
+
+
+def _pick_training(res: dict) -> int:
+    """Among options meeting the target: cheapest where prices are known, else fewest GPU-hours,
+    then fewest GPUs. Without any option meeting it: the fastest."""
+    idx = np.nonzero(res["meets"])[0]
+    if not len(idx):
+        return int(np.argmin(res["wall"]))
+    cost = res["cost"][idx]
+    if np.isfinite(cost).any():
+        idx = idx[np.isfinite(cost)]
+        key = (res["count"][idx], res["cost"][idx])
+    else:
+        key = (res["count"][idx], np.round(res["gpu_hours"][idx], 6))
+    return int(idx[np.lexsort(key)[0]])
+
+
+def _training_candidate(res: dict, cat: search.CatalogArrays, i: int) -> dict:
+    acc = cat.accelerators[res["a"][i]]
+    li = int(res["lay"][i])
+    lay = res["layouts"]
+    cost = float(res["cost"][i])
+    return {
+        "accelerator_id": acc.id, "accelerator": acc.model, "count": int(res["count"][i]),
+        "layout": {"tensor_parallel": int(lay["tp"][li]), "pipeline_parallel": int(lay["pp"][li]),
+                   "data_parallel": int(lay["dp"][li]), "zero_stage": int(lay["zero"][li])},
+        "per_gpu_bytes": int(res["mem"]["total"][li]), "gpu_memory_bytes": int(acc.memory_gib * GIB),
+        "fits": True, "meets_target": bool(res["meets"][i]),
+        "wall_clock_hours": float(res["wall"][i]), "gpu_hours": float(res["gpu_hours"][i]),
+        "mfu": float(res["mfu"][i]), "cost_usd": cost if math.isfinite(cost) else None,
+    }
+
+
+def _training_not_fitting(spec, res, cat) -> list[dict]:
+    t, p = spec.training, spec.precision
+    out = []
+    fits_any = res.get("fits_any")
+    for ai, acc in enumerate(cat.accelerators):
+        if fits_any is not None and fits_any[ai]:
+            continue
+        if not np.isfinite(cat.peak_tflops[ai]):
+            out.append({"accelerator_id": acc.id, "accelerator": acc.model,
+                        "reason": f"no known {p.compute} throughput for this accelerator", "remedies": ["choose another compute precision"]})
+            continue
+        need = float(res["min_total_per_acc"][ai])
+        remedies = []
+        if t.zero_stage is not None and t.zero_stage < 3:
+            remedies.append("ZeRO-3 / FSDP to shard weights, gradients and optimizer state")
+        if t.tensor_parallel or t.pipeline_parallel:
+            remedies.append("let the planner choose tensor/pipeline parallelism (more GPUs with TP/PP)")
+        if t.activation_checkpointing != "full":
+            remedies.append("full activation checkpointing")
+        if t.micro_batch_size > 1:
+            remedies.append("a smaller micro-batch")
+        if t.method == "full" and spec.kind == "finetuning":
+            remedies.append("LoRA or QLoRA (int4 base weights) instead of full fine-tuning")
+        remedies.append("CPU/NVMe offload of optimizer state (ZeRO-Offload/Infinity), slower")
+        bigger = [x.id for x in cat.accelerators if x.memory_gib > acc.memory_gib and fits_any is not None and fits_any[cat.accelerators.index(x)]]
+        if bigger:
+            remedies.append("a larger GPU: " + ", ".join(bigger[:5]))
+        out.append({"accelerator_id": acc.id, "accelerator": acc.model,
+                    "reason": f"needs at least {_fmt_gib(need)} per GPU in the best allowed layout, has {acc.memory_gib:g} GiB",
+                    "remedies": remedies})
+    return out
+
+
+def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
+    zero_txt = {0: "replicated", 1: "optimizer sharded (ZeRO-1)", 2: "optimizer+gradients sharded (ZeRO-2)",
+                3: "weights+gradients+optimizer sharded (ZeRO-3/FSDP)"}[lay["zero"]]
+    where = (f"TP{lay['tp']} x PP{lay['pp']} x DP{lay['dp']}, {zero_txt}")
+    comps = {
+        "weights_bytes": q(mem["weights"], "bytes", f"{'frozen base ' if t.method != 'full' else ''}weights ({p.weights}) per GPU, {where}"),
+        "gradients_bytes": q(mem["gradients"], "bytes", "gradients of trainable weights" if t.method == "full" else "in adapter_bytes"),
+        "optimizer_bytes": q(mem["optimizer"], "bytes",
+                             f"{t.optimizer}: {memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=p.weights):g} bytes/param "
+                             "(fp32 master copy + states; mixed-precision AdamW totals 16 B/param with weights and gradients)"
+                             if t.method == "full" else "in adapter_bytes"),
+        "adapter_bytes": q(mem["adapters"], "bytes", f"LoRA rank {t.lora_rank} adapters on {','.join(t.lora_targets)}: weights+gradients+AdamW"
+                           if t.method != "full" else "no adapters (full training)"),
+        "activations_bytes": q(mem["activations"], "bytes",
+                               f"Korthikanti et al. 2022, {t.activation_checkpointing} recomputation, "
+                               f"sequence parallel {'on' if t.sequence_parallel and lay['tp'] > 1 else 'off'}, "
+                               f"micro-batch {t.micro_batch_size} x {t.sequence_length} tokens, first pipeline stage"),
+        "kv_cache_bytes": q(0, "bytes", "no KV cache in training"),
+        "overhead_bytes": q(mem["overhead"], "bytes", "CUDA context + NCCL buffers (1.5 GiB) + 10% allocator fragmentation"),
+    }
+    return {
+        "per_gpu_bytes": q(mem["total"], "bytes", f"sum of the components on one GPU ({where})"),
+        "total_bytes": q(mem["total"] * lay["count"], "bytes", f"per GPU x {lay['count']} GPUs"),
+        "layout": {"count": lay["count"], "tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"],
+                   "data_parallel": lay["dp"], "zero_stage": lay["zero"]},
+        "components": comps,
+    }
+
+
+def _checkpoint_bytes(spec, trainable: float) -> tuple[float, str]:
+    a, t = spec.model, spec.training
+    if t.method == "full":
+        per = weight_bytes_per_param(spec.precision.weights) + memory.optimizer_bytes_per_param(
+            optimizer=t.optimizer, weights=spec.precision.weights)
+        return a.params * per, f"{a.params:,} params x {per:g} B (weights + fp32 master + optimizer state)"
+    per = 2 + memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights="bf16")
+    return trainable * per, f"{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)"
+
+
+def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, warnings) -> dict:
+    t, d = spec.training, spec.data
+    count = lay["count"]
+    gps = int(cat.gpus_per_server[res["a"][i]])
+    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
+    servers = sp["servers"]["value"]
+    wall = float(res["wall"][i])
+    # Data-parallel gradient all-reduce must hide behind compute: bytes per GPU per step / step time.
+    req_gb_s = None
+    if servers > 1 and lay["dp"] > 1 and spec.model.is_transformer and t.global_batch_tokens and t.tokens:
+        steps = t.tokens / t.global_batch_tokens
+        step_s = wall * 3600 / steps
+        grad_bytes = trainable / (lay["tp"] * lay["pp"]) * 2
+        ring = 2 * (lay["dp"] - 1) / lay["dp"] * grad_bytes
+        req_gb_s = ring / step_s / 1e9
+    ckpt, ckpt_why = _checkpoint_bytes(spec, trainable)
+    write_gb_s = ckpt / (infra.CHECKPOINT_STALL_SHARE * t.checkpoint_every_hours * 3600) / 1e9
+    dataset_bytes = d.dataset_gb * 1e9
+    if not dataset_bytes and t.tokens:
+        dataset_bytes = t.tokens / max(t.epochs, 1e-9) * 4  # tokenised uint32 ids
+    weights_bytes = spec.model.params * weight_bytes_per_param(spec.precision.weights)
+    storage = {
+        "nvme_per_server_bytes": q(min(dataset_bytes, 4e12) / max(servers, 1) + 2 * ckpt / max(servers, 1) + 200e9, "bytes",
+                                   "hot tier: local dataset shard cache (<= 4 TB total) + 2 checkpoint shards + 200 GB images/caches"),
+        "checkpoints_bytes": q(ckpt * t.checkpoints_kept, "bytes", f"{t.checkpoints_kept} kept x {ckpt_why}"),
+        "checkpoint_write_gb_s": q(write_gb_s, "GB/s", f"one checkpoint written in <= {infra.CHECKPOINT_STALL_SHARE:.0%} of the "
+                                   f"{t.checkpoint_every_hours:g} h interval (shared fast storage / parallel FS)"),
+        "datasets_bytes": q(dataset_bytes + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes",
+                            "object storage (S3-compatible): dataset + growth over the retention period"
+                            + ("" if d.dataset_gb else "; dataset size estimated as tokens x 4 B (tokenised)")),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 released model versions"),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "logs x retention months"),
+    }
+    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training")
+    if spec.kind == "classic_training" and wall > 0:
+        images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
+        cores = host["cpu_cores_per_server"]["value"]
+        if images_s > cores * IMAGES_PER_CORE_S:
+            warnings.append(f"CPU too weak for input: {images_s:,.0f} images/s per server need more than {cores} cores "
+                            f"at ~{IMAGES_PER_CORE_S:g} images/s/core; decode on the GPU (NVIDIA DALI) or add cores")
+    return {
+        "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
+        "why": "meets the target at the lowest cost where prices are known, otherwise with the fewest GPU-hours "
+               "(prices unknown), then the fewest GPUs",
+        "layout": {"tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"], "data_parallel": lay["dp"], "zero_stage": lay["zero"]},
+        **sp,
+        "nvlink_needed": infra.nvlink_needed(acc=acc, tp=lay["tp"], kind=spec.kind, count=count, zero=lay["zero"]),
+        **host,
+        "storage": storage,
+        "network": infra.network(kind=spec.kind, servers=servers, required_inter_node_gb_s=req_gb_s),
+        "kubernetes": infra.kubernetes(servers=servers, replicas=1, services=1),
+        "software": infra.software_stack(acc),
+        **infra.monitoring(spec.kind),
+    }
+
+
+# ----------------------------------------------------------------------------------- serving
+
+
+def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str]) -> SizingResult:
+    a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
+    si = search.ServingInputs(arch=a, weights=p.weights, compute_precision=p.compute, kv_precision=p.kv_cache,
+                              context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
+                              concurrency=s.concurrency, requests_per_second=s.requests_per_second,
+                              ttft_ms=s.ttft_p95_ms, tpot_ms=s.tpot_p95_ms, count_pin=hw.count)
+    rag_section = _rag_section(spec, accs[0] if accs else None) if spec.kind == "rag" else {}
+    if not a.has_kv_cache:
+        warnings.append(f"{a.name} is not a generative decoder: serving figures assume it answers like an LLM")
+    cat = search.catalog_arrays(accs, compute_precision=p.compute) if accs else None
+    res = search.search_serving(si, cat) if cat is not None else None
+    candidates, rec = [], None
+    if res is not None:
+        ai, li = np.nonzero(res["usable"] & np.isfinite(res["replicas"]))
+        if len(ai):
+            latency = res["ttft"][ai, li] + s.output_tokens * res["step_b"][ai, li]
+            price = cat.price_gpu_hour_usd[ai] * res["count"][ai, li]
+            meets = res["meets"][ai, li]
+            order = np.lexsort((np.where(np.isfinite(price), price, np.inf), latency, ~meets))
+            for k in order[:TOP_CANDIDATES]:
+                candidates.append(_serving_candidate(res, cat, int(ai[k]), int(li[k]), s))
+            # Recommendation: meets targets with the fewest GPUs (cheapest per hour when priced), then lower latency.
+            cand_key = np.lexsort((latency, np.where(np.isfinite(price), price, np.inf), res["count"][ai, li], ~meets))
+            rec = (int(ai[cand_key[0]]), int(li[cand_key[0]]))
+            if not meets.any():
+                warnings.append("no layout meets the latency/throughput targets within 1024 GPUs; the closest is shown")
+        else:
+            warnings.append("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way pipeline parallelism")
+    not_fitting = _serving_not_fitting(spec, res, cat) if res is not None else []
+    memory_section, serving_section, compute_section, recommendation = {}, {}, {}, {}
+    fl_tok = 2.0 * a.active_params
+    compute_section = {
+        "flops_per_output_token": q(fl_tok, "FLOP", f"2 x {a.active_params:,} active parameters (plus attention over the context)"),
+        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", f"2 x active params x {s.input_tokens} input tokens"),
+    }
+    if rec is not None:
+        memory_section, serving_section, recommendation = _serving_details(spec, res, cat, rec, warnings)
+    result_candidates = {
+        "evaluated": res["evaluated"] if res else 0,
+        "ranking": "fits, then meets the latency/throughput targets, then lower request latency, then lower price",
+        "ranked": candidates,
+        "not_fitting": not_fitting,
+    }
+    return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),
+                        memory=memory_section, compute=compute_section, serving=serving_section, rag=rag_section,
+                        candidates=result_candidates, recommendation=recommendation, warnings=tuple(warnings),
+                        assumptions=ASSUMPTIONS)
+
+
+def _serving_candidate(res, cat, ai, li, s) -> dict:
+    acc = cat.accelerators[ai]
+    price = cat.price_gpu_hour_usd[ai] * res["count"][ai, li]
+    return {
+        "accelerator_id": acc.id, "accelerator": acc.model, "count": int(res["count"][ai, li]),
+        "layout": {"tensor_parallel": int(res["tp"][li]), "pipeline_parallel": int(res["pp"][li]),
+                   "replicas": int(res["replicas"][ai, li])},
+        "fits": True, "meets_target": bool(res["meets"][ai, li]),
+        "batch_per_replica": int(res["batch"][ai, li]), "max_concurrent_sequences_per_replica": int(min(res["n_kv"][ai, li], 1e9)),
+        "ttft_ms": float(res["ttft"][ai, li] * 1000), "tpot_ms": float(res["step_b"][ai, li] * 1000),
+        "cost_usd_per_hour": float(price) if math.isfinite(price) else None,
+    }
+
+
+def _serving_not_fitting(spec, res, cat) -> list[dict]:
+    p = spec.precision
+    out = []
+    fits_any = res["fits"].any(axis=1)
+    need_one = res["weights_bytes"] + res["kv_seq"]
+    for ai, acc in enumerate(cat.accelerators):
+        if fits_any[ai]:
+            continue
+        if not np.isfinite(cat.peak_tflops[ai]):
+            out.append({"accelerator_id": acc.id, "accelerator": acc.model,
+                        "reason": f"no known {p.compute} throughput", "remedies": ["choose another compute precision"]})
+            continue
+        remedies = []
+        if p.weights in ("fp32", "bf16", "fp16"):
+            remedies.append("quantise weights to int8 or int4 (AWQ/GPTQ)")
+        elif p.weights in ("fp8", "int8"):
+            remedies.append("quantise weights to int4")
+        if p.kv_cache in ("fp32", "bf16", "fp16"):
+            remedies.append("fp8 KV cache")
+        remedies.append("a shorter context_length")
+        remedies.append("more GPUs: tensor parallel within a server, pipeline parallel across servers")
+        bigger = [x.id for j, x in enumerate(cat.accelerators) if fits_any[j] and x.memory_gib > acc.memory_gib]
+        if bigger:
+            remedies.append("a larger GPU: " + ", ".join(bigger[:5]))
+        out.append({"accelerator_id": acc.id, "accelerator": acc.model,
+                    "reason": f"weights + one {spec.serving.context_length}-token sequence need {_fmt_gib(need_one)} "
+                              f"(+ overhead); even 8x8 GPUs of {acc.memory_gib:g} GiB cannot hold them with tensor parallel <= "
+                              f"{search.gpus_per_server(acc)} per server",
+                    "remedies": remedies})
+    return out
+
+
+def _serving_details(spec, res, cat, rec, warnings):
+    a, s, p, d = spec.model, spec.serving, spec.precision, spec.data
+    ai, li = rec
+    acc = cat.accelerators[ai]
+    tp, pp = int(res["tp"][li]), int(res["pp"][li])
+    replicas = int(res["replicas"][ai, li])
+    batch = float(res["batch"][ai, li])
+    count = replicas * tp * pp
+    kv_gpu = batch * res["kv_seq"] / (float(memory.kv_split(a, tp)) * pp)
+    w_gpu = res["weights_bytes"] / (tp * pp)
+    act = float(np.asarray(res["act"]).reshape(-1)[li])
+    over = float(res["over_fixed"].reshape(-1)[li]) + memory.FRAGMENTATION["inference"] * kv_gpu
+    per_gpu = w_gpu + kv_gpu + act + over
+    layout_txt = f"TP{tp} x PP{pp}, {replicas} replica(s)"
+    memory_section = {
+        "per_gpu_bytes": q(per_gpu, "bytes", f"weights + KV cache for {batch:g} running sequences + activations + overhead ({layout_txt})"),
+        "total_bytes": q(per_gpu * count, "bytes", f"per GPU x {count} GPUs"),
+        "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
+        "components": {
+            "weights_bytes": q(w_gpu, "bytes", f"{p.weights} weights split over TP{tp} x PP{pp}"),
+            "kv_cache_bytes": q(kv_gpu, "bytes", f"{batch:g} sequences x {s.context_length} tokens of {p.kv_cache} KV, split over "
+                                f"{int(memory.kv_split(a, tp))} KV-head groups x PP{pp}"),
+            "activations_bytes": q(act, "bytes", "one chunked-prefill forward pass (<= 8192 tokens), freed layer by layer"),
+            "gradients_bytes": q(0, "bytes", "no gradients in inference"),
+            "optimizer_bytes": q(0, "bytes", "no optimizer in inference"),
+            "adapter_bytes": q(0, "bytes", "no adapters"),
+            "overhead_bytes": q(over, "bytes", "CUDA context (1 GiB) + 5% fragmentation reserve"),
+        },
+    }
+    pre = float(res["prefill"][ai, li])
+    step_b = float(res["step_b"][ai, li])
+    step_1 = float(res["step_1"][ai, li])
+    cap = float(serving.replica_capacity_rps(batch=batch, prefill_seconds=pre, step_seconds=step_b,
+                                             output_tokens=s.output_tokens)) * pp
+    serving_section = {
+        "prefill_tokens_per_s": q(s.input_tokens / pre, "tokens/s", "per replica; compute-bound: 2 x active params per token at 50% of peak, never faster than one weight read"),
+        "decode_tokens_per_s": q(batch / step_b, "tokens/s", f"per replica at {batch:g} running sequences: each step reads the weights "
+                                 "+ KV (bandwidth-bound) or is compute-bound at large batch"),
+        "single_stream_tokens_per_s": q(1 / step_1, "tokens/s", "one sequence alone: weights / (bandwidth x MBU) + per-layer overhead"),
+        "ttft_ms": q(float(res["ttft"][ai, li]) * 1000, "ms", f"prefill of {s.input_tokens} tokens + {serving.REQUEST_OVERHEAD_S * 1000:g} ms request overhead"),
+        "tpot_ms": q(step_b * 1000, "ms", f"one decode step at {batch:g} running sequences"),
+        "max_concurrent_sequences": q(float(min(res["n_kv"][ai, li], 1e9)), "sequences",
+                                      f"full {s.context_length}-token sequences that fit in the KV memory left per replica"),
+        "batch_per_replica": q(batch, "sequences", "running sequences planned per replica (within TPOT target and KV memory)"),
+        "replica_capacity_rps": q(cap, "requests/s", "requests one replica completes per second at that batch"),
+        "replicas": q(float(replicas), "replicas", f"max(concurrency {s.concurrency} / batch, {s.requests_per_second:g} rps / "
+                      f"({serving.TARGET_UTILISATION:.0%} x capacity))"),
+        "meets_targets": bool(res["meets"][ai, li]),
+    }
+    if s.ttft_p95_ms and res["ttft"][ai, li] * 1000 > s.ttft_p95_ms:
+        warnings.append(f"TTFT {res['ttft'][ai, li] * 1000:.0f} ms exceeds the {s.ttft_p95_ms:g} ms target")
+    gps = int(cat.gpus_per_server[ai])
+    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
+    servers = sp["servers"]["value"]
+    index_ram = spec.kind == "rag" and _rag_index_bytes(spec)[0] or 0.0
+    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram)
+    weights_bytes = res["weights_bytes"]
+    storage = {
+        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", "model weights x 2 (current + next version) + 200 GB images/caches"),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 model versions"),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "request/response logs x retention months"),
+        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", "data.dataset_gb + growth"),
+    }
+    if spec.kind == "rag":
+        idx, why = _rag_index_bytes(spec)
+        storage["vector_index_bytes"] = q(idx, "bytes", why + " (on NVMe, loaded into RAM)")
+    recommendation = {
+        "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
+        "why": "meets the targets with the fewest GPUs (cheapest per hour where priced), then the lowest latency",
+        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
+        **sp,
+        "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),
+        **host,
+        "storage": storage,
+        "network": infra.network(kind=spec.kind, servers=servers, required_inter_node_gb_s=None, rps=s.requests_per_second),
+        "kubernetes": infra.kubernetes(servers=servers, replicas=replicas, services=4 if spec.kind == "rag" else 1),
+        "software": infra.software_stack(acc),
+        **infra.monitoring(spec.kind),
+    }
+    return memory_section, serving_section, recommendation
+
+
+# --------------------------------------------------------------------------------------- RAG
+
+
+def _rag_index_bytes(spec: WorkloadSpec) -> tuple[float, str]:
+    r = spec.rag
+    chunks = r.documents * math.ceil(r.tokens_per_document / r.chunk_tokens)
+    d = r.embedding_dimension
+    if r.index == "flat":
+        per, why = 4 * d, f"flat: {d} fp32 values"
+        extra = 0.0
+    elif r.index == "hnsw":
+        per, why = 4 * d + 2 * 32 * 4, f"HNSW (M=32): {d} fp32 values + 64 links x 4 B"
+        extra = 0.0
+    else:
+        m = max(8, d // 16)
+        nlist = int(4 * math.sqrt(chunks))
+        per, why = m + 8, f"IVF-PQ: {m}-byte code + 8-byte id"
+        extra = nlist * d * 4.0
+        why += f" + {nlist} centroids"
+    return chunks * per + extra, f"{chunks:,} chunks x {why}"
+
+
+def _rag_section(spec: WorkloadSpec, acc: AcceleratorSpec | None) -> dict:
+    r = spec.rag
+    emb = r.embedding_model
+    chunks = r.documents * math.ceil(r.tokens_per_document / r.chunk_tokens)
+    tokens = r.documents * r.tokens_per_document
+    idx, why = _rag_index_bytes(spec)
+    out = {
+        "chunks": q(float(chunks), "chunks", f"{r.documents:,} documents x ceil({r.tokens_per_document}/{r.chunk_tokens})"),
+        "embedding_model": emb.name if emb else None,
+        "index_bytes": q(idx, "bytes", why),
+        "chunk_text_bytes": q(chunks * r.chunk_tokens * 4.0, "bytes", "chunk text at ~4 bytes per token, on NVMe"),
+    }
+    if emb is not None:
+        cpu_tok_s = infra.CPU_EMBED_GFLOPS_PER_CORE * 1e9 / (2.0 * emb.params)
+        out["ingest_cpu_core_hours"] = q(tokens / cpu_tok_s / 3600, "core-hours",
+                                         f"{tokens:.3g} tokens x 2 x {emb.params:,} params at {infra.CPU_EMBED_GFLOPS_PER_CORE:g} GFLOP/s per core (assumption)")
+        if acc is not None:
+            peak, _ = search.peak_tflops(acc, "bf16")
+            if peak:
+                gpu_tok_s = serving.embedding_throughput_tokens_s(params=emb.params, peak_tflops=peak)
+                out["ingest_gpu_hours"] = q(tokens / gpu_tok_s / 3600, "GPU-hours", f"on one {acc.model} at 50% of bf16 peak")
+        q_tokens = 32
+        out["query_embedding_cpu_cores"] = q(math.ceil(r.queries_per_second * q_tokens / cpu_tok_s / 0.5) or 1, "cores",
+                                             f"{r.queries_per_second:g} queries/s x ~{q_tokens} tokens at 50% CPU load")
+    return out
+
+
+def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
+    s, d = spec.serving, spec.data
+    rps = s.requests_per_second if s else 1.0
+    rag = _rag_section(spec, None) if spec.rag is not None else {}
+    index = _rag_index_bytes(spec)[0] if spec.rag is not None else 0.0
+    emb_cores = rag.get("query_embedding_cpu_cores", {}).get("value", 0) or 0
+    cores = max(4, math.ceil(rps * 0.05 / 0.5)) + emb_cores + 2
+    ram = 8 * GIB + 1.3 * index + (spec.rag.embedding_model.params * 4 if spec.rag and spec.rag.embedding_model else 0)
+    nvme = 100e9 + 2 * index + (rag.get("chunk_text_bytes", {}).get("value") or 0) + d.logs_gb_per_month * 1e9 * d.retention_months
+    rec = {
+        "gpu_needed": {"value": False, "explain": "the model runs behind an external API: this server runs only the agent/RAG "
+                       "pipeline, vector database and queues, so CPU, RAM and NVMe suffice (REQUIREMENTS R2.11)"},
+        "cpu_cores": q(cores, "cores", f"orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS"),
+        "host_ram_bytes": q(ram, "bytes", "8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32"),
+        "nvme_bytes": q(nvme, "bytes", "100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention"),
+        "network": {"user_traffic": "10/25 GbE", "explain": "external API calls and user traffic are small (R2.8)"},
+        "kubernetes": infra.kubernetes(servers=1, replicas=1, services=4 if spec.rag is not None else 2),
+        **infra.monitoring("inference"),
+    }
+    return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=False,
+                        model=_model_section(spec) if spec.model is not None else {}, rag=rag,
+                        recommendation=rec, warnings=tuple(warnings), assumptions=ASSUMPTIONS)

@@ -1,0 +1,618 @@
+"""WorkloadSpec: the one validated input of the sizing engine (web form, API and CLI share it).
+
+`parse_workload_spec(data)` turns a JSON-like mapping into frozen dataclasses, or raises
+SpecValidationError listing *every* problem with its dotted field path. The JSON shape is
+documented in docs/WORKLOADSPEC.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .architecture import MODEL_TYPES, ModelArch
+from .errors import FieldError, SpecValidationError
+from .precision import PRECISIONS
+from .presets import arch_from_fields, get_preset, preset_arch, preset_ids
+
+KINDS = ("pretraining", "finetuning", "inference", "rag", "classic_training", "external_api")
+METHODS = ("full", "lora", "qlora")
+OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+CHECKPOINTING = ("none", "selective", "full")
+INDEXES = ("flat", "hnsw", "ivf_pq")
+GENERATORS = ("self_hosted", "external_api")
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+LLM_KINDS = ("pretraining", "finetuning", "inference", "rag")
+
+# Upper bounds that catch unit mistakes (bytes typed as GB, etc.), far above any real workload.
+MAX_PARAMS = 1e14
+MAX_TOKENS = 1e16
+MAX_SEQ = 10_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrecisionSpec:
+    weights: str = "bf16"
+    compute: str = "bf16"
+    kv_cache: str = "bf16"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingSpec:
+    tokens: float | None = None  # total tokens processed (dataset tokens x epochs)
+    dataset_samples: int | None = None  # classic_training
+    epochs: float = 1.0
+    sequence_length: int = 4096
+    global_batch_tokens: int | None = None
+    global_batch_size: int | None = None  # classic_training: samples per step
+    micro_batch_size: int = 1
+    method: str = "full"
+    lora_rank: int = 16
+    lora_targets: tuple[str, ...] = LORA_TARGETS
+    optimizer: str = "adamw"
+    zero_stage: int | None = None  # None: the engine picks the smallest stage that fits
+    activation_checkpointing: str = "selective"
+    sequence_parallel: bool = True
+    tensor_parallel: int | None = None  # None: searched
+    pipeline_parallel: int | None = None  # None: searched
+    virtual_pipeline_stages: int = 1  # interleaved 1F1B schedule (Megatron)
+    deadline_hours: float | None = None
+    checkpoint_every_hours: float = 2.0
+    checkpoints_kept: int = 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingSpec:
+    context_length: int = 4096
+    input_tokens: int = 1024
+    output_tokens: int = 256
+    concurrency: int = 8
+    requests_per_second: float = 1.0
+    ttft_p95_ms: float | None = None
+    tpot_p95_ms: float | None = None
+    hours_per_day: float = 24.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class RagSpec:
+    documents: int
+    tokens_per_document: int = 1000
+    chunk_tokens: int = 512
+    embedding_model: ModelArch | None = None
+    embedding_dimension: int = 1024
+    index: str = "hnsw"
+    queries_per_second: float = 1.0
+    top_k: int = 5
+    generator: str = "self_hosted"  # or "external_api": the LLM is a paid API, no GPU for it
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpec:
+    dataset_gb: float = 0.0
+    growth_gb_per_month: float = 0.0
+    logs_gb_per_month: float = 0.0
+    retention_months: int = 12
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareSpec:
+    accelerator: str | None = None  # catalog id or unambiguous name; resolved by size_workload
+    count: int | None = None
+    mfu: float | None = None
+    gpus_per_server: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSpec:
+    kind: str
+    name: str = ""
+    model: ModelArch | None = None
+    model_source: str = ""  # "preset:<id>" | "architecture" | "hf_config"
+    precision: PrecisionSpec = PrecisionSpec()
+    training: TrainingSpec | None = None
+    serving: ServingSpec | None = None
+    rag: RagSpec | None = None
+    data: DataSpec = DataSpec()
+    hardware: HardwareSpec = HardwareSpec()
+
+
+_MISSING = object()
+
+
+class _Reader:
+    """Collects errors while reading values; returns None/defaults for bad fields."""
+
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+
+    def err(self, field: str, message: str) -> None:
+        self.errors.append(FieldError(field=field, message=message))
+
+    def section(self, d: Mapping, key: str, path: str, allowed: tuple[str, ...]) -> Mapping | None:
+        value = d.get(key, _MISSING)
+        if value is _MISSING or value is None:
+            return None
+        if not isinstance(value, Mapping):
+            self.err(path, "must be an object")
+            return None
+        self.keys(value, path, allowed)
+        return value
+
+    def keys(self, d: Mapping, path: str, allowed: tuple[str, ...]) -> None:
+        for k in d:
+            if k not in allowed:
+                self.err(f"{path}.{k}" if path else str(k), f"unknown field; allowed: {', '.join(allowed)}")
+
+    def number(self, d, key, path, *, default=None, minimum=0.0, maximum=None, integer=False,
+               strict_min=False, required=False):
+        field = f"{path}.{key}" if path else key
+        value = d.get(key, _MISSING) if d is not None else _MISSING
+        if value is _MISSING or value is None:
+            if required:
+                self.err(field, "required")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            if isinstance(value, str):
+                try:
+                    value = float(value.strip())
+                except ValueError:
+                    self.err(field, f"must be a number, got {value!r}")
+                    return default
+            else:
+                self.err(field, f"must be a number, got {type(value).__name__}")
+                return default
+        if not math.isfinite(value):
+            self.err(field, "must be a finite number")
+            return default
+        if integer and value != int(value):
+            self.err(field, f"must be a whole number, got {value}")
+            return default
+        if (strict_min and value <= minimum) or value < minimum:
+            self.err(field, f"must be {'>' if strict_min else '>='} {minimum:g}, got {value:g}")
+            return default
+        if maximum is not None and value > maximum:
+            self.err(field, f"must be <= {maximum:g}, got {value:g}")
+            return default
+        return int(value) if integer else float(value)
+
+    def integer(self, d, key, path, *, default=None, minimum=0, maximum=None, required=False):
+        return self.number(d, key, path, default=default, minimum=minimum, maximum=maximum,
+                           integer=True, required=required)
+
+    def boolean(self, d, key, path, *, default=None):
+        field = f"{path}.{key}"
+        value = d.get(key, _MISSING) if d is not None else _MISSING
+        if value is _MISSING or value is None:
+            return default
+        if not isinstance(value, bool):
+            self.err(field, f"must be true or false, got {value!r}")
+            return default
+        return value
+
+    def choice(self, d, key, path, allowed, *, default=None, required=False):
+        field = f"{path}.{key}" if path else key
+        value = d.get(key, _MISSING) if d is not None else _MISSING
+        if value is _MISSING or value is None:
+            if required:
+                self.err(field, f"required; one of: {', '.join(allowed)}")
+            return default
+        if not isinstance(value, str) or value.strip().lower() not in allowed:
+            self.err(field, f"unknown value {value!r}; allowed: {', '.join(allowed)}")
+            return default
+        return value.strip().lower()
+
+    def text(self, d, key, path, *, default="", max_length=200):
+        field = f"{path}.{key}" if path else key
+        value = d.get(key, _MISSING) if d is not None else _MISSING
+        if value is _MISSING or value is None:
+            return default
+        if not isinstance(value, str):
+            self.err(field, f"must be a string, got {type(value).__name__}")
+            return default
+        if len(value) > max_length:
+            self.err(field, f"must be at most {max_length} characters")
+            return default
+        return value.strip()
+
+
+ARCH_FIELDS = (
+    "model_type", "params", "active_params", "layers", "hidden_size", "attention_heads", "kv_heads",
+    "head_dim", "ffn_hidden_size", "gated_ffn", "vocab_size", "tied_embeddings",
+    "max_position_embeddings", "attention_bias", "qk_norm", "norms_per_layer", "experts",
+    "experts_per_token", "shared_experts", "moe_ffn_hidden_size", "dense_layers", "kv_lora_rank",
+    "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "sliding_window", "local_layers",
+    "flops_per_sample", "embedding_dim",
+)
+
+
+def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> ModelArch | None:
+    r.keys(a, path, ARCH_FIELDS + ("name",))
+    n0 = len(r.errors)
+    has_layers = a.get("layers") is not None
+    model_type = r.choice(a, "model_type", path, MODEL_TYPES, default="decoder" if has_layers else "other")
+    f: dict = {"model_type": model_type}
+    f["params"] = r.number(a, "params", path, minimum=1, maximum=MAX_PARAMS, integer=True)
+    f["active_params"] = r.number(a, "active_params", path, minimum=1, maximum=MAX_PARAMS, integer=True)
+    f["flops_per_sample"] = r.number(a, "flops_per_sample", path, minimum=0, maximum=1e18, strict_min=True)
+    if model_type in ("vision", "other"):
+        if f["params"] is None:
+            r.err(f"{path}.params", "required for a model without a transformer architecture")
+        if len(r.errors) > n0:
+            return None
+        return arch_from_fields(name=name or "custom model", fields=f)
+    ints = {
+        "layers": (1, 1000, True), "hidden_size": (1, 131072, True), "attention_heads": (1, 1024, True),
+        "kv_heads": (1, 1024, False), "head_dim": (1, 4096, False), "ffn_hidden_size": (1, 1_048_576, False),
+        "vocab_size": (1, 10_000_000, True), "max_position_embeddings": (1, MAX_SEQ, False),
+        "norms_per_layer": (0, 8, False), "experts": (0, 4096, False), "experts_per_token": (0, 4096, False),
+        "shared_experts": (0, 64, False), "moe_ffn_hidden_size": (1, 1_048_576, False),
+        "dense_layers": (0, 1000, False), "kv_lora_rank": (1, 65536, False), "q_lora_rank": (1, 65536, False),
+        "qk_rope_head_dim": (0, 4096, False), "v_head_dim": (1, 4096, False),
+        "sliding_window": (1, MAX_SEQ, False), "local_layers": (0, 1000, False),
+        "embedding_dim": (1, 65536, False),
+    }
+    for key, (lo, hi, req) in ints.items():
+        f[key] = r.integer(a, key, path, minimum=lo, maximum=hi, required=req)
+    for key in ("gated_ffn", "tied_embeddings", "attention_bias", "qk_norm"):
+        f[key] = r.boolean(a, key, path, default=None)
+    if f["attention_heads"] is None or f["hidden_size"] is None or f["layers"] is None:
+        return None
+    heads, hidden = f["attention_heads"], f["hidden_size"]
+    if f["head_dim"] is None:
+        if hidden % heads:
+            r.err(f"{path}.head_dim", f"required: hidden_size {hidden} is not divisible by attention_heads {heads}")
+        f["head_dim"] = hidden // heads
+    if f["kv_heads"] is None:
+        f["kv_heads"] = heads
+    elif f["kv_lora_rank"] is None and heads % f["kv_heads"]:
+        r.err(f"{path}.kv_heads", f"must divide attention_heads ({heads}), got {f['kv_heads']}")
+    experts = f["experts"] or 0
+    if experts:
+        if not f["experts_per_token"]:
+            r.err(f"{path}.experts_per_token", "required when experts > 0")
+        elif f["experts_per_token"] > experts:
+            r.err(f"{path}.experts_per_token", f"must be <= experts ({experts})")
+        if f["ffn_hidden_size"] is None and f["moe_ffn_hidden_size"] is None:
+            r.err(f"{path}.moe_ffn_hidden_size", "required for an MoE model (or ffn_hidden_size)")
+    elif f["ffn_hidden_size"] is None and a.get("ffn_hidden_size") is None:
+        r.err(f"{path}.ffn_hidden_size", "required")
+    if f["ffn_hidden_size"] is None:
+        f["ffn_hidden_size"] = f["moe_ffn_hidden_size"]
+    if (f["dense_layers"] or 0) > f["layers"]:
+        r.err(f"{path}.dense_layers", f"must be <= layers ({f['layers']})")
+    if (f["local_layers"] or 0) > f["layers"]:
+        r.err(f"{path}.local_layers", f"must be <= layers ({f['layers']})")
+    if f["sliding_window"] and f["local_layers"] is None:
+        f["local_layers"] = f["layers"]  # a window without a layer pattern applies to every layer
+    if len(r.errors) > n0:
+        return None
+    defaults = {"gated_ffn": model_type == "decoder", "tied_embeddings": False, "attention_bias": False,
+                "qk_norm": False, "norms_per_layer": 2, "experts": 0, "experts_per_token": 0,
+                "shared_experts": 0, "dense_layers": 0, "local_layers": 0}
+    for k, v in defaults.items():
+        if f[k] is None:
+            f[k] = v
+    if model_type == "encoder" and f["embedding_dim"] is None:
+        f["embedding_dim"] = hidden
+    return arch_from_fields(name=name or "custom model", fields=f)
+
+
+def _hf_get(r: _Reader, cfg: Mapping, path: str, *names: str, required=False, default=None):
+    for n in names:
+        if cfg.get(n) is not None:
+            return cfg[n]
+    if required:
+        r.err(f"{path}.{names[0]}", "required in the Hugging Face config")
+    return default
+
+
+def _read_hf_config(r: _Reader, cfg: Mapping, path: str, *, name: str) -> ModelArch | None:
+    """Map a Hugging Face config.json (Llama, Mistral, Qwen2/2.5/3, Gemma 2/3, Mixtral,
+    DeepSeek-V3, BERT) onto architecture fields; unknown keys are ignored."""
+    if isinstance(cfg.get("text_config"), Mapping):  # Gemma 3 multimodal configs nest the decoder
+        mt = cfg.get("model_type", "")
+        cfg = {**cfg["text_config"], "model_type": cfg["text_config"].get("model_type", mt)}
+        path = f"{path}.text_config"
+    mt = str(cfg.get("model_type", "")).lower()
+    g = lambda *names, **kw: _hf_get(r, cfg, path, *names, **kw)  # noqa: E731
+    layers = g("num_hidden_layers", "n_layer", "num_layers", required=True)
+    hidden = g("hidden_size", "d_model", "n_embd", required=True)
+    heads = g("num_attention_heads", "n_head", required=True)
+    vocab = g("vocab_size", "padded_vocab_size", required=True)
+    if None in (layers, hidden, heads, vocab):
+        return None
+    a: dict = {
+        "layers": layers, "hidden_size": hidden, "attention_heads": heads, "vocab_size": vocab,
+        "kv_heads": g("num_key_value_heads", "n_head_kv", "num_kv_heads", default=heads),
+        "max_position_embeddings": g("max_position_embeddings", "n_positions"),
+    }
+    if cfg.get("head_dim") is not None:
+        a["head_dim"] = cfg["head_dim"]
+    encoder = mt in ("bert", "roberta", "xlm-roberta", "distilbert")
+    if encoder:
+        a["model_type"] = "encoder"
+        a["gated_ffn"] = False
+    moe_experts = g("num_local_experts", "n_routed_experts", "num_experts", default=0)
+    inter = g("intermediate_size", "ffn_hidden_size", "n_inner")
+    if moe_experts:
+        a["experts"] = moe_experts
+        a["experts_per_token"] = g("num_experts_per_tok", "num_experts_per_token", "top_k", required=True)
+        a["moe_ffn_hidden_size"] = g("moe_intermediate_size", default=inter)
+        a["shared_experts"] = g("n_shared_experts", default=0)
+        a["dense_layers"] = g("first_k_dense_replace", default=0)
+        if mt.startswith("qwen2_moe") and cfg.get("shared_expert_intermediate_size"):
+            # Qwen2-MoE: one shared expert of its own width, counted as whole-width shared experts.
+            a["shared_experts"] = round(cfg["shared_expert_intermediate_size"] / a["moe_ffn_hidden_size"])
+    if inter is not None:
+        a["ffn_hidden_size"] = inter
+    elif not moe_experts:
+        r.err(f"{path}.intermediate_size", "required in the Hugging Face config")
+        return None
+    if cfg.get("kv_lora_rank"):
+        a["kv_lora_rank"] = cfg["kv_lora_rank"]
+        a["q_lora_rank"] = cfg.get("q_lora_rank")
+        a["qk_rope_head_dim"] = cfg.get("qk_rope_head_dim", 0)
+        a["v_head_dim"] = cfg.get("v_head_dim")
+        a["head_dim"] = cfg.get("qk_nope_head_dim", 0) + cfg.get("qk_rope_head_dim", 0)
+    gemma = mt.startswith("gemma")
+    tied = cfg.get("tie_word_embeddings")
+    a["tied_embeddings"] = bool(tied) if tied is not None else gemma  # HF Gemma default: tied
+    if mt in ("qwen2", "qwen2_moe"):
+        a["attention_bias"] = True
+    elif cfg.get("attention_bias") is not None:
+        a["attention_bias"] = bool(cfg["attention_bias"])
+    if mt.startswith(("qwen3", "gemma3")):
+        a["qk_norm"] = True
+    if mt.startswith(("gemma2", "gemma3")):
+        a["norms_per_layer"] = 4
+    window = cfg.get("sliding_window")
+    if window and cfg.get("use_sliding_window", True):
+        a["sliding_window"] = window
+        if isinstance(cfg.get("layer_types"), list):
+            a["local_layers"] = sum(1 for t in cfg["layer_types"] if t == "sliding_attention")
+        elif mt.startswith("gemma2"):
+            a["local_layers"] = layers // 2
+        elif mt.startswith("gemma3"):
+            pattern = cfg.get("sliding_window_pattern", 6)
+            a["local_layers"] = layers - layers // pattern
+        else:
+            a["local_layers"] = layers
+    return _read_architecture(r, a, path, name=name or str(cfg.get("_name_or_path", "")) or mt or "custom model")
+
+
+def _read_model(r: _Reader, m: Mapping, path: str) -> tuple[ModelArch | None, str]:
+    r.keys(m, path, ("preset", "architecture", "hf_config", "name"))
+    name = r.text(m, "name", path)
+    given = [k for k in ("preset", "architecture", "hf_config") if m.get(k) is not None]
+    if len(given) != 1:
+        r.err(path, "give exactly one of: preset, architecture, hf_config")
+        return None, ""
+    key = given[0]
+    if key == "preset":
+        pid = m["preset"]
+        if not isinstance(pid, str) or get_preset(pid.strip()) is None:
+            r.err(f"{path}.preset", f"unknown preset {pid!r}; allowed: {', '.join(preset_ids())}")
+            return None, ""
+        return preset_arch(pid.strip()), f"preset:{pid.strip()}"
+    value = m[key]
+    if not isinstance(value, Mapping):
+        r.err(f"{path}.{key}", "must be an object")
+        return None, ""
+    if key == "architecture":
+        return _read_architecture(r, value, f"{path}.architecture", name=name), "architecture"
+    return _read_hf_config(r, value, f"{path}.hf_config", name=name), "hf_config"
+
+
+def parse_workload_spec(data: Mapping) -> WorkloadSpec:
+    """Validate a JSON-like workload description; raise SpecValidationError with all problems."""
+    r = _Reader()
+    if not isinstance(data, Mapping):
+        raise SpecValidationError([FieldError(field="(root)", message="must be a JSON object")])
+    top = ("kind", "name", "description", "model", "precision", "training", "serving", "rag", "data", "hardware")
+    r.keys(data, "", top)
+    kind = r.choice(data, "kind", "", KINDS, required=True)
+    name = r.text(data, "name", "")
+    r.text(data, "description", "", max_length=2000)
+
+    model, model_source = None, ""
+    m = r.section(data, "model", "model", ("preset", "architecture", "hf_config", "name"))
+    if m is not None:
+        model, model_source = _read_model(r, m, "model")
+    elif kind in LLM_KINDS + ("classic_training",):
+        rag_external = kind == "rag" and isinstance(data.get("rag"), Mapping) and (
+            data["rag"].get("generator") == "external_api")
+        if not rag_external:
+            r.err("model", f"required for kind {kind}")
+
+    p = r.section(data, "precision", "precision", ("weights", "compute", "kv_cache")) or {}
+    method = None
+    t = r.section(data, "training", "training", tuple(TrainingSpec.__dataclass_fields__))
+    if t is not None:
+        method = r.choice(t, "method", "training", METHODS, default="full")
+    default_w = "int4" if method == "qlora" else "bf16"
+    precision = PrecisionSpec(
+        weights=r.choice(p, "weights", "precision", PRECISIONS, default=default_w),
+        compute=r.choice(p, "compute", "precision", PRECISIONS, default="bf16"),
+        kv_cache=r.choice(p, "kv_cache", "precision", PRECISIONS, default="bf16"),
+    )
+
+    training = None
+    if kind in ("pretraining", "finetuning", "classic_training"):
+        training = _read_training(r, t or {}, kind=kind, model=model, precision=precision, method=method)
+    elif t is not None:
+        r.err("training", f"not used for kind {kind}; remove it")
+
+    serving = None
+    s = r.section(data, "serving", "serving", tuple(ServingSpec.__dataclass_fields__))
+    if kind in ("inference", "rag", "external_api"):
+        serving = _read_serving(r, s or {}, model=model)
+    elif s is not None:
+        r.err("serving", f"not used for kind {kind}; remove it")
+
+    rag = None
+    rg = r.section(data, "rag", "rag", (
+        "documents", "tokens_per_document", "chunk_tokens", "embedding_model", "embedding_dimension",
+        "index", "queries_per_second", "top_k", "generator"))
+    if kind == "rag":
+        rag = _read_rag(r, rg or {}, required=rg is None)
+    elif rg is not None and kind != "external_api":
+        r.err("rag", f"not used for kind {kind}; remove it")
+    elif rg is not None:
+        rag = _read_rag(r, rg, required=False)
+
+    d = r.section(data, "data", "data", tuple(DataSpec.__dataclass_fields__)) or {}
+    data_spec = DataSpec(
+        dataset_gb=r.number(d, "dataset_gb", "data", default=0.0, maximum=1e9),
+        growth_gb_per_month=r.number(d, "growth_gb_per_month", "data", default=0.0, maximum=1e8),
+        logs_gb_per_month=r.number(d, "logs_gb_per_month", "data", default=0.0, maximum=1e8),
+        retention_months=r.integer(d, "retention_months", "data", default=12, minimum=1, maximum=600),
+    )
+
+    h = r.section(data, "hardware", "hardware", tuple(HardwareSpec.__dataclass_fields__)) or {}
+    hardware = HardwareSpec(
+        accelerator=r.text(h, "accelerator", "hardware", default=None),
+        count=r.integer(h, "count", "hardware", minimum=1, maximum=65536),
+        mfu=r.number(h, "mfu", "hardware", minimum=0.0, maximum=1.0, strict_min=True),
+        gpus_per_server=r.integer(h, "gpus_per_server", "hardware", minimum=1, maximum=16),
+    )
+    if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
+        r.err("model", f"a vision model ({model.name}) cannot be sized as {kind}; use classic_training")
+    if model is not None and kind == "classic_training" and model.model_type != "vision" and not model.flops_per_sample:
+        r.err("model.architecture.flops_per_sample", "required for classic_training")
+    if r.errors:
+        raise SpecValidationError(r.errors)
+    return WorkloadSpec(kind=kind, name=name, model=model, model_source=model_source, precision=precision,
+                        training=training, serving=serving, rag=rag, data=data_spec, hardware=hardware)
+
+
+def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) -> TrainingSpec | None:
+    P = "training"
+    n0 = len(r.errors)
+    tokens = r.number(t, "tokens", P, minimum=1, maximum=MAX_TOKENS)
+    samples = r.integer(t, "dataset_samples", P, minimum=1, maximum=10**13)
+    epochs = r.number(t, "epochs", P, default=1.0, minimum=0, maximum=10_000, strict_min=True)
+    max_seq = model.max_position_embeddings if model is not None and model.max_position_embeddings else None
+    seq = r.integer(t, "sequence_length", P, default=min(4096, max_seq or 4096), minimum=1, maximum=MAX_SEQ)
+    gbt = r.integer(t, "global_batch_tokens", P, minimum=1, maximum=10**9)
+    gbs = r.integer(t, "global_batch_size", P, minimum=1, maximum=10**7)
+    mbs = r.integer(t, "micro_batch_size", P, default=1, minimum=1, maximum=4096)
+    lora_rank = r.integer(t, "lora_rank", P, default=16, minimum=1, maximum=4096)
+    targets = t.get("lora_targets")
+    lora_targets = LORA_TARGETS
+    if targets is not None:
+        if isinstance(targets, str):
+            targets = {"all": LORA_TARGETS, "attention": ("q", "k", "v", "o")}.get(targets, [targets])
+        if not isinstance(targets, list | tuple) or not targets or any(x not in LORA_TARGETS for x in targets):
+            r.err(f"{P}.lora_targets", f"a list drawn from: {', '.join(LORA_TARGETS)} (or 'all' / 'attention')")
+        else:
+            lora_targets = tuple(dict.fromkeys(targets))
+    optimizer = r.choice(t, "optimizer", P, OPTIMIZERS, default="adamw")
+    zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
+    ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default="selective")
+    sp = r.boolean(t, "sequence_parallel", P, default=True)
+    tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
+    pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
+    vpp = r.integer(t, "virtual_pipeline_stages", P, default=1, minimum=1, maximum=64)
+    deadline = r.number(t, "deadline_hours", P, minimum=0, maximum=100_000, strict_min=True)
+    every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=0, maximum=10_000, strict_min=True)
+    kept = r.integer(t, "checkpoints_kept", P, default=3, minimum=1, maximum=1000)
+    method = method or "full"
+    if kind == "classic_training":
+        if samples is None:
+            r.err(f"{P}.dataset_samples", "required for classic_training")
+        if method != "full":
+            r.err(f"{P}.method", "classic_training supports only full training")
+    elif tokens is None:
+        r.err(f"{P}.tokens", f"required for {kind} (dataset tokens x epochs)")
+    if kind == "pretraining" and method != "full":
+        r.err(f"{P}.method", "pretraining trains all weights: use method full")
+    if method == "qlora" and precision.weights != "int4":
+        r.err("precision.weights", "QLoRA keeps the frozen base weights in int4")
+    if method != "qlora" and precision.weights in ("int8", "int4") and kind != "classic_training" and method == "full":
+        r.err("precision.weights", "full training needs fp32/bf16/fp16 (or fp8) weights; use lora/qlora to train on quantised weights")
+    if gbt is not None and seq and mbs and gbt < seq * mbs:
+        r.err(f"{P}.global_batch_tokens", f"must be >= micro_batch_size x sequence_length ({mbs * seq})")
+    if model is not None and model.is_transformer:
+        if tp and model.attention_heads % tp:
+            r.err(f"{P}.tensor_parallel", f"must divide attention_heads ({model.attention_heads}), got {tp}")
+        if pp and pp > model.layers:
+            r.err(f"{P}.pipeline_parallel", f"must be <= layers ({model.layers}), got {pp}")
+        if max_seq and seq > max_seq * 4:
+            r.err(f"{P}.sequence_length", f"{seq} is far beyond the model's context ({max_seq})")
+    if len(r.errors) > n0:
+        return None
+    if kind != "classic_training" and gbt is None:
+        # Llama-style default of ~4M tokens for pretraining; 128 sequences for fine-tuning.
+        gbt = max(seq * mbs, 4 * 1024 * 1024 if kind == "pretraining" else 128 * seq)
+    if kind == "classic_training" and gbs is None:
+        gbs = 256
+    return TrainingSpec(
+        tokens=tokens * epochs if tokens is not None and "epochs" in t else tokens,
+        dataset_samples=samples, epochs=epochs, sequence_length=seq, global_batch_tokens=gbt,
+        global_batch_size=gbs, micro_batch_size=mbs, method=method, lora_rank=lora_rank,
+        lora_targets=lora_targets, optimizer=optimizer, zero_stage=zero, activation_checkpointing=ckpt,
+        sequence_parallel=sp, tensor_parallel=tp, pipeline_parallel=pp, virtual_pipeline_stages=vpp,
+        deadline_hours=deadline, checkpoint_every_hours=every, checkpoints_kept=kept,
+    )
+
+
+def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
+    P = "serving"
+    n0 = len(r.errors)
+    max_ctx = model.max_position_embeddings if model is not None and model.max_position_embeddings else None
+    inp = r.integer(s, "input_tokens", P, default=1024, minimum=1, maximum=MAX_SEQ)
+    out = r.integer(s, "output_tokens", P, default=256, minimum=1, maximum=MAX_SEQ)
+    ctx = r.integer(s, "context_length", P, minimum=1, maximum=MAX_SEQ)
+    conc = r.integer(s, "concurrency", P, default=8, minimum=1, maximum=1_000_000)
+    rps = r.number(s, "requests_per_second", P, default=1.0, minimum=0, maximum=1_000_000)
+    ttft = r.number(s, "ttft_p95_ms", P, minimum=0, maximum=3_600_000, strict_min=True)
+    tpot = r.number(s, "tpot_p95_ms", P, minimum=0, maximum=600_000, strict_min=True)
+    hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=0, maximum=24, strict_min=True)
+    if len(r.errors) > n0:
+        return None
+    if ctx is None:
+        ctx = inp + out
+    elif inp + out > ctx:
+        r.err(f"{P}.context_length", f"must be >= input_tokens + output_tokens ({inp + out})")
+    if max_ctx and ctx > max_ctx and model is not None and model.model_type == "decoder":
+        r.err(f"{P}.context_length", f"{ctx} exceeds the model's maximum context ({max_ctx})")
+    if len(r.errors) > n0:
+        return None
+    return ServingSpec(context_length=ctx, input_tokens=inp, output_tokens=out, concurrency=conc,
+                       requests_per_second=rps, ttft_p95_ms=ttft, tpot_p95_ms=tpot, hours_per_day=hpd)
+
+
+def _read_rag(r: _Reader, g: Mapping, *, required: bool) -> RagSpec | None:
+    P = "rag"
+    n0 = len(r.errors)
+    if required:
+        r.err(P, "required for kind rag (at least rag.documents)")
+        return None
+    docs = r.integer(g, "documents", P, minimum=1, maximum=10**11, required=True)
+    tpd = r.integer(g, "tokens_per_document", P, default=1000, minimum=1, maximum=10**8)
+    chunk = r.integer(g, "chunk_tokens", P, default=512, minimum=16, maximum=32768)
+    emb = None
+    em = g.get("embedding_model")
+    if em is not None:
+        pid = em.get("preset") if isinstance(em, Mapping) else em
+        p = get_preset(pid) if isinstance(pid, str) else None
+        if p is None or p.model_type != "encoder":
+            allowed = [x for x in preset_ids() if get_preset(x).model_type == "encoder"]
+            r.err(f"{P}.embedding_model", f"unknown embedding preset {pid!r}; allowed: {', '.join(allowed)}")
+        else:
+            emb = preset_arch(pid)
+    if emb is None and em is None:
+        emb = preset_arch("bge-large-en-v1.5")
+    default_dim = (emb.embedding_dim if emb is not None and emb.embedding_dim else 1024)
+    dim = r.integer(g, "embedding_dimension", P, default=default_dim, minimum=1, maximum=65536)
+    index = r.choice(g, "index", P, INDEXES, default="hnsw")
+    qps = r.number(g, "queries_per_second", P, default=1.0, minimum=0, maximum=1_000_000)
+    top_k = r.integer(g, "top_k", P, default=5, minimum=1, maximum=1000)
+    gen = r.choice(g, "generator", P, GENERATORS, default="self_hosted")
+    if emb is not None and emb.max_position_embeddings and chunk > emb.max_position_embeddings:
+        r.err(f"{P}.chunk_tokens", f"must be <= the embedding model's input limit ({emb.max_position_embeddings})")
+    if len(r.errors) > n0:
+        return None
+    return RagSpec(documents=docs, tokens_per_document=tpd, chunk_tokens=chunk, embedding_model=emb,
+                   embedding_dimension=dim, index=index, queries_per_second=qps, top_k=top_k, generator=gen)
