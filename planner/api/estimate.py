@@ -19,9 +19,8 @@ logger = logging.getLogger(__name__)
 
 
 def estimate(*, spec: dict, costs: dict) -> dict:
-    from costs.selectors import rate_card_snapshot
-
     from catalog.selectors import price_snapshot
+    from costs.selectors import rate_card_snapshot
 
     as_of = timezone.localdate()
     try:

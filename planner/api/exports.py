@@ -1,22 +1,16 @@
-"""Export a done plan version as CSV, XLSX or PDF, using the exporters of costs.exports and
-the web planner's PDF renderer. Returns (bytes, content type, file name)."""
+"""Exports of a done plan version for the API: the web planner's exporter
+(planner.presentation.export: CSV/XLSX from costs.exports, PDF via WeasyPrint), so a file
+downloaded from the API is the same file the browser gets."""
 
 from __future__ import annotations
 
-from django.utils.text import slugify
+from planner.presentation import EXPORT_TYPES
 
-EXPORT_FORMATS = ("csv", "xlsx", "pdf")
-CONTENT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "pdf": "application/pdf",
-}
+EXPORT_FORMATS = tuple(EXPORT_TYPES)
 
 
-def export_filename(*, version, fmt: str) -> str:
-    base = slugify(version.plan.name) or "plan"
-    return f"{base}-v{version.number}.{fmt}"
+def export_version(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
+    """(content, content type, file name)."""
+    from planner.presentation import export
 
-
-def export_version(*, version, fmt: str) -> tuple[bytes, str, str]:
-    raise NotImplementedError  # wired once costs.exports lands
+    return export(version=version, fmt=fmt, request=request)

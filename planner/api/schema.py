@@ -1,6 +1,7 @@
 """OpenAPI extras: request examples for the main WorkloadSpec kinds, and the shared error
 responses added to every API operation (the shape of planner.api.errors)."""
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample
 
 # One realistic spec per main kind; tests check each one passes parse_workload_spec.
@@ -112,3 +113,16 @@ def add_error_responses(result, generator, request, public):
                     "content": {"application/json": {"schema": ref}},
                 })
     return result
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """Documents `Authorization: Token <key>` (Bearer works too) as the API's security scheme."""
+
+    target_class = "planner.api.auth.ApiTokenAuthentication"
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey", "in": "header", "name": "Authorization",
+            "description": "`Token <key>` or `Bearer <key>`; create keys at /api/v1/tokens/.",
+        }

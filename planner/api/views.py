@@ -456,10 +456,10 @@ class ExportView(ApiView):
     )
     def get(self, request, plan_id: int, number: int, fmt: str):
         version = _version(request.user, plan_id, number)
-        return _export_response(version, fmt)
+        return _export_response(version, fmt, request)
 
 
-def _export_response(version: PlanVersion, fmt: str) -> HttpResponse:
+def _export_response(version: PlanVersion, fmt: str, request) -> HttpResponse:
     from .errors import Conflict
 
     if fmt not in EXPORT_FORMATS:
@@ -468,7 +468,7 @@ def _export_response(version: PlanVersion, fmt: str) -> HttpResponse:
         raise Http404
     if version.status != VersionStatus.DONE:
         raise Conflict(_("Only a done version can be exported; this one is %(status)s.") % {"status": version.status})
-    content, content_type, filename = export_version(version=version, fmt=fmt)
+    content, content_type, filename = export_version(version=version, fmt=fmt, request=request._request)
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -560,7 +560,7 @@ class SharedExportView(APIView):
     def get(self, request, token: str, number: int, fmt: str):
         plan = _shared_plan(token)
         version = get_object_or_404(plan.versions, number=number, status=VersionStatus.DONE)
-        return _export_response(version, fmt)
+        return _export_response(version, fmt, request)
 
 
 # --- estimate --------------------------------------------------------------------------

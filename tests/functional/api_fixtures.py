@@ -16,7 +16,7 @@ INFERENCE_SPEC = SPEC_EXAMPLES["inference"]
 STORED_RESULT = {"sizing": {"gpu_count": 2, "accelerator": "test-accelerator"}, "costs": {"currency": "USD"}}
 
 __all__ = [
-    "INFERENCE_SPEC", "STORED_RESULT", "_clear_throttle_cache", "world", "client_for", "anon", "make_version",
+    "INFERENCE_SPEC", "STORED_RESULT", "_clear_throttle_cache", "catalog", "world", "client_for", "anon", "make_version",
 ]
 
 
@@ -75,3 +75,15 @@ def client_for(user) -> APIClient:
 @pytest.fixture
 def anon():
     return APIClient()
+
+
+@pytest.fixture
+def catalog(db):
+    """The shipped reference catalog and rate card, loaded as `make run` would."""
+    import io
+
+    from django.core.management import call_command
+
+    call_command("load_catalog", stdout=io.StringIO())
+    call_command("load_rate_cards", stdout=io.StringIO())
+    return True

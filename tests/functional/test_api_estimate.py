@@ -1,0 +1,51 @@
+"""POST /api/v1/estimate/: synchronous, stateless sizing + costs; nothing is saved."""
+
+import pytest
+
+from planner.api.schema import SPEC_EXAMPLES
+from planner.models import Plan, PlanVersion, Workload
+from tests.functional.api_fixtures import *  # noqa: F403
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/estimate/"
+
+
+@pytest.fixture
+def viewer(world):
+    return client_for(world.users["viewer"])  # noqa: F405
+
+
+def _counts():
+    return Plan.objects.count(), PlanVersion.objects.count(), Workload.objects.count()
+
+
+@pytest.mark.parametrize("kind", ["inference", "external_api"])
+def test_estimate_returns_sizing_and_costs(catalog, viewer, kind):
+    response = viewer.post(URL, {"spec": SPEC_EXAMPLES[kind]}, format="json")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert {"as_of", "engine_version", "sizing", "costs"} <= set(body)
+    assert body["sizing"]
+
+
+def test_estimate_saves_nothing(catalog, viewer):
+    before = _counts()
+    viewer.post(URL, {"spec": SPEC_EXAMPLES["inference"]}, format="json")
+    assert _counts() == before
+
+
+def test_estimate_spec_errors_have_spec_paths(viewer):
+    response = viewer.post(URL, {"spec": {"kind": "inference", "model": {"preset": "nope"}}}, format="json")
+    assert response.status_code == 400
+    assert "spec.model.preset" in [e["field"] for e in response.json()["errors"]]
+
+
+def test_estimate_cost_errors_have_costs_paths(viewer):
+    body = {"spec": SPEC_EXAMPLES["inference"], "costs": {"horizon_months": "soon"}}
+    response = viewer.post(URL, body, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "costs.horizon_months"
+
+
+def test_estimate_needs_authentication(anon):
+    assert anon.post(URL, {"spec": SPEC_EXAMPLES["inference"]}, format="json").status_code == 401

@@ -1,0 +1,63 @@
+"""Exports of a computed version over the API: CSV, XLSX, PDF; only done versions; team-scoped."""
+
+import pytest
+
+from planner.choices import VersionStatus
+from tests.functional.api_fixtures import *  # noqa: F403
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def computed(world, catalog, django_capture_on_commit_callbacks):
+    """A plan created through the API and computed by the real engines (tasks run eagerly)."""
+    client = client_for(world.users["editor"])  # noqa: F405
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/plans/", {"workload": world.workload.id, "name": "export"}, format="json")
+    version = client.get(response.json()["version_url"]).json()
+    assert version["status"] == VersionStatus.DONE, version["error"]
+    return client, version
+
+
+def test_computed_version_lists_export_urls(computed):
+    _client, version = computed
+    assert set(version["exports"]) == {"csv", "xlsx", "pdf"}
+
+
+def test_xlsx_export(computed):
+    client, version = computed
+    response = client.get(version["exports"]["xlsx"])
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.openxmlformats")
+    assert response.content[:2] == b"PK"  # a zip container
+    assert 'filename="export-v1.xlsx"' in response["Content-Disposition"]
+
+
+def test_csv_export(computed):
+    client, version = computed
+    response = client.get(version["exports"]["csv"])
+    assert response["Content-Type"].startswith("text/csv")
+    assert response.content.decode("utf-8").strip()
+
+
+def test_pdf_export(computed):
+    client, version = computed
+    assert client.get(version["exports"]["pdf"]).content[:5] == b"%PDF-"
+
+
+def test_unknown_format_is_404(computed):
+    client, version = computed
+    assert client.get(version["url"] + "export/docx/").status_code == 404
+
+
+def test_export_of_pending_version_is_409(world):
+    make_version(world.plan, 2, VersionStatus.PENDING)  # noqa: F405
+    client = client_for(world.users["viewer"])  # noqa: F405
+    response = client.get(f"/api/v1/plans/{world.plan.id}/versions/2/export/xlsx/")
+    assert response.status_code == 409
+
+
+def test_export_of_another_teams_plan_is_404(world, computed):
+    _client, version = computed
+    outsider = client_for(world.users["other_team"])  # noqa: F405
+    assert outsider.get(version["exports"]["xlsx"]).status_code == 404

@@ -1,0 +1,58 @@
+"""The OpenAPI contract: valid OpenAPI 3, local Swagger UI / ReDoc, examples that validate."""
+
+import pytest
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.validation import validate_schema
+
+from planner.api.schema import SPEC_EXAMPLES
+from planner.engine.spec import parse_workload_spec
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def test_schema_validates_as_openapi_3(schema):
+    validate_schema(schema)  # raises on an invalid document
+    assert schema["openapi"].startswith("3.")
+
+
+def test_schema_covers_the_planner_api(schema):
+    for path in ("/api/v1/plans/", "/api/v1/plans/{plan_id}/versions/{number}/", "/api/v1/estimate/",
+                 "/api/v1/plans/{plan_id}/recompute/", "/api/v1/tokens/", "/api/v1/workloads/{id}/"):
+        assert path in schema["paths"] or path.replace("{id}", "{pk}") in schema["paths"], path
+
+
+def test_every_api_operation_documents_the_error_shape(schema):
+    op = schema["paths"]["/api/v1/estimate/"]["post"]
+    for code in ("400", "401", "413", "429"):
+        assert op["responses"][code]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Problem"}
+
+
+def test_plan_create_has_examples_for_each_kind(schema):
+    body = schema["paths"]["/api/v1/plans/"]["post"]["requestBody"]["content"]["application/json"]
+    kinds = {ex["value"]["spec"]["kind"] for ex in body["examples"].values() if "spec" in ex["value"]}
+    assert kinds == set(SPEC_EXAMPLES)
+
+
+@pytest.mark.parametrize("kind", sorted(SPEC_EXAMPLES))
+def test_spec_example_is_a_valid_workload_spec(kind):
+    assert parse_workload_spec(SPEC_EXAMPLES[kind]).kind == kind
+
+
+@pytest.mark.django_db
+def test_schema_endpoint_serves_json():
+    response = Client().get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    assert "/api/v1/plans/" in response.json()["paths"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_docs_pages_use_local_static_files(url):
+    html = Client().get(url).content.decode()
+    assert "drf_spectacular_sidecar" in html
+    assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
