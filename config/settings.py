@@ -188,6 +188,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"VersionStatusEnum": "planner.choices.VersionStatus"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "planner.api.schema.add_error_responses",
@@ -241,6 +242,8 @@ CELERY_TASK_CREATE_MISSING_QUEUES = True
 PLAN_SWEEP_INTERVAL_SECONDS = env.float("PLAN_SWEEP_INTERVAL_SECONDS", default=60.0)
 PLAN_PENDING_REQUEUE_SECONDS = env.int("PLAN_PENDING_REQUEUE_SECONDS", default=120)
 PLAN_MAX_ATTEMPTS = env.int("PLAN_MAX_ATTEMPTS", default=3)
+# A running row younger than this may be between its claim and its row lock: not yet dead.
+PLAN_RUNNING_GRACE_SECONDS = env.int("PLAN_RUNNING_GRACE_SECONDS", default=30)
 CELERY_BEAT_SCHEDULE = {
     "sweep-plan-versions": {"task": "planner.sweep_plan_versions", "schedule": PLAN_SWEEP_INTERVAL_SECONDS},
 }
