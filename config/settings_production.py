@@ -30,3 +30,5 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+# Fault injection is for the fault tests only.
+FAULT_INJECTION_COMPUTE_DELAY_SECONDS = 0.0

@@ -24,8 +24,6 @@ from .services import _give_up_reason, plan_version_enqueue
 
 logger = logging.getLogger(__name__)
 
-# A running row younger than this may be between its claim and its lock; leave it alone.
-RUNNING_GRACE_SECONDS = 30
 REQUEUE_MARK_PREFIX = "gpu_planner:requeued:"
 BATCH = 500
 
@@ -68,7 +66,7 @@ def plan_versions_sweep(*, now: datetime | None = None) -> SweepReport:
         # SKIP LOCKED: a row locked right now is being computed by a live worker.
         dead_running = list(
             PlanVersion.objects.select_for_update(skip_locked=True)
-            .filter(status=VersionStatus.RUNNING, started_at__lt=now - timedelta(seconds=RUNNING_GRACE_SECONDS))
+            .filter(status=VersionStatus.RUNNING, started_at__lt=now - timedelta(seconds=settings.PLAN_RUNNING_GRACE_SECONDS))
             .only("id", "status", "attempts", "error", "finished_at")[:BATCH]
         )
         for version in dead_running:
