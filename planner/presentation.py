@@ -157,8 +157,9 @@ def version_view(version) -> dict:
     """What the plan page shows of a version, read from its stored result only."""
     result = version.result or {}
     sizing = result.get("sizing") or {}
+    accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
     return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}),
-            "sizing_view": sizing_view(sizing)}
+            "sizing_view": sizing_view(sizing), "memory_chart": memory_chart(sizing, accelerators)}
 
 
 def _option_total(option: dict, include_vat: bool):
@@ -264,19 +265,77 @@ SIZING_SECTIONS = (
 )
 
 
+MEMORY_COMPONENTS = {
+    "weights_bytes": _("Weights"),
+    "kv_cache_bytes": _("KV cache"),
+    "activations_bytes": _("Activations"),
+    "gradients_bytes": _("Gradients"),
+    "optimizer_bytes": _("Optimizer state"),
+    "adapter_bytes": _("Adapters"),
+    "overhead_bytes": _("Runtime overhead"),
+}
+GIB = 1 << 30
+MAX_ALTERNATIVES = 10
+OPERATIONS_KEYS = ("metrics", "preflight_checklist", "monitoring")
+
+
+def memory_chart(sizing: dict, accelerators: dict[str, dict]) -> dict | None:
+    """Per-GPU memory components in GiB against the recommended accelerator's VRAM."""
+    components = (sizing.get("memory") or {}).get("components") or {}
+    parts = [
+        {"label": str(label), "gib": round(components[key]["value"] / GIB, 2)}
+        for key, label in MEMORY_COMPONENTS.items()
+        if _is_quantity(components.get(key)) and components[key].get("value")
+    ]
+    if not parts:
+        return None
+    rec = sizing.get("recommendation") or {}
+    acc = accelerators.get(rec.get("accelerator_id") or "") or {}
+    return {
+        "gpu_label": str(rec.get("accelerator") or _("per GPU")),
+        "components": parts,
+        "vram_gib": acc.get("memory_gib"),
+        "vram_label": str(_("VRAM")),
+    }
+
+
+def _layout(layout) -> str:
+    if not isinstance(layout, dict):
+        return ""
+    return "TP{} × PP{} × {}".format(layout.get("tensor_parallel", "?"), layout.get("pipeline_parallel", "?"),
+                                     layout.get("replicas", "?"))
+
+
 def sizing_view(sizing: dict) -> dict | None:
     if not sizing:
         return None
     recommendation = dict(sizing.get("recommendation") or {})
-    operations = {k: recommendation.pop(k) for k in ("monitoring", "preflight_checklist") if k in recommendation}
+    operations = {k: recommendation.pop(k) for k in OPERATIONS_KEYS if k in recommendation}
+    headline = {
+        "accelerator": recommendation.pop("accelerator", None),
+        "accelerator_id": recommendation.pop("accelerator_id", None),
+        "count": recommendation.pop("count", None),
+        "layout": _layout(recommendation.pop("layout", None)),
+        "why": recommendation.pop("why", ""),
+    }
+    candidates = sizing.get("candidates") or {}
+    ranked = [
+        {**c, "layout_text": _layout(c.get("layout"))} for c in (candidates.get("ranked") or [])[:MAX_ALTERNATIVES]
+    ]
     return {
         "gpu_required": sizing.get("gpu_required"),
         "warnings": sizing.get("warnings") or [],
         "assumptions": sizing.get("assumptions") or [],
+        "headline": headline,
         "recommendation": quantity_rows(recommendation),
-        "operations": quantity_rows(operations),
+        "operations": operations,
         "sections": [(title, quantity_rows(sizing.get(key))) for key, title in SIZING_SECTIONS if sizing.get(key)],
-        "candidates": quantity_rows(sizing.get("candidates") or {}),
+        "ranking": candidates.get("ranking", ""),
+        "evaluated": candidates.get("evaluated"),
+        "ranked": ranked,
+        "ranked_total": len(candidates.get("ranked") or []),
+        "not_fitting": (candidates.get("not_fitting") or [])[:MAX_ALTERNATIVES],
+        "not_fitting_total": len(candidates.get("not_fitting") or []),
     }
 
 
