@@ -79,9 +79,8 @@ def plan_inputs(*, plan: Plan) -> dict:
 def _snapshots(*, as_of: date) -> tuple[dict, dict]:
     """Catalog prices and cost rates valid at as_of, plus the accelerators the sizing engine
     ranks with (their specs and USD prices), so a later computation needs nothing from today."""
-    from costs.selectors import rate_card_snapshot
-
     from catalog.selectors import accelerator_specs, price_snapshot
+    from costs.selectors import rate_card_snapshot
 
     prices = price_snapshot(as_of=as_of)
     prices.setdefault("accelerators", [asdict(spec) for spec in accelerator_specs(as_of=as_of)])
@@ -160,7 +159,7 @@ class ComputeOutcome:
 def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: dict) -> ComputeOutcome:
     """Run both engines on stored values only (no database, no clock): sizing, then costs."""
     from costs.adapters import price_sizing_result
-
+    from costs.engine.errors import CostValidationError
     from planner.engine import ENGINE_VERSION, size_workload
     from planner.engine.errors import SpecValidationError
     from planner.engine.spec import parse_workload_spec
@@ -173,10 +172,14 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     accelerators = accelerators_from_snapshot(price_snapshot)
     sizing = size_workload(spec=spec, accelerators=accelerators)
     sizing_dict = sizing.to_dict()
-    costs = price_sizing_result(
-        sizing=sizing_dict, price_snapshot=price_snapshot, rate_snapshot=rate_snapshot,
-        options=inputs.get("costs") or {},
-    )
+    try:
+        costs = price_sizing_result(
+            sizing=sizing_dict, price_snapshot=price_snapshot, rate_snapshot=rate_snapshot,
+            options=inputs.get("costs") or {}, spec=inputs.get("spec"),
+        )
+    except CostValidationError as exc:
+        lines = "; ".join(str(e) for e in exc.errors)
+        return ComputeOutcome(VersionStatus.FAILED, None, f"invalid cost options: {lines}", ENGINE_VERSION)
     return ComputeOutcome(VersionStatus.DONE, {"sizing": sizing_dict, "costs": costs}, "", ENGINE_VERSION)
 
 
