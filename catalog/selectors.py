@@ -90,6 +90,40 @@ def _float(value: Decimal | None) -> float | None:
     return None if value is None else float(value)
 
 
+def _purchase_prices(*, as_of: date, fx: FxTable) -> dict[int, tuple[Decimal, HardwarePrice]]:
+    """accelerator id -> (USD price, row): the most recent price valid at as_of, lowest if tied."""
+    best: dict[int, tuple[Decimal, HardwarePrice]] = {}
+    for price in HardwarePrice.objects.filter(valid_at(as_of), accelerator__isnull=False):
+        try:
+            usd = price.price * fx.rate(base=price.currency, quote="USD")
+        except CatalogLookupError:
+            continue  # no rate for that currency at that date: the price stays unknown
+        current = best.get(price.accelerator_id)
+        if (
+            current is None
+            or price.valid_from > current[1].valid_from
+            or (price.valid_from == current[1].valid_from and usd < current[0])
+        ):
+            best[price.accelerator_id] = (usd, price)
+    return best
+
+
+def _cloud_prices(*, as_of: date, fx: FxTable) -> dict[int, tuple[Decimal, CloudOffer]]:
+    """accelerator id -> (USD per GPU-hour, offer): the cheapest unflagged whole-instance on-demand offer."""
+    best: dict[int, tuple[Decimal, CloudOffer]] = {}
+    offers = CloudOffer.objects.filter(
+        valid_at(as_of), accelerator__isnull=False, price_on_demand_per_hour__isnull=False, flagged=False
+    ).exclude(price_basis="accelerator_only")
+    for offer in offers:
+        try:
+            per_gpu = offer.price_on_demand_per_hour * fx.rate(base=offer.currency, quote="USD") / offer.gpu_count
+        except CatalogLookupError:
+            continue
+        if offer.accelerator_id not in best or per_gpu < best[offer.accelerator_id][0]:
+            best[offer.accelerator_id] = (per_gpu, offer)
+    return best
+
+
 def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
     """Every accelerator as the sizing engine sees it, with prices valid at as_of (USD, for ranking).
 
@@ -100,28 +134,8 @@ def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
     (which still need a host VM) are left out. None when unknown.
     """
     fx = FxTable.load(as_of=as_of)
-
-    purchase: dict[int, tuple[date, Decimal]] = {}
-    for price in HardwarePrice.objects.filter(valid_at(as_of), accelerator__isnull=False):
-        try:
-            usd = price.price * fx.rate(base=price.currency, quote="USD")
-        except CatalogLookupError:
-            continue  # no rate for that currency at that date: the price stays unknown
-        best = purchase.get(price.accelerator_id)
-        if best is None or price.valid_from > best[0] or (price.valid_from == best[0] and usd < best[1]):
-            purchase[price.accelerator_id] = (price.valid_from, usd)
-
-    cloud: dict[int, Decimal] = {}
-    offers = CloudOffer.objects.filter(
-        valid_at(as_of), accelerator__isnull=False, price_on_demand_per_hour__isnull=False, flagged=False
-    ).exclude(price_basis="accelerator_only")
-    for offer in offers:
-        try:
-            per_gpu = offer.price_on_demand_per_hour * fx.rate(base=offer.currency, quote="USD") / offer.gpu_count
-        except CatalogLookupError:
-            continue
-        if offer.accelerator_id not in cloud or per_gpu < cloud[offer.accelerator_id]:
-            cloud[offer.accelerator_id] = per_gpu
+    purchase = {k: v[0] for k, v in _purchase_prices(as_of=as_of, fx=fx).items()}
+    cloud = {k: v[0] for k, v in _cloud_prices(as_of=as_of, fx=fx).items()}
 
     specs = []
     for acc in Accelerator.objects.all():
@@ -148,11 +162,91 @@ def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
                 release_year=acc.release_year,
                 min_cuda=acc.min_cuda,
                 min_driver=acc.min_driver,
-                purchase_price_usd=_float(purchase[acc.pk][1]) if acc.pk in purchase else None,
+                purchase_price_usd=_float(purchase.get(acc.pk)),
                 cloud_price_per_gpu_hour_usd=_float(cloud.get(acc.pk)),
             )
         )
     return specs
+
+
+@dataclass(frozen=True)
+class AcceleratorRow:
+    """One line of the catalog page: the accelerator, its prices in USD and derived ratios."""
+
+    accelerator: Accelerator
+    purchase_price_usd: Decimal | None
+    purchase_price: HardwarePrice | None
+    cloud_price_per_gpu_hour_usd: Decimal | None
+    cloud_offer: CloudOffer | None
+
+    @property
+    def price_per_gib_usd(self) -> Decimal | None:
+        if self.purchase_price_usd is None:
+            return None
+        return self.purchase_price_usd / self.accelerator.memory_gib
+
+    @property
+    def price_per_bf16_tflop_usd(self) -> Decimal | None:
+        if self.purchase_price_usd is None or not self.accelerator.bf16_tflops_dense:
+            return None
+        return self.purchase_price_usd / self.accelerator.bf16_tflops_dense
+
+
+# sort key -> (attribute path, descending). Unknown values always sort last.
+ACCELERATOR_SORTS = {
+    "memory": ("accelerator.memory_gib", True),
+    "bandwidth": ("accelerator.memory_bandwidth_gb_s", True),
+    "bf16": ("accelerator.bf16_tflops_dense", True),
+    "price_per_gib": ("price_per_gib_usd", False),
+    "price_per_tflop": ("price_per_bf16_tflop_usd", False),
+}
+
+
+def _attr(row: AcceleratorRow, path: str):
+    value = row
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def accelerator_catalog_rows(
+    *,
+    as_of: date,
+    min_memory_gib: Decimal | None = None,
+    vendor: str = "",
+    form_factor_kind: str = "",
+    sort: str = "memory",
+) -> list[AcceleratorRow]:
+    """The accelerators for the catalog page, filtered and sorted; a fixed number of queries."""
+    fx = FxTable.load(as_of=as_of)
+    purchase = _purchase_prices(as_of=as_of, fx=fx)
+    cloud = _cloud_prices(as_of=as_of, fx=fx)
+    accelerators = Accelerator.objects.all()
+    if min_memory_gib is not None:
+        accelerators = accelerators.filter(memory_gib__gte=min_memory_gib)
+    if vendor:
+        accelerators = accelerators.filter(vendor=vendor)
+    if form_factor_kind:
+        accelerators = accelerators.filter(form_factor_kind=form_factor_kind)
+    rows = [
+        AcceleratorRow(
+            accelerator=acc,
+            purchase_price_usd=purchase[acc.pk][0] if acc.pk in purchase else None,
+            purchase_price=purchase[acc.pk][1] if acc.pk in purchase else None,
+            cloud_price_per_gpu_hour_usd=cloud[acc.pk][0] if acc.pk in cloud else None,
+            cloud_offer=cloud[acc.pk][1] if acc.pk in cloud else None,
+        )
+        for acc in accelerators
+    ]
+    path, descending = ACCELERATOR_SORTS.get(sort, ACCELERATOR_SORTS["memory"])
+    known = [r for r in rows if _attr(r, path) is not None]
+    unknown = [r for r in rows if _attr(r, path) is None]
+    known.sort(key=lambda r: (_attr(r, path), r.accelerator.slug), reverse=descending)
+    return known + sorted(unknown, key=lambda r: r.accelerator.slug)
+
+
+def accelerator_vendors() -> list[str]:
+    return list(Accelerator.objects.order_by("vendor").values_list("vendor", flat=True).distinct())
 
 
 # ---- price snapshot ---------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 from django.urls import path
-from django.views.generic import TemplateView
+
+from catalog import views
 
 app_name = "catalog"
 
-# The catalog pages are filled in by catalog.views (foundation issue).
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="base.html"), name="accelerators"),
+    path("", views.accelerator_list, name="accelerators"),
+    path("cloud/", views.cloud_offer_list, name="cloud_offers"),
+    path("servers/", views.server_platform_list, name="server_platforms"),
 ]
