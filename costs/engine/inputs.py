@@ -149,6 +149,7 @@ class CostOptions:
     # Prices the user typed in (e.g. a vendor quote, an API price list): used next to the catalog's.
     user_servers: tuple[ServerPrice, ...] = ()
     user_api_prices: tuple[ApiPrice, ...] = ()
+    egress_gb_per_month: Decimal | None = None  # None: what the workload says
 
 
 @dataclass(frozen=True, kw_only=True)

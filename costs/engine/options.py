@@ -219,6 +219,10 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
                     if not errs:
                         overrides[key] = d
             kw["overrides"] = overrides
+    if data.get("egress_gb_per_month") is not None:
+        kw["egress_gb_per_month"] = c.decimal(
+            data["egress_gb_per_month"], "egress_gb_per_month", lo=Decimal(0)
+        )
     if "server_prices" in data:
         kw["user_servers"] = _server_prices(c, data["server_prices"])
     if "api_prices" in data:

@@ -7,7 +7,7 @@ inputs (and seed) give the same result, to the cent.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from . import analysis
@@ -243,7 +243,10 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
             priced.append(_price(opt, cal, u, e))
             recipes[opt.option_id] = recipe
 
-    for w in inputs.workloads:
+    workloads = inputs.workloads
+    if o.egress_gb_per_month is not None:
+        workloads = tuple(replace(w, egress_gb_per_month=o.egress_gb_per_month) for w in workloads)
+    for w in workloads:
         u = (
             o.utilisation
             if o.utilisation is not None
@@ -317,7 +320,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     }
                 )
     if "api" in o.options:
-        w0 = inputs.workloads[0]
+        w0 = workloads[0]
         api_w = Workload(
             candidate_id="api",
             accelerator_id=None,

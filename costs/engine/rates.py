@@ -39,10 +39,16 @@ def _build() -> dict[str, RateSpec]:
         "idle_power_share": RateSpec("share of full IT load", "fraction", "power drawn by an idle server"),
         "colocation_per_kw_month": RateSpec("per kW of IT load per month", "money", "rack space, cooling"),
         "network_capex_per_server": RateSpec("per server", "money", "NICs, switch ports, cables"),
+        "server_host_capex_per_gpu_slot": RateSpec(
+            "per GPU slot", "money", "chassis, CPUs, RAM, PSUs when only the GPU price is known"
+        ),
         "egress_per_gb": RateSpec("per GB", "money", "internet egress"),
         "power_tariff_per_kwh": RateSpec("per kWh", "money", "electricity, if the catalog has no tariff"),
         "downtime_cost_per_hour": RateSpec("per hour of outage", "money", "business cost of an outage"),
         "sla_penalty_per_incident": RateSpec("per incident", "money", "contractual penalty"),
+        "training_runs_per_month": RateSpec(
+            "runs per month", "number", "training runs the fleet does each month"
+        ),
         "spot_interruptions_per_month": RateSpec("per instance-month of running", "number", "spot reclaims"),
         "price_drift_per_year": RateSpec("share per year", "number", "expected change of rental prices"),
         "commit_discount_1y": RateSpec(

@@ -1,0 +1,160 @@
+"""pandas tables built from the cost JSON (the edge: exports, terminal output, notebooks).
+
+Amounts come in as decimal strings and stay Decimal in object columns, so nothing here
+rounds through float.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pandas as pd
+
+
+def _d(value) -> Decimal | None:
+    return None if value is None else Decimal(value)
+
+
+def summary_frame(result: dict) -> pd.DataFrame:
+    mc = (result.get("monte_carlo") or {}).get("options", {})
+    rows = []
+    for o in result["options"]:
+        q = mc.get(o["id"], {})
+        rows.append(
+            {
+                "option": o["id"],
+                "candidate": o["candidate"],
+                "kind": o["kind"],
+                "label": o["label"],
+                "total_net": _d(o["totals"]["net"]),
+                "vat": _d(o["totals"]["vat"]),
+                "total_gross": _d(o["totals"]["gross"]),
+                "per_useful_gpu_hour_net": _d(o["unit_costs"]["per_useful_gpu_hour_net"]),
+                "per_1m_tokens_net": _d(o["unit_costs"]["per_1m_tokens_net"]),
+                "per_training_run_net": _d(o["unit_costs"]["per_training_run_net"]),
+                "p10_net": _d(q.get("p10")),
+                "p50_net": _d(q.get("p50")),
+                "p90_net": _d(q.get("p90")),
+                "unknowns": "; ".join(o["unknowns"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def option_frame(option: dict) -> pd.DataFrame:
+    rows = []
+    for row in option["rows"]:
+        for ln in row["lines"]:
+            rows.append(
+                {
+                    "row": row["row"],
+                    "line": ln["key"],
+                    "label": ln["label"],
+                    "upfront_net": _d(ln["upfront_net"]),
+                    "monthly_net": _d(ln["monthly_net"]),
+                    "terminal_net": _d(ln["terminal_net"]),
+                    "total_net": _d(ln["total_net"]),
+                    "vat": _d(ln["vat"]),
+                    "total_gross": _d(ln["total_gross"]),
+                    "inputs": "; ".join(
+                        f"{r['name']}={r['value']} {r['currency']} {r['unit']} [{r['source']}]".replace(
+                            "  ", " "
+                        )
+                        for r in ln["inputs"].get("rates", [])
+                    ),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def cash_flow_frame(result: dict, option_ids: list[str]) -> pd.DataFrame:
+    by_id = {o["id"]: o for o in result["options"]}
+    data = {"month": list(range(result["horizon_months"] + 1))}
+    for i in option_ids:
+        data[i] = [Decimal(v) for v in by_id[i]["cash_flow"]["net"]]
+    return pd.DataFrame(data)
+
+
+def inputs_frame(result: dict) -> pd.DataFrame:
+    used = result["inputs_used"]
+    rows = [
+        {
+            "kind": "rate",
+            "name": r["key"],
+            "value": Decimal(r["value"]),
+            "currency": r["currency"],
+            "unit": r["unit"],
+            "source": r["source"],
+            "date": r["valid_from"] or "",
+        }
+        for r in used["rates"]
+    ]
+    rows += [
+        {
+            "kind": "fx",
+            "name": f"{f['base']}/{f['quote']}",
+            "value": Decimal(f["rate"]),
+            "currency": f["quote"],
+            "unit": f"{f['quote']} per 1 {f['base']}",
+            "source": f["source"],
+            "date": f["on"],
+        }
+        for f in used["fx"]
+    ]
+    vat = used["vat"]
+    rows += [
+        {
+            "kind": "vat",
+            "name": f"VAT {vat['country']}",
+            "value": Decimal(r),
+            "currency": "",
+            "unit": "share",
+            "source": vat["source"],
+            "date": "",
+        }
+        for r in vat["rates_by_month"]
+    ]
+    if used.get("power_tariff"):
+        p = used["power_tariff"]
+        rows.append(
+            {
+                "kind": "tariff",
+                "name": "power tariff",
+                "value": Decimal(p["amount"]),
+                "currency": p["currency"],
+                "unit": "per kWh",
+                "source": p["source"],
+                "date": "",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def text_table(result: dict, *, limit: int | None = None) -> str:
+    """The shortlisted options' four rows for a terminal."""
+    cur = result["currency"]
+    out = [f"Costs over {result['horizon_months']} months in {cur} (net / with VAT), as of {result['as_of']}"]
+    by_id = {o["id"]: o for o in result["options"]}
+    for cand, ids in list(result["shortlist"].items())[:limit]:
+        out.append(f"\n== {cand}")
+        for i in ids:
+            o = by_id[i]
+            out.append(f"-- {o['label']}: {o['totals']['net']} / {o['totals']['gross']} {cur}")
+            for row in o["rows"]:
+                out.append(f"   {row['row']:<16}{row['total_net']:>20}{row['total_gross']:>20}")
+            uc = o["unit_costs"]
+            extra = [
+                f"per useful GPU-hour {uc['per_useful_gpu_hour_net']}"
+                if uc["per_useful_gpu_hour_net"]
+                else "",
+                f"per 1M tokens {uc['per_1m_tokens_net']}" if uc["per_1m_tokens_net"] else "",
+                f"per training run {uc['per_training_run_net']}" if uc["per_training_run_net"] else "",
+            ]
+            extra = [e for e in extra if e]
+            if extra:
+                out.append("   " + ", ".join(extra))
+            for u in o["unknowns"]:
+                out.append(f"   unknown: {u}")
+    for s in result.get("skipped", []):
+        out.append(f"(not priced: {s['candidate']} {s['kind']}: {s['reason']})")
+    return "\n".join(out) + "\n"
