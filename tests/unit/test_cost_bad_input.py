@@ -37,7 +37,12 @@ def test_unknown_currency():
 def test_every_error_is_reported_at_once():
     with pytest.raises(CostValidationError) as exc:
         parse_cost_options({"utilisation": -1, "horizon_months": "x", "options": ["moon"], "colour": 1})
-    assert set(_paths(exc.value)) == {"costs.utilisation", "costs.horizon_months", "costs.options", "costs.colour"}
+    assert set(_paths(exc.value)) == {
+        "costs.utilisation",
+        "costs.horizon_months",
+        "costs.options",
+        "costs.colour",
+    }
 
 
 def test_negative_hours_in_the_workload():
@@ -86,16 +91,39 @@ def test_options_built_in_code_are_validated_too():
 
 def test_bad_user_api_price():
     with pytest.raises(CostValidationError) as exc:
-        parse_cost_options({"api_prices": [{"provider": "X", "model": "m", "currency": "USD",
-                                            "input_per_1m_tokens": "-1", "output_per_1m_tokens": "2"}]})
+        parse_cost_options(
+            {
+                "api_prices": [
+                    {
+                        "provider": "X",
+                        "model": "m",
+                        "currency": "USD",
+                        "input_per_1m_tokens": "-1",
+                        "output_per_1m_tokens": "2",
+                    }
+                ]
+            }
+        )
     assert _paths(exc.value) == ["costs.api_prices[0].input_per_1m_tokens"]
 
 
 def test_valid_section_parses():
-    opts = parse_cost_options({"horizon_months": 24, "currency": "RUB", "utilisation": "0.75",
-                               "options": ["onprem", "cloud_on_demand"], "overrides": {"pue": 1.3},
-                               "server_prices": [{"accelerator": "h100", "gpus_per_server": 8, "amount": 300000,
-                                                  "currency": "USD"}]})
-    assert (opts.horizon_months, opts.currency, opts.utilisation, opts.overrides["pue"]) == (24, "RUB", D("0.75"),
-                                                                                             D("1.3"))
+    opts = parse_cost_options(
+        {
+            "horizon_months": 24,
+            "currency": "RUB",
+            "utilisation": "0.75",
+            "options": ["onprem", "cloud_on_demand"],
+            "overrides": {"pue": 1.3},
+            "server_prices": [
+                {"accelerator": "h100", "gpus_per_server": 8, "amount": 300000, "currency": "USD"}
+            ],
+        }
+    )
+    assert (opts.horizon_months, opts.currency, opts.utilisation, opts.overrides["pue"]) == (
+        24,
+        "RUB",
+        D("0.75"),
+        D("1.3"),
+    )
     assert opts.user_servers[0].price.amount == D(300000)

@@ -23,10 +23,17 @@ def _only(result, kind: str) -> dict:
 
 
 def _one_gpu_cloud(**opts):
-    return cost_plan(inputs=inputs(
-        workloads=[workload(**ONE_GPU)],
-        offers=[offer(accelerator_id="a100", gpus_per_instance=1, on_demand=usd("2.50"), spot=usd("1.00"))],
-        servers=[], options=("cloud_on_demand", "cloud_spot"), **opts))
+    return cost_plan(
+        inputs=inputs(
+            workloads=[workload(**ONE_GPU)],
+            offers=[
+                offer(accelerator_id="a100", gpus_per_instance=1, on_demand=usd("2.50"), spot=usd("1.00"))
+            ],
+            servers=[],
+            options=("cloud_on_demand", "cloud_spot"),
+            **opts,
+        )
+    )
 
 
 def test_one_cloud_gpu_for_a_month_at_a_known_rate():
@@ -71,10 +78,20 @@ def test_engineering_is_priced_in_roubles_and_converted():
 def _onprem(horizon: int, **rate_values):
     rv = {"amortisation_years": "3", "residual_value_share": "0", "pue": "1.5", "power_tariff_per_kwh": "8"}
     rv.update(rate_values)
-    return _only(cost_plan(inputs=inputs(
-        workloads=[workload(server_power_w=D("10000"))],
-        servers=[ServerPrice(accelerator_id="h100", gpus_per_server=8, price=usd("360000"))],
-        options=("onprem",), utilisation=D(1), efficiency=D(1), horizon_months=horizon, rate_values=rv)), "onprem")
+    return _only(
+        cost_plan(
+            inputs=inputs(
+                workloads=[workload(server_power_w=D("10000"))],
+                servers=[ServerPrice(accelerator_id="h100", gpus_per_server=8, price=usd("360000"))],
+                options=("onprem",),
+                utilisation=D(1),
+                efficiency=D(1),
+                horizon_months=horizon,
+                rate_values=rv,
+            )
+        ),
+        "onprem",
+    )
 
 
 def test_onprem_server_amortised_over_36_months():
@@ -93,25 +110,49 @@ def test_onprem_horizon_shorter_than_amortisation_credits_book_value():
     # capex 360000, residual 10 % = 36000; (360000 - 36000) / 36 = 9000 a month; 12 months = 108000.00
     op = _onprem(12, residual_value_share="0.1")
     line = _line(op, "gpu_time.useful")
-    assert (line["upfront_net"], line["terminal_net"], line["total_net"]) == ("360000.00", "-252000.00", "108000.00")
+    assert (line["upfront_net"], line["terminal_net"], line["total_net"]) == (
+        "360000.00",
+        "-252000.00",
+        "108000.00",
+    )
 
 
 def test_commitment_longer_than_horizon_is_still_owed():
     # 3-year commitment at 1.50 USD/h, horizon 6 months: 30 more months x 730 h x 1.50 = 32850.00 owed
-    res = cost_plan(inputs=inputs(
-        workloads=[workload(**ONE_GPU)],
-        offers=[offer(accelerator_id="a100", gpus_per_instance=1, on_demand=usd("2.50"), commit_3y=usd("1.50"))],
-        servers=[], options=("cloud_commit_3y",), horizon_months=6))
-    assert _line(_only(res, "cloud_commit_3y"), "gpu_time.commitment_after_horizon")["total_net"] == "32850.00"
+    res = cost_plan(
+        inputs=inputs(
+            workloads=[workload(**ONE_GPU)],
+            offers=[
+                offer(
+                    accelerator_id="a100", gpus_per_instance=1, on_demand=usd("2.50"), commit_3y=usd("1.50")
+                )
+            ],
+            servers=[],
+            options=("cloud_commit_3y",),
+            horizon_months=6,
+        )
+    )
+    assert (
+        _line(_only(res, "cloud_commit_3y"), "gpu_time.commitment_after_horizon")["total_net"] == "32850.00"
+    )
 
 
 def test_api_tokens_priced_per_million():
     # 100M input x 1 USD/M + 20M output x 4 USD/M = 180.00 USD a month
-    res = cost_plan(inputs=inputs(
-        workloads=[workload(tokens_in_per_month=D(100_000_000), tokens_out_per_month=D(20_000_000))],
-        offers=[], servers=[], options=("api",), horizon_months=1,
-        user_api_prices=(ApiPrice(provider="X", model="m", input_per_1m_tokens=usd("1"),
-                                  output_per_1m_tokens=usd("4")),)))
+    res = cost_plan(
+        inputs=inputs(
+            workloads=[workload(tokens_in_per_month=D(100_000_000), tokens_out_per_month=D(20_000_000))],
+            offers=[],
+            servers=[],
+            options=("api",),
+            horizon_months=1,
+            user_api_prices=(
+                ApiPrice(
+                    provider="X", model="m", input_per_1m_tokens=usd("1"), output_per_1m_tokens=usd("4")
+                ),
+            ),
+        )
+    )
     api = _only(res, "api")
     assert _line(api, "gpu_time.api_tokens")["total_net"] == "180.00"
 
@@ -126,6 +167,8 @@ def test_cost_per_useful_gpu_hour():
 
 def test_vat_changes_at_2026_01_01():
     # November and December 2025 at 20 %, January 2026 at 22 %: 1825 x (0.2 + 0.2 + 0.22) = 1131.50
-    od = _only(_one_gpu_cloud(horizon_months=3, utilisation=D(1), efficiency=D(1), as_of=dt.date(2025, 11, 1)),
-               "cloud_on_demand")
+    od = _only(
+        _one_gpu_cloud(horizon_months=3, utilisation=D(1), efficiency=D(1), as_of=dt.date(2025, 11, 1)),
+        "cloud_on_demand",
+    )
     assert _row(od, "gpu_time")["total_gross"] == str(D("1825") * 3 + D("1131.50"))

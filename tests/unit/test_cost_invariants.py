@@ -32,12 +32,26 @@ def test_zero_utilisation_leaves_onprem_capex_unchanged():
 
 
 @settings(max_examples=25, deadline=None)
-@given(u=st.decimals(min_value=0, max_value=1, places=3), horizon=st.integers(min_value=1, max_value=60),
-       eff=st.decimals(min_value=D("0.05"), max_value=1, places=2))
+@given(
+    u=st.decimals(min_value=0, max_value=1, places=3),
+    horizon=st.integers(min_value=1, max_value=60),
+    eff=st.decimals(min_value=D("0.05"), max_value=1, places=2),
+)
 def test_totals_equal_the_sum_of_their_rows_and_cash_flow_to_the_cent(u, horizon, eff):
-    res = cost_plan(inputs=inputs(utilisation=u, efficiency=eff, horizon_months=horizon,
-                                  workloads=[workload(storage_gb={"object": D("5000"), "nvme": D("800")},
-                                                      egress_gb_per_month=D("123.4"), is_training=True)]))
+    res = cost_plan(
+        inputs=inputs(
+            utilisation=u,
+            efficiency=eff,
+            horizon_months=horizon,
+            workloads=[
+                workload(
+                    storage_gb={"object": D("5000"), "nvme": D("800")},
+                    egress_gb_per_month=D("123.4"),
+                    is_training=True,
+                )
+            ],
+        )
+    )
     for p in res.options:
         d = option_to_dict(p)
         rows = sum(D(r["total_net"]) for r in d["rows"])
@@ -102,12 +116,22 @@ def test_vat_boundary_at_2026_01_01():
 
 def test_vat_inclusive_price_is_reduced_to_net_before_costing():
     # 122000 RUB incl. 22 % VAT = 100000 RUB net = 1250.00 USD a month per server
-    ded = DedicatedOffer(provider="R", name="8xH100", accelerator_id="h100", gpus_per_server=8,
-                         monthly=Price(amount=D("122000"), currency="RUB", vat_included=True,
-                                       as_of=dt.date(2026, 2, 1), source="test"))
+    ded = DedicatedOffer(
+        provider="R",
+        name="8xH100",
+        accelerator_id="h100",
+        gpus_per_server=8,
+        monthly=Price(
+            amount=D("122000"), currency="RUB", vat_included=True, as_of=dt.date(2026, 2, 1), source="test"
+        ),
+    )
     inp = inputs(options=("dedicated",), horizon_months=1)
-    inp = type(inp)(workloads=inp.workloads, prices=type(inp.prices)(dedicated_offers=(ded,), fx=FX, vat=VAT),
-                    rates=inp.rates, options=inp.options)
+    inp = type(inp)(
+        workloads=inp.workloads,
+        prices=type(inp.prices)(dedicated_offers=(ded,), fx=FX, vat=VAT),
+        rates=inp.rates,
+        options=inp.options,
+    )
     d = option_to_dict(_by_kind(cost_plan(inputs=inp), "dedicated"))
     assert next(r for r in d["rows"] if r["row"] == "gpu_time")["total_net"] == "1250.00"
 
@@ -145,8 +169,9 @@ def test_sensitivity_lists_utilisation_first_for_on_demand_cloud():
 
 
 def test_every_candidate_configuration_is_priced():
-    res = cost_plan(inputs=inputs(workloads=[workload(), workload(candidate_id="h100x16", gpu_count=16,
-                                                                 server_count=2)]))
+    res = cost_plan(
+        inputs=inputs(workloads=[workload(), workload(candidate_id="h100x16", gpu_count=16, server_count=2)])
+    )
     assert {p.option.candidate_id for p in res.options} == {"h100x8", "h100x16"}
 
 
@@ -172,4 +197,3 @@ def test_unknown_power_is_reported_not_guessed():
 
 def test_same_inputs_same_result():
     assert cost_plan(inputs=inputs()).to_dict() == cost_plan(inputs=inputs()).to_dict()
-

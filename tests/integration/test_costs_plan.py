@@ -1,0 +1,159 @@
+"""The costs pipeline on the shipped catalog and rate card: adapter, CLI and exports."""
+
+import csv
+import datetime as dt
+import io
+import json
+from dataclasses import asdict
+from decimal import Decimal as D
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import transaction
+from openpyxl import load_workbook
+
+from catalog.selectors import accelerator_specs, price_snapshot
+from costs.adapters import price_sizing_result
+from costs.exports import costs_csv, costs_xlsx
+from costs.selectors import rate_card_snapshot
+from planner.engine import size_workload
+from planner.engine.spec import parse_workload_spec
+
+pytestmark = pytest.mark.django_db
+AS_OF = dt.date(2026, 11, 30)
+SPEC = {
+    "kind": "inference",
+    "name": "Support bot",
+    "model": {"preset": "llama-3.1-8b"},
+    "serving": {"context_length": 8192, "concurrency": 16, "requests_per_second": 2},
+}
+API = [
+    {
+        "provider": "Example",
+        "model": "m",
+        "currency": "USD",
+        "input_per_1m_tokens": "0.5",
+        "output_per_1m_tokens": "1.5",
+        "source": "user quote",
+    }
+]
+
+
+def _load():
+    call_command("load_catalog", stdout=io.StringIO())
+    call_command("load_rate_cards", stdout=io.StringIO())
+
+
+@pytest.fixture
+def catalog(db):
+    _load()
+
+
+@pytest.fixture(scope="module")
+def snapshots(django_db_setup, django_db_blocker):
+    """The shipped catalog and rate card as stored snapshots, loaded once and rolled back."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        _load()
+        prices = price_snapshot(as_of=AS_OF)
+        accs = accelerator_specs(as_of=AS_OF)
+        prices["accelerators"] = [asdict(a) for a in accs]
+        rates = rate_card_snapshot(as_of=AS_OF)
+        transaction.set_rollback(True)
+    return prices, accs, rates
+
+
+@pytest.fixture
+def costs(snapshots):
+    prices, accs, rates = snapshots
+
+    def run(options: dict, spec: dict = SPEC) -> dict:
+        sizing = size_workload(spec=parse_workload_spec(spec), accelerators=accs).to_dict()
+        return price_sizing_result(
+            sizing=sizing, price_snapshot=prices, rate_snapshot=rates, options=options, spec=spec
+        )
+
+    return run
+
+
+def test_every_priced_option_has_the_four_rows(costs):
+    res = costs({"horizon_months": 12})
+    assert res["options"]
+    for o in res["options"]:
+        assert [r["row"] for r in o["rows"]] == ["gpu_time", "infrastructure", "engineering", "downtime_risk"]
+
+
+def test_serving_volume_prices_the_api_option(costs):
+    # 2 rps x 3600 s x 730 h = 5 256 000 requests a month x 1024 input tokens at 0.5 USD per 1M
+    res = costs({"horizon_months": 1, "options": ["api"], "api_prices": API})
+    api = res["options"][0]
+    tokens = api["rows"][0]["lines"][0]["inputs"]
+    assert D(tokens["tokens_in_per_month"]) == 2 * 3600 * 730 * 1024
+    assert api["unit_costs"]["per_1m_tokens_net"] is not None
+
+
+def test_cost_json_is_serialisable_and_records_rate_sources(costs):
+    res = costs({"horizon_months": 6})
+    json.dumps(res)
+    pue = next(r for r in res["inputs_used"]["rates"] if r["key"] == "pue")
+    assert pue["source"].startswith("assumption")
+
+
+def test_csv_export_totals_match_the_json(costs):
+    res = costs({"horizon_months": 6})
+    rows = list(csv.DictReader(io.StringIO(costs_csv(res).decode("utf-8-sig"))))
+    totals = {r["option"]: r["total_net"] for r in rows if r["row"] == "TOTAL"}
+    assert totals == {o["id"]: o["totals"]["net"] for o in res["options"]}
+
+
+def test_xlsx_export_has_summary_inputs_and_numeric_money(costs, tmp_path):
+    res = costs({"horizon_months": 6})
+    path = tmp_path / "plan.xlsx"
+    path.write_bytes(costs_xlsx(res))
+    wb = load_workbook(path)
+    assert {"Summary", "Cash flow", "Inputs"} <= set(wb.sheetnames)
+    cell = wb["Summary"]["E5"]  # first option's total_net
+    assert isinstance(cell.value, (int, float)) and "USD" in cell.number_format
+    sources = [row[5] for row in wb["Inputs"].iter_rows(min_row=2, values_only=True)]
+    assert all(sources)
+
+
+def test_cli_prints_json_table_and_workbook(catalog, tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(
+        json.dumps({**SPEC, "costs": {"horizon_months": 12, "currency": "RUB"}}), encoding="utf-8"
+    )
+    out = io.StringIO()
+    call_command("plan", str(path), "--as-of", AS_OF.isoformat(), stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["costs"]["currency"] == "RUB" and data["sizing"]["kind"] == "inference"
+    table = io.StringIO()
+    call_command(
+        "plan",
+        str(path),
+        "--format",
+        "table",
+        "--xlsx",
+        str(tmp_path / "p.xlsx"),
+        "--as-of",
+        AS_OF.isoformat(),
+        stdout=table,
+    )
+    assert "gpu_time" in table.getvalue() and load_workbook(tmp_path / "p.xlsx").sheetnames[0] == "Summary"
+
+
+def test_cli_bad_input_exits_2_naming_the_fields(db, tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**SPEC, "costs": {"utilisation": 1.5, "currency": "GBP"}}), encoding="utf-8")
+    with pytest.raises(CommandError) as exc:
+        call_command("plan", str(path))
+    assert exc.value.returncode == 2
+    assert "costs.utilisation: must be between 0 and 1" in str(exc.value)
+    assert "costs.currency: unknown currency 'GBP'" in str(exc.value)
+
+
+def test_cli_not_json_exits_2(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text("{nope", encoding="utf-8")
+    with pytest.raises(CommandError) as exc:
+        call_command("plan", str(path))
+    assert exc.value.returncode == 2 and "not valid JSON" in str(exc.value)
