@@ -23,7 +23,8 @@ app = Celery("gpu_planner")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# Tasks that belong on the periodic queue; names containing "export" go to the exports queue.
+# Tasks that belong on the periodic queue; bulk data jobs (names with "export" or "import")
+# go to the exports queue; everything else (sizing and costing) to compute.
 PERIODIC_TASKS = frozenset({"planner.sweep_plan_versions"})
 SPLIT_QUEUES_DEFAULT = "default"
 
@@ -42,7 +43,7 @@ def queue_for(name: str) -> str:
     queues = settings.CELERY_WORK_QUEUES
     if name in PERIODIC_TASKS:
         return queues["periodic"]
-    if "export" in name:
+    if "export" in name or "import" in name:
         return queues["exports"]
     return queues["compute"]
 

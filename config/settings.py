@@ -226,6 +226,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
 CELERY_REDIS_SOCKET_TIMEOUT = 5
 CELERY_RESULT_EXPIRES = 24 * 3600
+# Results live in PostgreSQL (PlanVersion, CatalogImportRun); nothing waits on Celery results,
+# so a Redis outage cannot block a finished task on storing one.
+CELERY_TASK_IGNORE_RESULT = True
 # Queues split by work type; config.celery.route_task routes by task name. Setting CELERY_QUEUE
 # to anything but "default" puts every task on that one queue (tests, tiny single-queue setups).
 CELERY_WORK_QUEUES = {"compute": "compute", "exports": "exports", "periodic": "periodic"}

@@ -12,14 +12,18 @@ import subprocess
 import sys
 import time
 import uuid
+from urllib.parse import urlsplit
 
 import pytest
 
 from tests.conftest import ROOT, skip_or_fail
 
 RUN_FAULT_TESTS = os.environ.get("RUN_FAULT_TESTS") == "1"
-PG_HOST, PG_PORT = "127.0.0.1", 5432
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+# The instances the tests use (DATABASE_URL / REDIS_URL) are the ones stopped and started:
+# in CI the machine's own; a developer can point them at spare ones (docs/RELIABILITY.md).
+_db, _redis = urlsplit(os.environ.get("DATABASE_URL", "")), urlsplit(os.environ.get("REDIS_URL", ""))
+PG_HOST, PG_PORT = _db.hostname or "127.0.0.1", _db.port or 5432
+REDIS_HOST, REDIS_PORT = _redis.hostname or "127.0.0.1", _redis.port or 6379
 
 
 def pytest_collection_modifyitems(config, items):
@@ -60,8 +64,9 @@ def redis_start() -> None:
         return
     os.makedirs("/var/lib/redis", exist_ok=True)
     os.makedirs("/var/log/redis", exist_ok=True)
+    logfile = "/var/log/redis/ci.log" if REDIS_PORT == 6379 else f"/var/log/redis/fault-{REDIS_PORT}.log"
     _run(["redis-server", "--daemonize", "yes", "--bind", REDIS_HOST, "--port", str(REDIS_PORT),
-          "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log"])
+          "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", logfile])
     wait_until(redis_up, timeout_s=15, what="Redis to start")
 
 
@@ -69,12 +74,18 @@ def pg_up() -> bool:
     return _run(["pg_isready", "-q", "-h", PG_HOST, "-p", str(PG_PORT)]).returncode == 0
 
 
-def pg_version() -> str:
-    return sorted(os.listdir("/etc/postgresql"), key=lambda v: [int(x) for x in v.split(".")])[-1]
+def pg_cluster() -> tuple[str, str]:
+    """(version, name) of the local cluster listening on PG_PORT (pg_lsclusters)."""
+    for line in _run(["pg_lsclusters", "-h"]).stdout.splitlines():
+        version, name, port = line.split()[:3]
+        if int(port) == PG_PORT:
+            return version, name
+    raise AssertionError(f"no local PostgreSQL cluster on port {PG_PORT}")
 
 
 def pg_ctl(action: str) -> None:
-    result = _run(["pg_ctlcluster", "--skip-systemctl-redirect", pg_version(), "main", action], timeout=120)
+    version, name = pg_cluster()
+    result = _run(["pg_ctlcluster", "--skip-systemctl-redirect", version, name, action], timeout=120)
     if result.returncode != 0 and action != "stop":
         raise AssertionError(f"pg_ctlcluster {action} failed: {result.stderr}")
 

@@ -26,6 +26,7 @@ def split_queues():
         ("planner.compute_plan_version", "compute"),
         ("planner.sweep_plan_versions", "periodic"),
         ("costs.export_plan_version_xlsx", "exports"),
+        ("catalog.run_catalog_import", "exports"),
     ],
 )
 def test_tasks_are_routed_by_work_type(split_queues, task, queue):
