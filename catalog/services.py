@@ -6,11 +6,11 @@ import logging
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from catalog.choices import ImportStatus
-from catalog.importers import CatalogFileError, RawTable, read_catalog
+from catalog.importers import CatalogFileError, RawTable, _fk_fields, read_catalog
 from catalog.models import CatalogImportRun
 from catalog.tables import ITEM_MODELS, Table
 
@@ -78,7 +78,7 @@ def _import_table(raw: RawTable) -> dict[str, int]:
         raise CatalogImportError(errors)
 
     slugs = _slug_maps(table)
-    existing = {_key(table, obj): obj for obj in table.model.objects.all()}
+    existing = {_key(table, obj): obj for obj in table.model.objects.select_related(*_fk_fields(table))}
     seen_keys: dict[tuple, int] = {}
     pending = []
     for line, cells in raw.rows:
@@ -99,7 +99,9 @@ def _import_table(raw: RawTable) -> dict[str, int]:
         for field_name, value in values.items():
             setattr(obj, field_name, value)
         try:
-            obj.full_clean(validate_unique=False)
+            # Uniqueness is the natural key (checked above); check constraints need no query.
+            obj.full_clean(validate_unique=False, validate_constraints=False)
+            _check_constraints(obj)
         except ValidationError as exc:
             errors.extend(_validation_messages(raw, line, table, exc))
             continue
@@ -116,6 +118,18 @@ def _import_table(raw: RawTable) -> dict[str, int]:
         obj.save()
     logger.info("catalog import %s: %s", raw.label, counts)
     return counts
+
+
+def _check_constraints(obj) -> None:
+    errors = []
+    for constraint in obj._meta.constraints:
+        if isinstance(constraint, models.CheckConstraint):
+            try:
+                constraint.validate(type(obj), obj)
+            except ValidationError as exc:
+                errors.extend(exc.messages)
+    if errors:
+        raise ValidationError(errors)
 
 
 def _slug_maps(table: Table) -> dict[str, dict[str, object]]:
