@@ -13,6 +13,7 @@ import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.utils.translation import gettext as _
 from rest_framework import exceptions, status
@@ -98,6 +99,7 @@ TITLES = {
     415: ("unsupported-media-type", "Unsupported media type"),
     429: ("throttled", "Too many requests"),
     500: ("server-error", "Server error"),
+    503: ("unavailable", "Service unavailable"),
 }
 
 
@@ -108,6 +110,9 @@ def problem(status_code: int, errors: list[dict]) -> dict:
 
 def _exception_to_problem(exc) -> tuple[int, list[dict], dict] | None:
     headers: dict = {}
+    if isinstance(exc, OperationalError | InterfaceError):  # database down: retry later (config/middleware.py)
+        message = _("The database is unavailable. Please try again in a minute.")
+        return 503, [{"field": None, "message": message}], {"Retry-After": "30"}
     if isinstance(exc, FieldErrors):
         return 400, [{"field": f, "message": str(m)} for f, m in exc.errors], headers
     if isinstance(exc, RequestDataTooBig):

@@ -1,12 +1,16 @@
 """Stateless estimate: size and cost a validated spec against today's catalog; nothing saved.
 
 The same computation as a plan version (planner.services.compute_from_inputs) on the
-snapshots a new version would freeze right now.
+snapshots a new version would freeze right now. Building the snapshots is most of the cost
+of an estimate, so each process keeps them for SNAPSHOT_TTL_SECONDS: a catalog edit shows in
+estimates within a minute (saved plans always snapshot afresh).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 from django.utils import timezone
 
@@ -17,18 +21,38 @@ from .errors import FieldErrors
 
 logger = logging.getLogger(__name__)
 
+SNAPSHOT_TTL_SECONDS = 60
+_cache: dict = {}
+_lock = threading.Lock()
 
-def estimate(*, spec: dict, costs: dict) -> dict:
+
+def snapshots_cache_clear() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def _snapshots(as_of) -> tuple[dict, dict]:
     from catalog.selectors import price_snapshot
     from costs.selectors import rate_card_snapshot
 
+    now = time.monotonic()
+    with _lock:
+        hit = _cache.get(as_of)
+        if hit is not None and now - hit[0] < SNAPSHOT_TTL_SECONDS:
+            return hit[1], hit[2]
+    prices, rates = price_snapshot(as_of=as_of), rate_card_snapshot(as_of=as_of)
+    with _lock:
+        _cache.clear()  # only today's entry is worth keeping
+        _cache[as_of] = (now, prices, rates)
+    return prices, rates
+
+
+def estimate(*, spec: dict, costs: dict) -> dict:
     as_of = timezone.localdate()
+    prices, rates = _snapshots(as_of)
     try:
-        outcome = compute_from_inputs(
-            inputs={"spec": spec, "costs": costs},
-            price_snapshot=price_snapshot(as_of=as_of),
-            rate_snapshot=rate_card_snapshot(as_of=as_of),
-        )
+        outcome = compute_from_inputs(inputs={"spec": spec, "costs": costs}, price_snapshot=prices,
+                                      rate_snapshot=rates)
     except (ArithmeticError, OverflowError, ValueError, LookupError) as exc:
         # Valid-looking input the engines cannot compute (e.g. absurd magnitudes): a 400, not a 500.
         logger.warning("estimate could not be computed: %s", exc)

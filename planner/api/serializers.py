@@ -212,3 +212,13 @@ class EstimateOut(serializers.Serializer):
     engine_version = serializers.CharField()
     sizing = ObjectField()
     costs = ObjectField(allow_null=True)
+
+
+def paginated(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The page envelope of list endpoints (rest_framework PageNumberPagination)."""
+    return type(f"Paginated{item.__name__.removesuffix('Out')}List", (serializers.Serializer,), {
+        "count": serializers.IntegerField(),
+        "next": serializers.CharField(allow_null=True),
+        "previous": serializers.CharField(allow_null=True),
+        "results": item(many=True),
+    })

@@ -49,6 +49,12 @@ class Pagination(PageNumberPagination):
     max_page_size = 200
 
 
+PAGE_PARAMS = [
+    OpenApiParameter("page", int, description="Page number (from 1)"),
+    OpenApiParameter("page_size", int, description="Items per page (at most 200)"),
+]
+
+
 class ApiView(APIView):
     permission_classes = [IsAuthenticated]
 
@@ -230,8 +236,8 @@ class TokenDetailView(ApiView):
 
 
 class WorkloadListView(ApiView):
-    @extend_schema(summary="Workloads of your teams", responses=s.WorkloadOut(many=True), tags=["workloads"],
-                   parameters=[OpenApiParameter("team", int, description="Only this team's workloads"),
+    @extend_schema(summary="Workloads of your teams", operation_id="workloads_list", responses=s.paginated(s.WorkloadOut), tags=["workloads"],
+                   parameters=[*PAGE_PARAMS, OpenApiParameter("team", int, description="Only this team's workloads"),
                                OpenApiParameter("kind", str, description="Only this kind")])
     def get(self, request):
         qs = Workload.objects.filter(team__memberships__user=request.user).order_by("-created_at", "-id")
@@ -301,8 +307,8 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 
 
 class PlanListView(ApiView):
-    @extend_schema(summary="Plans of your teams", responses=s.PlanOut(many=True), tags=["plans"],
-                   parameters=[OpenApiParameter("team", int), OpenApiParameter("workload", int)])
+    @extend_schema(summary="Plans of your teams", operation_id="plans_list", responses=s.paginated(s.PlanOut), tags=["plans"],
+                   parameters=[*PAGE_PARAMS, OpenApiParameter("team", int), OpenApiParameter("workload", int)])
     def get(self, request):
         qs = _plans(request.user)
         for name in ("team", "workload"):
@@ -360,8 +366,8 @@ class PlanDetailView(ApiView):
 
 
 class VersionListView(ApiView):
-    @extend_schema(summary="Versions of a plan, newest first", responses=s.VersionSummaryOut(many=True),
-                   tags=["plans"])
+    @extend_schema(summary="Versions of a plan, newest first", operation_id="plans_versions_list", responses=s.paginated(s.VersionSummaryOut),
+                   parameters=PAGE_PARAMS, tags=["plans"])
     def get(self, request, plan_id: int):
         plan = _plan(request.user, plan_id)
         qs = plan.versions.defer(*VERSION_LIGHT).order_by("-number")

@@ -16,15 +16,19 @@ INFERENCE_SPEC = SPEC_EXAMPLES["inference"]
 STORED_RESULT = {"sizing": {"gpu_count": 2, "accelerator": "test-accelerator"}, "costs": {"currency": "USD"}}
 
 __all__ = [
-    "INFERENCE_SPEC", "STORED_RESULT", "_clear_throttle_cache", "catalog", "world", "client_for", "anon", "make_version",
+    "INFERENCE_SPEC", "STORED_RESULT", "_clear_throttle_cache", "catalog", "real_result", "real_snapshots", "world", "client_for", "anon", "make_version",
 ]
 
 
 @pytest.fixture(autouse=True)
 def _clear_throttle_cache():
+    from planner.api.estimate import snapshots_cache_clear
+
     cache.clear()
+    snapshots_cache_clear()
     yield
     cache.clear()
+    snapshots_cache_clear()
 
 
 class World:
@@ -77,13 +81,45 @@ def anon():
     return APIClient()
 
 
-@pytest.fixture
-def catalog(db):
-    """The shipped reference catalog and rate card, loaded as `make run` would."""
+@pytest.fixture(scope="session")
+def real_snapshots(django_db_setup, django_db_blocker):
+    """Today's price and rate snapshots of the shipped catalog, built once (then rolled back)."""
+    from django.db import transaction
+
+    from catalog.selectors import price_snapshot
+    from costs.selectors import rate_card_snapshot
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        _load_catalog()
+        today = timezone.localdate()
+        snapshots = price_snapshot(as_of=today), rate_card_snapshot(as_of=today)
+        transaction.set_rollback(True)
+    return snapshots
+
+
+@pytest.fixture(scope="session")
+def real_result(real_snapshots):
+    """A result computed once by the real engines on the shipped catalog."""
+    from planner.services import compute_from_inputs
+
+    prices, rates = real_snapshots
+    outcome = compute_from_inputs(inputs={"spec": INFERENCE_SPEC, "costs": {}}, price_snapshot=prices,
+                                  rate_snapshot=rates)
+    assert outcome.status == VersionStatus.DONE, outcome.error
+    return outcome.result
+
+
+def _load_catalog():
     import io
 
     from django.core.management import call_command
 
     call_command("load_catalog", stdout=io.StringIO())
     call_command("load_rate_cards", stdout=io.StringIO())
+
+
+@pytest.fixture
+def catalog(db):
+    """The shipped reference catalog and rate card, loaded as `make run` would."""
+    _load_catalog()
     return True

@@ -9,18 +9,22 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def computed(world, catalog, django_capture_on_commit_callbacks):
-    """A plan created through the API and computed by the real engines (tasks run eagerly)."""
+def computed(world, real_result):
+    """A done version holding a result the real engines computed."""
+    world.plan.name = "export"
+    world.plan.save()
+    make_version(world.plan, 2, VersionStatus.DONE, result=real_result)  # noqa: F405
+    client = client_for(world.users["editor"])  # noqa: F405
+    return client, client.get(f"/api/v1/plans/{world.plan.id}/versions/2/").json()
+
+
+def test_plan_created_through_the_api_is_computed_and_exportable(world, catalog,
+                                                                 django_capture_on_commit_callbacks):
     client = client_for(world.users["editor"])  # noqa: F405
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/v1/plans/", {"workload": world.workload.id, "name": "export"}, format="json")
     version = client.get(response.json()["version_url"]).json()
     assert version["status"] == VersionStatus.DONE, version["error"]
-    return client, version
-
-
-def test_computed_version_lists_export_urls(computed):
-    _client, version = computed
     assert set(version["exports"]) == {"csv", "xlsx", "pdf"}
 
 
@@ -30,7 +34,7 @@ def test_xlsx_export(computed):
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/vnd.openxmlformats")
     assert response.content[:2] == b"PK"  # a zip container
-    assert 'filename="export-v1.xlsx"' in response["Content-Disposition"]
+    assert 'filename="export-v2.xlsx"' in response["Content-Disposition"]
 
 
 def test_csv_export(computed):
