@@ -167,6 +167,10 @@ COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "over
 class CostOptionsForm(forms.Form):
     """Cost assumptions; validated in full by costs.engine.options.parse_cost_options."""
 
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")  # labels head their inputs: no trailing colon
+        super().__init__(*args, **kwargs)
+
     horizon_months = forms.IntegerField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
                                         help_text=_("Period the options are compared over. Unit: months. Default: 36."))
     currency = forms.ChoiceField(label=_("Currency"), choices=Currency.choices, initial=Currency.USD,

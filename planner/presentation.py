@@ -210,8 +210,41 @@ def _is_quantity(value) -> bool:
     return isinstance(value, dict) and "value" in value and set(value) <= {"value", "unit", "explain", "source"}
 
 
+# Labels of the engine's keys; a key not listed is shown humanised (units stay in the unit column).
+KEY_LABELS = {
+    "servers": _("Servers"), "gpus_per_server": _("GPUs per server"), "server_power_kw": _("Power per server"),
+    "total_power_kw": _("Total power"), "racks": _("Racks"), "nvlink_needed": _("NVLink needed"),
+    "cpu_cores_per_server": _("CPU cores per server"), "cpu_cores": _("CPU cores"),
+    "host_ram_per_server_bytes": _("Host RAM per server"), "host_ram_bytes": _("Host RAM"),
+    "storage": _("Storage"), "nvme_per_server_bytes": _("NVMe per server"), "nvme_bytes": _("NVMe"),
+    "model_registry_bytes": _("Model registry"), "logs_bytes": _("Logs"), "datasets_bytes": _("Datasets"),
+    "checkpoints_bytes": _("Checkpoints"), "vector_index_bytes": _("Vector index"), "caches_bytes": _("Caches"),
+    "checkpoint_write_gb_s": _("Checkpoint write bandwidth"),
+    "network": _("Network"), "intra_node": _("Inside a server"), "inter_node": _("Between servers"),
+    "user_traffic": _("User traffic"), "inter_node_required_gb_s_per_gpu": _("Inter-node bandwidth needed per GPU"),
+    "kubernetes": _("Kubernetes"), "software": _("Software stack"), "layers": _("Layers"),
+    "min_driver": _("Minimum driver"), "min_cuda": _("Minimum CUDA / ROCm"), "min_framework": _("Minimum framework"),
+    "gpu_needed": _("GPU needed"), "params": _("Parameters"), "active_params": _("Active parameters"),
+    "weight_bytes": _("Weights"), "kv_cache_bytes_per_token": _("KV cache per token"), "name": _("Name"),
+    "source": _("Source"), "model_type": _("Model type"), "per_gpu_bytes": _("Memory per GPU"),
+    "total_bytes": _("Memory in total"), "layout": _("Layout"), "count": _("GPUs"),
+    "tensor_parallel": _("Tensor parallel"), "pipeline_parallel": _("Pipeline parallel"), "replicas": _("Replicas"),
+    "components": _("Components"), "weights_bytes": _("Weights"), "kv_cache_bytes": _("KV cache"),
+    "activations_bytes": _("Activations"), "gradients_bytes": _("Gradients"), "optimizer_bytes": _("Optimizer state"),
+    "adapter_bytes": _("Adapters"), "overhead_bytes": _("Runtime overhead"),
+    "total_flops": _("Total compute"), "gpu_hours": _("GPU-hours"), "wall_clock_hours": _("Wall-clock time"),
+    "mfu": _("Efficiency (MFU)"), "flops_per_output_token": _("Compute per output token"),
+    "prefill_flops_per_request": _("Prefill compute per request"),
+    "prefill_tokens_per_s": _("Prefill throughput"), "decode_tokens_per_s": _("Decode throughput"),
+    "single_stream_tokens_per_s": _("Single-stream speed"), "ttft_ms": _("Time to first token"),
+    "tpot_ms": _("Time per output token"), "max_concurrent_sequences": _("Sequences that fit in the KV cache"),
+    "batch_per_replica": _("Batch per replica"), "replica_capacity_rps": _("Capacity per replica"),
+    "meets_targets": _("Meets the targets"),
+}
+
+
 def _label(key: str) -> str:
-    return key.replace("_", " ").strip().capitalize()
+    return str(KEY_LABELS.get(key) or key.replace("_", " ").strip().capitalize())
 
 
 def quantity_rows(section, prefix: str = "") -> list[dict]:
@@ -361,7 +394,10 @@ def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
     from costs import exports
 
     costs = (version.result or {}).get("costs") or {}
-    content = exports.cost_result_csv(costs) if fmt == "csv" else exports.cost_result_xlsx(costs)
+    if fmt == "csv":
+        content = exports.costs_csv(costs)
+    else:
+        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}")
     if isinstance(content, str):
         content = content.encode("utf-8")
     return content, EXPORT_TYPES[fmt], filename
