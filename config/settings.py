@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "config.request_id.RequestIdMiddleware",
+    # 413 for bodies over MAX_REQUEST_BODY_BYTES, before anything reads them.
+    "config.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Database down: a plain 503 page or JSON instead of a stack trace (config/middleware.py).
     "config.middleware.DatabaseUnavailableMiddleware",
@@ -155,6 +157,8 @@ LOGOUT_REDIRECT_URL = "/"
 # Uploads (catalog files, HF config.json) are small; refuse anything larger.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=5 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# Whole request bodies, uploaded files included (catalog files are the largest legitimate ones).
+MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=10 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -254,8 +258,9 @@ CELERY_BEAT_SCHEDULE = {
 # be killed mid-computation (tests/reliability). Production settings force it to 0.
 FAULT_INJECTION_COMPUTE_DELAY_SECONDS = env.float("FAULT_INJECTION_COMPUTE_DELAY_SECONDS", default=0.0)
 
-# Structured logs: one JSON object per line with the request id (LOG_FORMAT=text for humans).
-LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+# Structured logs: one JSON object per line with the request id; plain text by default while
+# DEBUG is on (LOG_FORMAT=json|text overrides).
+LOG_FORMAT = env.str("LOG_FORMAT", default="text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
