@@ -251,3 +251,13 @@ def test_export_then_import_gives_the_same_rows(loaded, tmp_path, fmt):
     else:
         call_command("load_catalog", file=str(out), stdout=open("/dev/null", "w"))  # noqa: SIM115
     assert comparable_state() == before
+
+
+def test_shipped_cloud_offers_link_only_unambiguous_variants(loaded):
+    def linked(instance_type):
+        offer = m.CloudOffer.objects.filter(instance_type=instance_type).select_related("accelerator").first()
+        return offer.accelerator.slug if offer.accelerator else None
+
+    assert linked("p5.48xlarge") == "nvidia-h100-sxm5-80gb"
+    assert linked("Standard_NC24ads_A100_v4") == "nvidia-a100-pcie-80gb"
+    assert linked("1x_A100-80GB_SECURE") is None  # RunPod does not say SXM or PCIe
