@@ -70,3 +70,30 @@ def server_error(request, *args, **kwargs):
     from django.views.defaults import server_error as default_server_error
 
     return default_server_error(request, *args, **kwargs)
+
+
+class RequestSizeLimitMiddleware:
+    """Refuse a request body larger than MAX_REQUEST_BODY_BYTES before anything reads it.
+
+    DATA_UPLOAD_MAX_MEMORY_SIZE does not count uploaded files, which Django would otherwise
+    stream to a temporary file whatever their size; forms then apply their own, smaller limits
+    (config.json 1 MB). The WSGI body is bounded by Content-Length, so checking it suffices.
+    """
+
+    def __init__(self, get_response):
+        from django.conf import settings
+
+        self.get_response = get_response
+        self.limit = settings.MAX_REQUEST_BODY_BYTES
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > self.limit:
+            message = _("The request body is too large (at most %(mb)s MB).") % {"mb": self.limit // (1024 * 1024)}
+            if _wants_json(request):
+                return JsonResponse({"detail": message, "code": "too_large"}, status=413)
+            return HttpResponse(escape(message), status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
