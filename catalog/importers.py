@@ -11,6 +11,7 @@ import io
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from zipfile import BadZipFile
 
 from catalog.tables import ITEM_MODELS, TABLES, TABLES_BY_NAME, Table
 
@@ -98,7 +99,7 @@ def read_xlsx(path: Path) -> list[RawTable]:
 
     try:
         workbook = load_workbook(path, read_only=True, data_only=True)
-    except (InvalidFileException, OSError, KeyError, ValueError) as exc:
+    except (InvalidFileException, BadZipFile, OSError, KeyError, ValueError) as exc:
         raise CatalogFileError([f"{path.name}: not a readable .xlsx workbook ({exc})"]) from None
     errors, tables = [], []
     try:

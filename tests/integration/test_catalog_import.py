@@ -261,3 +261,23 @@ def test_shipped_cloud_offers_link_only_unambiguous_variants(loaded):
     assert linked("p5.48xlarge") == "nvidia-h100-sxm5-80gb"
     assert linked("Standard_NC24ads_A100_v4") == "nvidia-a100-pcie-80gb"
     assert linked("1x_A100-80GB_SECURE") is None  # RunPod does not say SXM or PCIe
+
+
+def test_a_file_that_is_not_a_workbook_is_refused(loaded, tmp_path):
+    fake = tmp_path / "catalog.xlsx"
+    fake.write_text("not a zip")
+    before = db_state()
+    with pytest.raises(CommandError, match=r"catalog\.xlsx: not a readable \.xlsx workbook"):
+        call_command("load_catalog", file=str(fake), stdout=open("/dev/null", "w"))  # noqa: SIM115
+    assert db_state() == before
+
+
+def test_a_workbook_with_an_unknown_sheet_is_refused(loaded, tmp_path):
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    workbook.active.title = "gpus"
+    workbook.active.append(["id"])
+    workbook.save(tmp_path / "catalog.xlsx")
+    with pytest.raises(CommandError, match=r"catalog\.xlsx: unknown sheet 'gpus'"):
+        call_command("load_catalog", file=str(tmp_path / "catalog.xlsx"), stdout=open("/dev/null", "w"))  # noqa: SIM115
