@@ -138,6 +138,7 @@ class ServerPlatform(Sourced):
     max_ram_gib = models.PositiveIntegerField(_("max RAM, GiB"), null=True, blank=True)
     pcie_gen = models.PositiveSmallIntegerField(_("PCIe generation"), null=True, blank=True)
     pcie_x16_slots = models.PositiveSmallIntegerField(_("PCIe x16 slots"), null=True, blank=True)
+    pcie_lanes = models.PositiveSmallIntegerField(_("PCIe lanes (host total)"), null=True, blank=True)
     nic_options = models.TextField(_("NIC options"), blank=True)
     max_power_w = models.PositiveIntegerField(_("max system power, W"), null=True, blank=True)
     psu_count = models.PositiveSmallIntegerField(_("PSUs"), null=True, blank=True)

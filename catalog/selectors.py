@@ -395,6 +395,7 @@ def price_snapshot(*, as_of: date) -> dict:
                 "max_ram_gib": s.max_ram_gib,
                 "pcie_gen": s.pcie_gen,
                 "pcie_x16_slots": s.pcie_x16_slots,
+                "pcie_lanes": s.pcie_lanes,
                 "max_power_w": s.max_power_w,
                 "psu_count": s.psu_count,
                 "psu_unit_w": s.psu_unit_w,

@@ -241,6 +241,7 @@ TABLES: tuple[Table, ...] = (
             Col("max_ram_gib", "int", positive=True),
             Col("pcie_gen", "int", positive=True),
             Col("pcie_x16_slots", "int", non_negative=True),
+            Col("pcie_lanes", "int", positive=True),
             Col("nic_options", "str"),
             Col("max_power_w", "int", positive=True),
             Col("psu_count", "int", positive=True),
