@@ -10,11 +10,9 @@ and spread totals; reported money is rounded back to Decimal cents.
 from __future__ import annotations
 
 from decimal import Decimal
-from itertools import combinations
+from itertools import accumulate, combinations
 
 import numpy as np
-
-from .money import ZERO
 
 Z90 = 1.2815515655446004  # the 90th percentile of the standard normal: P10/P90 bands
 # Spans of the tornado factors that have no Monte Carlo spread of their own (assumptions,
@@ -38,7 +36,7 @@ def _pairs(shortlist: dict[str, list[str]]) -> list[tuple[str, str]]:
     return pairs
 
 
-def break_even_month(cum_a: list[Decimal], cum_b: list[Decimal]) -> dict:
+def break_even_month(cum_a: list, cum_b: list) -> dict:
     """The month from which one option's cumulative cost stays at or below the other's."""
     diff = [a - b for a, b in zip(cum_a, cum_b, strict=True)]
     if all(d <= 0 for d in diff):
@@ -70,28 +68,56 @@ def break_even_utilisation(*, own: dict, rent: dict) -> dict:
 
 
 class _Model:
-    """One option's lines as arrays: total = sum((a + b*u) * multipliers)."""
+    """One option's lines as a linear model: total = sum((a + b*u) * multipliers of the line)."""
 
     def __init__(self, lin: dict, currency: str, u0: float):
-        lines = lin["lines"]
         self.u0 = u0
-        self.a = np.array([ln["a"] for ln in lines], dtype=float)
-        self.b = np.array([ln["b"] for ln in lines], dtype=float)
-        self.market = np.array([ln["market"] for ln in lines], dtype=bool)
-        self.foreign = np.array([ln["origin_currency"] not in ("", currency) for ln in lines], dtype=bool)
-        self.downtime = np.array([ln["downtime"] for ln in lines], dtype=bool)
-        self.tags = np.array([ln["tag"] for ln in lines])
+        self.lines = [
+            (
+                ln["a"],
+                ln["b"],
+                ln["market"],
+                ln["origin_currency"] not in ("", currency),
+                ln["downtime"],
+                ln["tag"],
+            )
+            for ln in lin["lines"]
+        ]
+        # the 8 multiplier groups (market, foreign, downtime) for the vectorised Monte Carlo
+        self.group_a = np.zeros(8)
+        self.group_b = np.zeros(8)
+        for a, b, market, foreign, downtime, _tag in self.lines:
+            g = 4 * market + 2 * foreign + downtime
+            self.group_a[g] += a
+            self.group_b[g] += b
+        self.tags = {ln[5] for ln in self.lines}
 
-    def totals(self, *, u, drift, fx, inc, tag_mult: dict[str, float] | None = None) -> np.ndarray:
-        u = np.atleast_1d(np.asarray(u, dtype=float))[:, None]
-        base = self.a[None, :] + self.b[None, :] * u
-        mult = np.where(self.market[None, :], np.atleast_1d(drift)[:, None], 1.0)
-        mult = mult * np.where(self.foreign[None, :], np.atleast_1d(fx)[:, None], 1.0)
-        mult = mult * np.where(self.downtime[None, :], np.atleast_1d(inc)[:, None], 1.0)
-        if tag_mult:
-            for tag, m in tag_mult.items():
-                mult = mult * np.where(self.tags == tag, m, 1.0)[None, :]
-        return (base * mult).sum(axis=1)
+    def total(
+        self,
+        *,
+        u: float,
+        drift: float = 1.0,
+        fx: float = 1.0,
+        inc: float = 1.0,
+        tag_mult: dict[str, float] | None = None,
+    ) -> float:
+        out = 0.0
+        for a, b, market, foreign, downtime, tag in self.lines:
+            m = (drift if market else 1.0) * (fx if foreign else 1.0) * (inc if downtime else 1.0)
+            if tag_mult and tag in tag_mult:
+                m *= tag_mult[tag]
+            out += (a + b * u) * m
+        return out
+
+
+def _group_multipliers(drift: np.ndarray, fx: np.ndarray, inc: np.ndarray) -> np.ndarray:
+    """(8, samples): the multiplier of each (market, foreign, downtime) group in each sample."""
+    one = np.ones_like(drift)
+    rows = []
+    for g in range(8):
+        market, foreign, downtime = g & 4, g & 2, g & 1
+        rows.append((drift if market else one) * (fx if foreign else one) * (inc if downtime else one))
+    return np.vstack(rows)
 
 
 def _drift_multiplier(drift_per_year: np.ndarray, drift0: float, months: int) -> np.ndarray:
@@ -109,13 +135,8 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
     pairs = [(a, b) for a, b in _pairs(shortlist) if a in by_id and b in by_id]
 
     # break-even months on cumulative net cash (capex at month 0)
-    cum = {}
-    for i, p in by_id.items():
-        run, out = ZERO, []
-        for v in p.cash_flow(vat=False):
-            run += v
-            out.append(run)
-        cum[i] = out
+    # in whole cents (exact, and integer comparisons are cheap over many pairs)
+    cum = {i: list(accumulate(int(v * 100) for v in p.cash_flow(vat=False))) for i, p in by_id.items()}
     be_months = [{"a": a, "b": b, **break_even_month(cum[a], cum[b])} for a, b in pairs]
 
     be_util = []
@@ -155,22 +176,29 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
     inc_s = np.exp(rng.normal(-(v["mc_incident_sd"] ** 2) / 2, v["mc_incident_sd"], n))
     dm = _drift_multiplier(drift_s, v["price_drift_per_year"], months)
 
-    def u_eff(u0: float, du_, e_):
-        # the work to do is fixed: lower efficiency means running longer to do it
-        return np.clip(np.clip(u0 + du_, 0.0, 1.0) * e0 / e_, 0.0, 1.0)
-
-    samples = {}
-    for i, m in models.items():
-        if by_id[i].option.kind == "api":
-            samples[i] = m.totals(u=np.zeros(n), drift=dm, fx=fx_s, inc=inc_s)
-        else:
-            samples[i] = m.totals(u=u_eff(m.u0, du, e_s), drift=dm, fx=fx_s, inc=inc_s)
+    ids = list(models)
+    mults = _group_multipliers(dm, fx_s, inc_s)
+    a_mat = np.array([models[i].group_a for i in ids]).reshape(len(ids), 8)
+    b_mat = np.array([models[i].group_b for i in ids]).reshape(len(ids), 8)
+    u0 = np.array([models[i].u0 for i in ids])  # API options: slope 0, utilisation has no effect
+    # the work to do is fixed: lower efficiency means running longer to do it
+    u_eff = np.clip(np.clip(u0[:, None] + du[None, :], 0.0, 1.0) * (e0 / e_s)[None, :], 0.0, 1.0)
+    totals = a_mat @ mults + (b_mat @ mults) * u_eff
+    row = {i: k for k, i in enumerate(ids)}
     mc_options = {}
-    for i, s in samples.items():
-        p10, p50, p90 = np.percentile(s, [10, 50, 90])
-        mc_options[i] = {"p10": _money(p10), "p50": _money(p50), "p90": _money(p90), "mean": _money(s.mean())}
+    if ids:
+        qs = np.percentile(totals, [10, 50, 90], axis=1)
+        means = totals.mean(axis=1)
+        for k, i in enumerate(ids):
+            mc_options[i] = {
+                "p10": _money(qs[0, k]),
+                "p50": _money(qs[1, k]),
+                "p90": _money(qs[2, k]),
+                "mean": _money(means[k]),
+            }
     p_cheaper = [
-        {"a": a, "b": b, "p_a_cheaper": round(float(np.mean(samples[a] < samples[b])), 4)} for a, b in pairs
+        {"a": a, "b": b, "p_a_cheaper": round(float(np.mean(totals[row[a]] < totals[row[b]])), 4)}
+        for a, b in pairs
     ]
 
     # tornado: each factor at its P10 and P90 (or its documented span), the others at base
@@ -178,14 +206,9 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
     for i, m in models.items():
         is_api = by_id[i].option.kind == "api"
         u0 = 0.0 if is_api else m.u0
-        one = np.ones(1)
 
-        def tot(*, u=None, drift=one, fx=one, inc=one, tag_mult=None, m=m, u0=u0):
-            return float(
-                m.totals(
-                    u=np.array([u0 if u is None else u]), drift=drift, fx=fx, inc=inc, tag_mult=tag_mult
-                )[0]
-            )
+        def tot(*, u=None, drift=1.0, fx=1.0, inc=1.0, tag_mult=None, m=m, u0=u0):
+            return m.total(u=u0 if u is None else u, drift=float(drift), fx=fx, inc=inc, tag_mult=tag_mult)
 
         base = tot()
         sd = v
@@ -216,26 +239,24 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
                 "price_drift_per_year",
                 f"{d_lo:.3f}",
                 f"{d_hi:.3f}",
-                tot(drift=_drift_multiplier(np.array([d_lo]), d0, months)),
-                tot(drift=_drift_multiplier(np.array([d_hi]), d0, months)),
+                tot(drift=_drift_multiplier(np.array([d_lo]), d0, months)[0]),
+                tot(drift=_drift_multiplier(np.array([d_hi]), d0, months)[0]),
             )
         )
         f_lo, f_hi = float(np.exp(-Z90 * sd["mc_fx_sd"])), float(np.exp(Z90 * sd["mc_fx_sd"]))
-        factors.append(
-            ("fx", f"{f_lo:.3f}", f"{f_hi:.3f}", tot(fx=np.array([f_lo])), tot(fx=np.array([f_hi])))
-        )
+        factors.append(("fx", f"{f_lo:.3f}", f"{f_hi:.3f}", tot(fx=f_lo), tot(fx=f_hi)))
         i_lo, i_hi = float(np.exp(-Z90 * sd["mc_incident_sd"])), float(np.exp(Z90 * sd["mc_incident_sd"]))
         factors.append(
             (
                 "incident_rate",
                 f"{i_lo:.3f}",
                 f"{i_hi:.3f}",
-                tot(inc=np.array([i_lo])),
-                tot(inc=np.array([i_hi])),
+                tot(inc=i_lo),
+                tot(inc=i_hi),
             )
         )
         for tag, span in TAG_SPANS.items():
-            if np.any(m.tags == tag):
+            if tag in m.tags:
                 factors.append(
                     (
                         f"{tag}_prices",

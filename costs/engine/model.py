@@ -50,13 +50,20 @@ class Line:
     inputs: dict = field(default_factory=dict)
 
     def scaled(self, share: Decimal, *, key: str, label: str) -> Line:
-        return replace(
-            self,
+        # explicit constructor: dataclasses.replace is several times slower in this hot path
+        return Line(
+            row=self.row,
             key=key,
             label=label,
             upfront=self.upfront * share,
             monthly=self.monthly * share,
             terminal=self.terminal * share,
+            market=self.market,
+            vat=self.vat,
+            origin_currency=self.origin_currency,
+            tag=self.tag,
+            utilisation_driven=self.utilisation_driven,
+            inputs=self.inputs,
         )
 
 
@@ -72,9 +79,17 @@ class Context:
     rates: dict[str, Rate]
     redundancy: str
     drift_factors: tuple[Decimal, ...]  # price multiplier of months 1..N
+    # memo of pure lookups within one plan (same inputs -> same values); never part of results
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def net(self, price: Price, *, path: str) -> Decimal:
         """Price -> net of VAT, in the reporting currency, at the plan date's FX rate."""
+        key = ("net", price)
+        if key not in self.memo:
+            self.memo[key] = self._net(price, path=path)
+        return self.memo[key]
+
+    def _net(self, price: Price, *, path: str) -> Decimal:
         amount = price.amount
         if price.vat_included:
             amount = amount / (
@@ -91,8 +106,14 @@ class Context:
         return self.rate(key, scope=scope).value
 
     def money(self, key: str, *, scope: str | None = None) -> tuple[Decimal, dict]:
-        r = self.rate(key, scope=scope)
-        return self.net(r.price(), path=f"rates.{key}"), _show(key, r.value, r.currency, r.unit, r.source)
+        memo_key = ("money", key, scope)
+        if memo_key not in self.memo:
+            r = self.rate(key, scope=scope)
+            self.memo[memo_key] = (
+                self.net(r.price(), path=f"rates.{key}"),
+                _show(key, r.value, r.currency, r.unit, r.source),
+            )
+        return self.memo[memo_key]
 
 
 def _show(name: str, value, currency: str | None, unit: str, source: str) -> dict:
@@ -132,6 +153,13 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def engineering_lines(ctx: Context, kind: str) -> list[Line]:
+    key = ("engineering", kind)
+    if key not in ctx.memo:
+        ctx.memo[key] = _engineering_lines(ctx, kind)
+    return list(ctx.memo[key])
+
+
+def _engineering_lines(ctx: Context, kind: str) -> list[Line]:
     setup = ops = ZERO
     shown = []
     for role in ROLES:
@@ -256,6 +284,13 @@ def gpu_time_lines(*, paid: Line, paid_gpu_hours: Decimal, useful_gpu_hours: Dec
 
 
 def storage_lines(ctx: Context, w: Workload, *, scope: str) -> list[Line]:
+    key = ("storage", tuple(sorted(w.storage_gb.items())), scope)
+    if key not in ctx.memo:
+        ctx.memo[key] = _storage_lines(ctx, w, scope=scope)
+    return list(ctx.memo[key])
+
+
+def _storage_lines(ctx: Context, w: Workload, *, scope: str) -> list[Line]:
     lines = []
     for tier, gb in sorted(w.storage_gb.items()):
         if gb <= 0:
@@ -375,7 +410,7 @@ def cloud_option(
             "rates": [_price_show(f"{offer.instance_type} {mode}", base), *rate_shown],
         },
     )
-    useful = _useful(replace(w, gpu_count=gpus), u, e)
+    useful = gpus * HOURS_PER_MONTH * u * e
     lines = gpu_time_lines(paid=paid, paid_gpu_hours=paid_gpu_hours, useful_gpu_hours=useful)
     if committed:
         term = 12 if mode == "cloud_commit_1y" else 36

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import cached_property
 
 from . import analysis
 from .errors import CostValidationError, FieldError
@@ -45,11 +46,11 @@ class LineTotals:
     upfront_vat: Decimal
     terminal_vat: Decimal
 
-    @property
+    @cached_property
     def net(self) -> Decimal:
         return self.upfront_net + sum(self.months_net, ZERO) + self.terminal_net
 
-    @property
+    @cached_property
     def vat(self) -> Decimal:
         return self.upfront_vat + sum(self.months_vat, ZERO) + self.terminal_vat
 
@@ -61,28 +62,31 @@ class PricedOption:
     utilisation: Decimal
     efficiency: Decimal
 
-    @property
+    @cached_property
     def net(self) -> Decimal:
         return sum((lt.net for lt in self.lines), ZERO)
 
-    @property
+    @cached_property
     def vat(self) -> Decimal:
         return sum((lt.vat for lt in self.lines), ZERO)
 
+    @cached_property
+    def _flow_net(self) -> tuple[Decimal, ...]:
+        upfront = sum((lt.upfront_net for lt in self.lines), ZERO)
+        months = [sum(col, ZERO) for col in zip(*(lt.months_net for lt in self.lines), strict=True)]
+        return (upfront, *months)
+
+    @cached_property
+    def _flow_vat(self) -> tuple[Decimal, ...]:
+        upfront = sum((lt.upfront_vat for lt in self.lines), ZERO)
+        months = [sum(col, ZERO) for col in zip(*(lt.months_vat for lt in self.lines), strict=True)]
+        return (upfront, *months)
+
     def cash_flow(self, *, vat: bool) -> list[Decimal]:
         """Months 0..N, without the terminal amount (shown separately)."""
-        n = len(self.lines[0].months_net) if self.lines else 0
-        flow = [ZERO] * (n + 1)
-        for lt in self.lines:
-            flow[0] += lt.upfront_net + (lt.upfront_vat if vat else ZERO)
-            months = (
-                lt.months_net
-                if not vat
-                else [a + b for a, b in zip(lt.months_net, lt.months_vat, strict=True)]
-            )
-            for i, v in enumerate(months, start=1):
-                flow[i] += v
-        return flow
+        if not vat:
+            return list(self._flow_net)
+        return [a + b for a, b in zip(self._flow_net, self._flow_vat, strict=True)]
 
     def terminal(self, *, vat: bool) -> Decimal:
         return sum((lt.terminal_net + (lt.terminal_vat if vat else ZERO) for lt in self.lines), ZERO)
@@ -122,15 +126,23 @@ class _Calendar:
     drift: tuple[Decimal, ...]  # months 1..N
     vat: tuple[Decimal, ...]  # months 0..N, as fractions
 
+    @cached_property
+    def has_drift(self) -> bool:
+        return any(f != ONE for f in self.drift)
+
 
 def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
-    if line.market and any(f != ONE for f in cal.drift):
+    drifting = line.market and cal.has_drift
+    if drifting:
         months = tuple(cents(line.monthly * f) for f in cal.drift)
     else:
         months = (cents(line.monthly),) * cal.n
     up, term = cents(line.upfront), cents(line.terminal)
-    if line.vat:
+    if line.vat and drifting:
         m_vat = tuple(cents(m * v) for m, v in zip(months, cal.vat[1:], strict=True))
+    elif line.vat:
+        by_rate = {v: cents(months[0] * v) for v in set(cal.vat[1:])} if months else {}
+        m_vat = tuple(by_rate[v] for v in cal.vat[1:])
         up_vat, term_vat = cents(up * cal.vat[0]), cents(term * cal.vat[-1])
     else:
         m_vat, up_vat, term_vat = (ZERO,) * cal.n, ZERO, ZERO

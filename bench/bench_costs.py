@@ -1,0 +1,86 @@
+"""Benchmark: cost one full plan (every candidate configuration the sizing returns x every
+deployment option x 36 months + a 10 000-sample Monte Carlo). Target: <= 300 ms median.
+
+Run after `make setup` (database migrated, catalog and rate card loaded):
+    .venv/bin/python bench/bench_costs.py [--repeat 15]
+Prints one line per workload and a JSON summary. No assertion: figures go to docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from catalog.selectors import accelerator_specs, price_snapshot  # noqa: E402
+from costs.adapters import build_cost_inputs  # noqa: E402
+from costs.engine.plan import cost_plan  # noqa: E402
+from costs.selectors import rate_card_snapshot  # noqa: E402
+from planner.engine import size_workload  # noqa: E402
+from planner.engine.spec import parse_workload_spec  # noqa: E402
+
+WORKLOADS = {
+    "inference llama-3.1-8b": {"kind": "inference", "model": {"preset": "llama-3.1-8b"},
+                               "serving": {"context_length": 8192, "concurrency": 16, "requests_per_second": 2}},
+    "lora finetune llama-3.1-70b": {"kind": "finetuning", "model": {"preset": "llama-3.1-70b"},
+                                    "training": {"tokens": 2e9, "method": "lora"}},
+}
+API = [{"provider": "bench", "model": "m", "currency": "USD", "input_per_1m_tokens": "1",
+        "output_per_1m_tokens": "3", "source": "benchmark input"}]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+    as_of = dt.date.today()
+    prices = price_snapshot(as_of=as_of)
+    accs = accelerator_specs(as_of=as_of)
+    prices["accelerators"] = [asdict(a) for a in accs]
+    rates = rate_card_snapshot(as_of=as_of)
+    if not rates["rates"] or not prices["cloud_offers"]:
+        sys.exit("load the catalog and the rate card first: make setup")
+    summary = {}
+    for name, spec in WORKLOADS.items():
+        parsed = parse_workload_spec(spec)
+        sizing = size_workload(spec=parsed, accelerators=accs).to_dict()
+        options = {"horizon_months": 36, "monte_carlo_samples": 10_000, "api_prices": API}
+        times, result = [], None
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            inputs, _notes = build_cost_inputs(sizing=sizing, price_snapshot=prices, rate_snapshot=rates,
+                                               options=options, spec=parsed)
+            result = cost_plan(inputs=inputs)
+            times.append(time.perf_counter() - t0)
+        t_json = time.perf_counter()
+        result.to_dict()
+        json_ms = (time.perf_counter() - t_json) * 1000
+        shortlisted = sum(len(v) for v in result.shortlist.values())
+        row = {
+            "candidates": len(inputs.workloads), "options_priced": len(result.options),
+            "options_in_monte_carlo": shortlisted, "months": 36, "samples": 10_000,
+            "median_ms": round(statistics.median(times) * 1000, 1), "min_ms": round(min(times) * 1000, 1),
+            "to_dict_ms": round(json_ms, 1),
+        }
+        summary[name] = row
+        print(f"{name}: {row['candidates']} candidates, {row['options_priced']} options priced, "
+              f"{row['options_in_monte_carlo']} in Monte Carlo x 10k samples, 36 months: "
+              f"median {row['median_ms']} ms (min {row['min_ms']} ms; to_dict {row['to_dict_ms']} ms)")
+    print(json.dumps({"bench": "costs", "repeat": args.repeat, "results": summary}))
+
+
+if __name__ == "__main__":
+    main()
