@@ -276,7 +276,8 @@ def compare(request):
     except ValueError as exc:
         raise Http404("bad plan id") from exc
     ids = list(dict.fromkeys(ids))
-    plans = list(selectors.plans_for_user(user=request.user).filter(pk__in=ids))
+    found = {p.id: p for p in selectors.plans_for_user(user=request.user).filter(pk__in=ids)}
+    plans = [found[i] for i in ids if i in found]  # in the order the user chose
     if len(ids) and len(plans) != len(ids):
         raise Http404("plan not found")
     error = None

@@ -1,0 +1,180 @@
+"""Pages of a computed plan: result sections, diff, compare, exports, locale formatting,
+and a query count that does not grow with versions or options."""
+
+import csv
+import io
+from unittest import mock
+
+import openpyxl
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import translation
+
+from planner import services
+from planner.choices import Role, VersionStatus
+from planner.templatetags.planner_tags import money
+from tests.planner_factories import PlanFactory, member
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _run_on_commit_now():
+    """Tests run inside a transaction that never commits: run on-commit work (the queued,
+    in-process computation) at once, as a committed request would."""
+    with mock.patch("django.db.transaction.on_commit", side_effect=lambda fn, *a, **k: fn()):
+        yield
+
+
+@pytest.fixture
+def catalog():
+    call_command("load_catalog", verbosity=0)
+    call_command("load_rate_cards", verbosity=0)
+
+
+@pytest.fixture
+def plan(catalog):
+    plan = PlanFactory()
+    services.plan_version_create(plan=plan, user=None)  # computed in-process (eager Celery)
+    return plan
+
+
+@pytest.fixture
+def owner_client(client, plan):
+    client.force_login(member(Role.OWNER, team=plan.team))
+    return client
+
+
+def test_plan_is_computed_in_process(plan):
+    version = plan.versions.get()
+    assert version.status == VersionStatus.DONE, version.error
+    assert version.result["sizing"]["recommendation"]
+    assert version.result["costs"]["options"]
+
+
+def test_plan_page_shows_recommendation_costs_and_charts(owner_client, plan):
+    html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
+    for marker in ('id="recommendation"', 'id="costs"', 'class="cost-table"', 'id="tco-data"',
+                   'id="uncertainty-data"', 'id="memory-data"', 'id="alternatives"', 'id="operations"'):
+        assert marker in html, marker
+    for row in ("GPU time", "Infrastructure", "Engineering", "Downtime risk"):
+        assert row in html
+
+
+def test_plan_page_has_no_inline_script(owner_client, plan):
+    html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
+    scripts = html.split("<script")[1:]
+    assert all(' src="' in s.split(">")[0] or 'type="application/json"' in s.split(">")[0] for s in scripts)
+
+
+def test_recompute_makes_a_new_version_and_keeps_the_old(owner_client, plan):
+    old = plan.versions.get()
+    owner_client.post(reverse("plan_recompute", args=[plan.id]))
+    assert plan.versions.count() == 2
+    fresh = type(old).objects.get(pk=old.pk)
+    assert fresh.result == old.result
+    assert fresh.price_snapshot == old.price_snapshot
+
+
+def test_assumptions_form_makes_a_new_version_in_rub(owner_client, plan):
+    response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
+                                 {"horizon_months": 24, "currency": "RUB", "utilisation": "0.5"})
+    assert response.status_code == 302
+    new = plan.versions.order_by("-number").first()
+    assert new.number == 2
+    assert new.inputs["costs"]["currency"] == "RUB"
+    assert new.result["costs"]["currency"] == "RUB"
+
+
+def test_bad_assumption_is_a_field_error_and_makes_no_version(owner_client, plan):
+    response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
+                                 {"horizon_months": 0, "currency": "RUB", "utilisation": "0.5"})
+    assert response.status_code == 400
+    assert "horizon_months" in response.context["assumptions_form"].errors
+    assert plan.versions.count() == 1
+
+
+def test_diff_lists_changed_inputs_and_moved_totals(owner_client, plan):
+    owner_client.post(reverse("plan_assumptions", args=[plan.id]),
+                      {"horizon_months": 12, "currency": "USD", "utilisation": "0.6"})
+    response = owner_client.get(reverse("plan_diff", args=[plan.id]), {"a": 1, "b": 2})
+    diff = response.context["diff"]
+    assert [row["path"] for row in diff["inputs"]] == ["costs.horizon_months"]
+    moved = [row for row in diff["totals"] if row["delta"] is not None]
+    assert moved and all(row["delta"] < 0 for row in moved)  # 12 months cost less than 36
+
+
+def test_compare_shows_two_plans_side_by_side(owner_client, plan):
+    other = PlanFactory(workload__team=plan.team, name="Second plan")
+    services.plan_version_create(plan=other, user=None)
+    response = owner_client.get(reverse("plan_compare"), {"plans": [plan.id, other.id]})
+    assert response.status_code == 200
+    assert [c["plan"].id for c in response.context["columns"]] == [plan.id, other.id]
+    assert all(c["cheapest"] for c in response.context["columns"])
+
+
+def test_compare_needs_at_least_two_plans(owner_client, plan):
+    response = owner_client.get(reverse("plan_compare"), {"plans": [plan.id]})
+    assert response.status_code == 400
+
+
+def test_compare_with_another_teams_plan_is_404(owner_client, plan):
+    stranger = PlanFactory()
+    response = owner_client.get(reverse("plan_compare"), {"plans": [plan.id, stranger.id]})
+    assert response.status_code == 404
+
+
+def test_csv_export(owner_client, plan):
+    response = owner_client.get(reverse("plan_version_export", args=[plan.id, 1, "csv"]))
+    assert response.status_code == 200
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert {r["row"] for r in rows} >= {"gpu_time", "infrastructure", "engineering", "downtime_risk"}
+
+
+def test_xlsx_export_opens_with_numbers(owner_client, plan):
+    response = owner_client.get(reverse("plan_version_export", args=[plan.id, 1, "xlsx"]))
+    workbook = openpyxl.load_workbook(io.BytesIO(response.content))
+    numbers = [c.value for ws in workbook for row in ws.iter_rows() for c in row if isinstance(c.value, int | float)]
+    assert numbers
+
+
+def test_pdf_export_is_a_pdf(owner_client, plan):
+    response = owner_client.get(reverse("plan_version_export", args=[plan.id, 1, "pdf"]))
+    assert response["Content-Type"] == "application/pdf"
+    assert response.content.startswith(b"%PDF")
+
+
+def test_unknown_export_format_is_404(owner_client, plan):
+    assert owner_client.get(reverse("plan_version_export", args=[plan.id, 1, "doc"])).status_code == 404
+
+
+def test_export_of_another_teams_plan_is_404(client, plan):
+    client.force_login(member(Role.OWNER))
+    assert client.get(reverse("plan_version_export", args=[plan.id, 1, "xlsx"])).status_code == 404
+
+
+def test_plan_page_query_count_does_not_grow_with_versions(owner_client, plan):
+    url = reverse("plan_detail", args=[plan.id])
+    with CaptureQueriesContext(connection) as one:
+        owner_client.get(url)
+    for _ in range(4):
+        services.plan_recompute(plan=plan, user=None)
+    services.share_link_create(plan=plan, user=None)
+    services.share_link_create(plan=plan, user=None)
+    with CaptureQueriesContext(connection) as many:
+        owner_client.get(url)
+    assert len(many) == len(one)
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("en", "1,234,567.89 USD"), ("ru", "1\xa0234\xa0567,89 USD")])
+def test_money_is_formatted_per_locale(lang, expected):
+    with translation.override(lang):
+        assert money("1234567.891", "USD") == expected
+
+
+def test_unknown_money_is_shown_as_unknown():
+    assert "unknown" in money(None, "USD")
