@@ -23,7 +23,8 @@ from costs.engine.inputs import (
 from costs.engine.money import FxRate, FxTable, Price, VatRate, VatTable
 from costs.engine.options import parse_cost_options
 from costs.engine.plan import cost_plan
-from costs.engine.rates import apply_overrides
+from costs.engine.rates import RATE_SCHEMA, apply_overrides
+from costs.rate_csv import rates_from_rows, read_rate_csv
 
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
 SERVING_KINDS = ("inference", "rag")
@@ -395,6 +396,17 @@ def build_cost_inputs(
     as_of = _date(price_snapshot.get("as_of")) or _date(rate_snapshot.get("as_of"))
     opts = parse_cost_options(options or {}, default_as_of=as_of)
     rates = rates_from_snapshot(rate_snapshot)
+    missing = [k for k in RATE_SCHEMA if k not in rates]
+    if missing:
+        # an older stored snapshot, or a database without the rate card: the shipped defaults fill in
+        shipped = rates_from_rows(read_rate_csv(), as_of=opts.as_of)
+        rates.update({k: shipped[k] for k in missing if k in shipped})
+        notes_pre = [
+            f"{len(missing)} rate(s) not in the stored rate card, shipped defaults used: "
+            f"{', '.join(sorted(missing)[:8])}{' ...' if len(missing) > 8 else ''}"
+        ]
+    else:
+        notes_pre = []
     rates.update(storage_rates_from_snapshot(price_snapshot))
     fx = fx_from_snapshot(price_snapshot)
     effective = apply_overrides(rates, opts.overrides, path="costs.overrides")
@@ -404,6 +416,7 @@ def build_cost_inputs(
     workloads, notes = workloads_from_sizing(
         sizing, price_snapshot=price_snapshot, spec=spec, training_runs_per_month=runs
     )
+    notes = notes_pre + notes
     gps = {w.accelerator_id: w.gpus_per_server for w in workloads if w.accelerator_id}
     prices = PriceBook(
         cloud_offers=cloud_offers_from_snapshot(price_snapshot),

@@ -157,3 +157,13 @@ def test_cli_not_json_exits_2(tmp_path):
     with pytest.raises(CommandError) as exc:
         call_command("plan", str(path))
     assert exc.value.returncode == 2 and "not valid JSON" in str(exc.value)
+
+
+def test_missing_rates_in_a_stored_snapshot_fall_back_to_the_shipped_card(snapshots):
+    prices, accs, rates = snapshots
+    sizing = size_workload(spec=parse_workload_spec(SPEC), accelerators=accs).to_dict()
+    stored = {"rates": {}, "vat_history": rates["vat_history"]}
+    res = price_sizing_result(
+        sizing=sizing, price_snapshot=prices, rate_snapshot=stored, options={}, spec=SPEC
+    )
+    assert res["options"] and "shipped defaults used" in res["notes"][0]
