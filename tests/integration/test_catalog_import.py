@@ -2,6 +2,7 @@
 
 import csv
 import shutil
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,12 @@ def catalog_dir(tmp_path):
 
 @pytest.fixture
 def loaded(catalog_dir):
-    call_command("load_catalog", dir=str(catalog_dir), stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("load_catalog", dir=str(catalog_dir), stdout=StringIO())
     return catalog_dir
 
 
 def load(path: Path):
-    call_command("load_catalog", dir=str(path), stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("load_catalog", dir=str(path), stdout=StringIO())
 
 
 def accelerators_with(tmp_path: Path, change) -> Path:
@@ -243,13 +244,13 @@ def comparable_state():
 def test_export_then_import_gives_the_same_rows(loaded, tmp_path, fmt):
     before = comparable_state()
     out = tmp_path / ("export" if fmt == "csv" else "catalog.xlsx")
-    call_command("export_catalog", format=fmt, out=str(out), stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("export_catalog", format=fmt, out=str(out), stdout=StringIO())
     for model in reversed(CATALOG_MODELS):
         model.objects.all().delete()
     if fmt == "csv":
         load(out)
     else:
-        call_command("load_catalog", file=str(out), stdout=open("/dev/null", "w"))  # noqa: SIM115
+        call_command("load_catalog", file=str(out), stdout=StringIO())
     assert comparable_state() == before
 
 
@@ -268,7 +269,7 @@ def test_a_file_that_is_not_a_workbook_is_refused(loaded, tmp_path):
     fake.write_text("not a zip")
     before = db_state()
     with pytest.raises(CommandError, match=r"catalog\.xlsx: not a readable \.xlsx workbook"):
-        call_command("load_catalog", file=str(fake), stdout=open("/dev/null", "w"))  # noqa: SIM115
+        call_command("load_catalog", file=str(fake), stdout=StringIO())
     assert db_state() == before
 
 
@@ -280,4 +281,4 @@ def test_a_workbook_with_an_unknown_sheet_is_refused(loaded, tmp_path):
     workbook.active.append(["id"])
     workbook.save(tmp_path / "catalog.xlsx")
     with pytest.raises(CommandError, match=r"catalog\.xlsx: unknown sheet 'gpus'"):
-        call_command("load_catalog", file=str(tmp_path / "catalog.xlsx"), stdout=open("/dev/null", "w"))  # noqa: SIM115
+        call_command("load_catalog", file=str(tmp_path / "catalog.xlsx"), stdout=StringIO())
