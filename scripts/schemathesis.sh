@@ -8,8 +8,8 @@
 # Prints how many test cases ran; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-.venv/bin/python}
-ST=${SCHEMATHESIS:-.venv/bin/schemathesis}
+PY=${PYTHON:-$PWD/.venv/bin/python}
+ST=${SCHEMATHESIS:-$PWD/.venv/bin/schemathesis}
 PORT=${ST_PORT:-8765}
 MAX_EXAMPLES=${ST_MAX_EXAMPLES:-25}
 WORK=$(mktemp -d)
@@ -43,8 +43,10 @@ with psycopg.connect("$ST_ADMIN_URL", autocommit=True) as c:
     c.execute('CREATE DATABASE "$ST_DROP_DB"')
 PYEOF
   export DATABASE_URL="$base/$ST_DROP_DB"
+  WORKERS=2
 else
   export DATABASE_URL="sqlite:///$WORK/schemathesis.sqlite3"
+  WORKERS=1  # SQLite locks the whole file on writes: concurrent writers would see "database is locked"
 fi
 
 "$PY" manage.py migrate -v 0
@@ -74,7 +76,7 @@ print(key)
 PYEOF
 )
 
-"$PY" -m gunicorn config.wsgi:application --bind "127.0.0.1:$PORT" --workers 2 --timeout 60 \
+"$PY" -m gunicorn config.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" --timeout 60 \
   --access-logfile /dev/null --error-logfile "$WORK/gunicorn.log" &
 SERVER_PID=$!
 for _ in $(seq 1 60); do
@@ -83,11 +85,12 @@ for _ in $(seq 1 60); do
 done
 
 set +e
-"$ST" run "http://127.0.0.1:$PORT/api/v1/schema/" \
+# Run from the temporary folder: schemathesis keeps its example database in ./.schemathesis.
+(cd "$WORK" && "$ST" run "http://127.0.0.1:$PORT/api/v1/schema/" \
   --checks not_a_server_error,response_schema_conformance \
   --header "Authorization: Token $KEY" \
-  --max-examples "$MAX_EXAMPLES" --seed "${ST_SEED:-6}" --workers 2 --request-timeout 30 \
-  --report junit --report-junit-path "$WORK/junit.xml" --no-color 2>&1 | tee "$WORK/out.txt"
+  --max-examples "$MAX_EXAMPLES" --seed "${ST_SEED:-6}" --workers "$WORKERS" --request-timeout 30 \
+  --report junit --report-junit-path "$WORK/junit.xml" --no-color) 2>&1 | tee "$WORK/out.txt"
 status=${PIPESTATUS[0]}
 set -e
 cases=$(grep -Eo '[0-9]+ generated' "$WORK/out.txt" | tail -1 | grep -Eo '[0-9]+' || true)
