@@ -130,6 +130,10 @@ class _Calendar:
     def has_drift(self) -> bool:
         return any(f != ONE for f in self.drift)
 
+    @cached_property
+    def vat_uniform(self) -> bool:
+        return len(set(self.vat[1:])) == 1
+
 
 def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
     drifting = line.market and cal.has_drift
@@ -138,11 +142,14 @@ def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
     else:
         months = (cents(line.monthly),) * cal.n
     up, term = cents(line.upfront), cents(line.terminal)
-    if line.vat and drifting:
-        m_vat = tuple(cents(m * v) for m, v in zip(months, cal.vat[1:], strict=True))
-    elif line.vat:
-        by_rate = {v: cents(months[0] * v) for v in set(cal.vat[1:])} if months else {}
-        m_vat = tuple(by_rate[v] for v in cal.vat[1:])
+    if line.vat:
+        if drifting:
+            m_vat = tuple(cents(m * v) for m, v in zip(months, cal.vat[1:], strict=True))
+        elif cal.vat_uniform:
+            m_vat = (cents(months[0] * cal.vat[1]),) * cal.n
+        else:
+            by_rate = {v: cents(months[0] * v) for v in set(cal.vat[1:])}
+            m_vat = tuple(by_rate[v] for v in cal.vat[1:])
         up_vat, term_vat = cents(up * cal.vat[0]), cents(term * cal.vat[-1])
     else:
         m_vat, up_vat, term_vat = (ZERO,) * cal.n, ZERO, ZERO

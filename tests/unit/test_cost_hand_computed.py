@@ -172,3 +172,22 @@ def test_vat_changes_at_2026_01_01():
         "cloud_on_demand",
     )
     assert _row(od, "gpu_time")["total_gross"] == str(D("1825") * 3 + D("1131.50"))
+
+
+def test_price_drift_raises_rental_prices_month_by_month():
+    # +10 % a year: month 1 at 730 h x 1.00 = 730.00; month 13 at 730 x 1.1^(12/12) = 803.00
+    res = cost_plan(
+        inputs=inputs(
+            workloads=[workload(**ONE_GPU)],
+            offers=[offer(accelerator_id="a100", gpus_per_instance=1, on_demand=usd("1.00"), spot=None)],
+            servers=[],
+            options=("cloud_on_demand",),
+            horizon_months=13,
+            utilisation=D(1),
+            efficiency=D(1),
+            rate_values={"price_drift_per_year": "0.1"},
+        )
+    )
+    line = next(lt for lt in res.options[0].lines if lt.line.key == "gpu_time.useful")
+    assert (line.months_net[0], line.months_net[12]) == (D("730.00"), D("803.00"))
+    assert line.months_vat[12] == D("176.66")  # 803.00 x 0.22 = 176.66

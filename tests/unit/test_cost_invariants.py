@@ -36,8 +36,9 @@ def test_zero_utilisation_leaves_onprem_capex_unchanged():
     u=st.decimals(min_value=0, max_value=1, places=3),
     horizon=st.integers(min_value=1, max_value=60),
     eff=st.decimals(min_value=D("0.05"), max_value=1, places=2),
+    drift=st.sampled_from(["0", "0.05", "-0.1"]),
 )
-def test_totals_equal_the_sum_of_their_rows_and_cash_flow_to_the_cent(u, horizon, eff):
+def test_totals_equal_the_sum_of_their_rows_and_cash_flow_to_the_cent(u, horizon, eff, drift):
     res = cost_plan(
         inputs=inputs(
             utilisation=u,
@@ -50,6 +51,8 @@ def test_totals_equal_the_sum_of_their_rows_and_cash_flow_to_the_cent(u, horizon
                     is_training=True,
                 )
             ],
+            rate_values={"price_drift_per_year": drift},
+            as_of=dt.date(2025, 6, 1),  # the horizon crosses the VAT change on 2026-01-01
         )
     )
     for p in res.options:
