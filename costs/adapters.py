@@ -12,6 +12,7 @@ import math
 from decimal import Decimal
 
 from costs.engine.inputs import (
+    ApiPrice,
     CloudOffer,
     CostInputs,
     DedicatedOffer,
@@ -220,6 +221,30 @@ def servers_from_snapshot(
     return tuple(out.values())
 
 
+def api_prices_from_snapshot(rate_snapshot: dict) -> tuple[ApiPrice, ...]:
+    out = []
+    for a in rate_snapshot.get("api_prices", []):
+        common = dict(
+            currency=a["currency"],
+            vat_included=bool(a.get("includes_vat")),
+            source=a["source"],
+            as_of=_date(a.get("valid_from")),
+        )
+        out.append(
+            ApiPrice(
+                provider=a["provider"],
+                model=a["model"],
+                input_per_1m_tokens=Price(
+                    amount=Decimal(a["input_per_1m_tokens"]), unit="per 1M input tokens", **common
+                ),
+                output_per_1m_tokens=Price(
+                    amount=Decimal(a["output_per_1m_tokens"]), unit="per 1M output tokens", **common
+                ),
+            )
+        )
+    return tuple(out)
+
+
 def power_tariff_from_snapshot(price_snapshot: dict, *, country: str) -> Price | None:
     tariffs = [t for t in price_snapshot.get("electricity_tariffs", []) if t.get("country") == country]
     if not tariffs:
@@ -424,6 +449,7 @@ def build_cost_inputs(
         servers=servers_from_snapshot(
             price_snapshot, rates=effective, fx=fx, as_of=opts.as_of, gpus_per_server=gps
         ),
+        api_prices=api_prices_from_snapshot(rate_snapshot),
         power_tariff_per_kwh=power_tariff_from_snapshot(price_snapshot, country=opts.country),
         fx=fx,
         vat=vat_from_snapshots(price_snapshot, rate_snapshot),

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import RateCard
+from .models import ApiTokenPrice, RateCard
 
 
 @admin.register(RateCard)
@@ -9,3 +9,18 @@ class RateCardAdmin(admin.ModelAdmin):
     list_filter = ("is_assumption", "currency")
     search_fields = ("key", "source", "notes")
     date_hierarchy = "valid_from"
+
+
+@admin.register(ApiTokenPrice)
+class ApiTokenPriceAdmin(admin.ModelAdmin):
+    list_display = (
+        "provider",
+        "model",
+        "input_per_1m_tokens",
+        "output_per_1m_tokens",
+        "currency",
+        "valid_from",
+        "valid_to",
+    )
+    list_filter = ("provider", "currency")
+    search_fields = ("provider", "model", "source")

@@ -68,3 +68,46 @@ class RateCard(models.Model):
         )
         if errors:
             raise ValidationError({"value": [e.message for e in errors]})
+
+
+class ApiTokenPrice(models.Model):
+    """Price of an external model API per 1M tokens (for the self-hosting vs API comparison).
+
+    Shipped empty: only prices with a published source and date belong here (admin-editable).
+    """
+
+    provider = models.CharField(_("provider"), max_length=100)
+    model = models.CharField(_("model"), max_length=200)
+    input_per_1m_tokens = models.DecimalField(_("input, per 1M tokens"), max_digits=18, decimal_places=6)
+    output_per_1m_tokens = models.DecimalField(_("output, per 1M tokens"), max_digits=18, decimal_places=6)
+    currency = models.CharField(_("currency"), max_length=3, choices=Currency.choices)
+    includes_vat = models.BooleanField(_("includes VAT"), default=False)
+    valid_from = models.DateField(_("valid from"))
+    valid_to = models.DateField(_("valid to (exclusive)"), null=True, blank=True)
+    source = models.TextField(_("source"), help_text=_("URL of the price page and the date it was read"))
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        ordering = ["provider", "model", "valid_from"]
+        verbose_name = _("API token price")
+        verbose_name_plural = _("API token prices")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "model", "valid_from"], name="costs_apitokenprice_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_to__isnull=True) | Q(valid_to__gt=models.F("valid_from")),
+                name="costs_apitokenprice_valid_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(currency__in=Currency.values), name="costs_apitokenprice_currency_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(input_per_1m_tokens__gte=0) & Q(output_per_1m_tokens__gte=0),
+                name="costs_apitokenprice_prices_not_negative",
+            ),
+            models.CheckConstraint(condition=~Q(source=""), name="costs_apitokenprice_has_source"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.model} from {self.valid_from}"

@@ -6,7 +6,7 @@ from datetime import date
 
 from django.db.models import Q
 
-from costs.models import RateCard
+from costs.models import ApiTokenPrice, RateCard
 
 RATE_SNAPSHOT_SCHEMA = "gpu-planner.rate-card-snapshot/1"
 
@@ -31,17 +31,30 @@ def rate_card_snapshot(*, as_of: date) -> dict:
             "source": r.source,
             "is_assumption": r.is_assumption,
         }
+    # external model API prices (self-hosting vs API); one row per provider/model, latest first wins
+    api: dict[tuple[str, str], dict] = {}
+    for a in ApiTokenPrice.objects.filter(valid).order_by("provider", "model", "valid_from"):
+        api[(a.provider, a.model)] = {
+            "provider": a.provider,
+            "model": a.model,
+            "input_per_1m_tokens": _dec(a.input_per_1m_tokens),
+            "output_per_1m_tokens": _dec(a.output_per_1m_tokens),
+            "currency": a.currency,
+            "includes_vat": a.includes_vat,
+            "valid_from": a.valid_from.isoformat(),
+            "source": a.source,
+        }
     return {
         "schema": RATE_SNAPSHOT_SCHEMA,
         "as_of": as_of.isoformat(),
         "rates": rates,
+        "api_prices": list(api.values()),
         "vat_history": _vat_history(),
     }
 
 
 def _dec(value) -> str:
-    text = format(value.normalize(), "f")
-    return text
+    return format(value.normalize(), "f")
 
 
 def _vat_history() -> list[dict]:

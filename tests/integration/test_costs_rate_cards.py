@@ -103,3 +103,26 @@ def test_database_refuses_an_inverted_validity_range():
             source="x",
             is_assumption=True,
         )
+
+
+def test_api_prices_in_the_snapshot_reach_the_api_option():
+    from costs.adapters import api_prices_from_snapshot
+    from costs.models import ApiTokenPrice
+
+    ApiTokenPrice.objects.create(
+        provider="P",
+        model="m",
+        input_per_1m_tokens=D("0.5"),
+        output_per_1m_tokens=D("2"),
+        currency="USD",
+        valid_from=dt.date(2026, 1, 1),
+        source="https://example.org (2026-01-01)",
+    )
+    snap = rate_card_snapshot(as_of=dt.date(2026, 6, 1))
+    (price,) = api_prices_from_snapshot(snap)
+    assert (price.provider, price.input_per_1m_tokens.amount, price.output_per_1m_tokens.amount) == (
+        "P",
+        D("0.5"),
+        D("2"),
+    )
+    assert rate_card_snapshot(as_of=dt.date(2025, 6, 1))["api_prices"] == []
