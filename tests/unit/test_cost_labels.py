@@ -1,0 +1,31 @@
+"""Every line key the engine can produce has a translatable label."""
+
+from decimal import Decimal as D
+
+from costs.engine.plan import cost_plan
+from costs.labels import KIND_LABELS, ROW_LABELS, line_label
+from tests.unit.cost_inputs import inputs, workload
+
+
+def test_every_line_row_and_kind_of_a_full_plan_has_a_label():
+    res = cost_plan(
+        inputs=inputs(
+            workloads=[
+                workload(
+                    gpu_count=16,
+                    server_count=2,
+                    is_training=True,
+                    storage_gb={"nvme": D(100), "object": D(100)},
+                    egress_gb_per_month=D(10),
+                )
+            ]
+        )
+    )
+    keys = {lt.line.key for p in res.options for lt in p.lines}
+    assert {k for k in keys if line_label(k) == k} == set()
+    assert {lt.line.row for p in res.options for lt in p.lines} <= set(ROW_LABELS)
+    assert {p.option.kind for p in res.options} <= set(KIND_LABELS)
+
+
+def test_hybrid_suffix_is_labelled():
+    assert line_label("gpu_time.idle.owned") == "GPU time, idle (paid, no useful work), owned"
