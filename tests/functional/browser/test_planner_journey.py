@@ -34,7 +34,7 @@ def log_in(page, live_server, user):
     page.get_by_label("Username").fill(user.username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_label("Password").press("Enter")
-    expect(page.get_by_role("link", name="New workload")).to_be_visible()
+    expect(page.locator("nav").get_by_role("link", name="New workload")).to_be_visible()
 
 
 def create_inference_plan(page, live_server, name="Support bot"):
@@ -116,7 +116,7 @@ def test_keyboard_only_login_and_workload(page, live_server, owner, screenshots)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)
     page.keyboard.press("Enter")
-    expect(page.get_by_role("link", name="New workload")).to_be_visible()
+    expect(page.locator("nav").get_by_role("link", name="New workload")).to_be_visible()
     # Tab to the "New workload" link and follow it with Enter.
     for _ in range(30):
         page.keyboard.press("Tab")
