@@ -93,7 +93,7 @@ def inputs_frame(result: dict) -> pd.DataFrame:
         {
             "kind": "fx",
             "name": f"{f['base']}/{f['quote']}",
-            "value": Decimal(f["rate"]),
+            "value": Decimal(f["rate"]) if f["rate"] is not None else None,
             "currency": f["quote"],
             "unit": f"{f['quote']} per 1 {f['base']}",
             "source": f["source"],

@@ -244,7 +244,7 @@ def downtime_lines(
             label="Expected outage cost",
             monthly=per_month * (mttr * hour_cost + penalty),
             vat=False,
-            origin_currency=ctx.currency,
+            origin_currency=ctx.rate("downtime_cost_per_hour").currency or ctx.currency,
             tag="downtime",
             inputs={"rates": shown},
         )

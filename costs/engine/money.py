@@ -111,11 +111,15 @@ class FxTable:
     def used(self, *, currencies: set[str], quote: str, on: dt.date) -> list[dict]:
         out = []
         for cur in sorted(currencies - {quote}):
+            try:
+                rate = str(self.rate(base=cur, quote=quote, on=on))
+            except ValueError:
+                rate = None  # a currency of a price this plan did not use; unknown stays unknown
             out.append(
                 {
                     "base": cur,
                     "quote": quote,
-                    "rate": str(self.rate(base=cur, quote=quote, on=on)),
+                    "rate": rate,
                     "on": on.isoformat(),
                     "source": self._source(cur, quote, on),
                 }

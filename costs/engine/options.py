@@ -214,7 +214,9 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
             for key, value in raw.items():
                 d = c.decimal(value, f"overrides.{key}")
                 if d is not None:
-                    errs = validate_rate(key, d, "XXX", path=f"{prefix}.overrides.{key}")
+                    # an override keeps the currency of the rate it replaces, so only name and range
+                    # are checked here (a placeholder currency satisfies the money check)
+                    errs = validate_rate(key, d, "USD", path=f"{prefix}.overrides.{key}")
                     c.errors += errs
                     if not errs:
                         overrides[key] = d
