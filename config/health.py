@@ -60,3 +60,15 @@ def readyz(request):
     status = "unavailable" if not ok else ("degraded" if worker else "ok")
     body = {"status": status, "checks": {k: v or "ok" for k, v in {**checks, "worker": worker}.items()}}
     return JsonResponse(body, status=200 if ok else 503)
+
+
+def computation_service_status() -> str:
+    """What a user with a queued plan should be told: "ok", "broker_unavailable" or "no_worker".
+
+    The plan is saved either way; this only explains why it is not being computed yet.
+    """
+    if _check_broker() is not None:
+        return "broker_unavailable"
+    if _check_worker_heartbeat() is not None:
+        return "no_worker"
+    return "ok"

@@ -46,3 +46,34 @@ def test_the_500_handler_turns_a_database_error_raised_outside_the_view_into_503
     assert response.status_code == 503
 
 
+
+
+# --- broker down: the plan is saved and the user is told why it waits --------------------
+
+
+@pytest.mark.django_db
+def test_a_queued_plan_says_the_computation_service_is_unavailable_when_the_broker_is_down(client, settings):
+    from django.urls import reverse
+
+    from planner.choices import Role
+    from tests.planner_factories import PlanVersionFactory, member
+
+    version = PlanVersionFactory(number=1)
+    client.force_login(member(Role.VIEWER, team=version.plan.team))
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    html = client.get(reverse("plan_version_status", args=[version.plan_id, 1])).content.decode()
+    assert "computation service is unavailable" in html
+
+
+@pytest.mark.django_db
+def test_a_queued_plan_says_nothing_extra_when_tasks_run_in_process(client, settings):
+    from django.urls import reverse
+
+    from planner.choices import Role
+    from tests.planner_factories import PlanVersionFactory, member
+
+    version = PlanVersionFactory(number=1)
+    client.force_login(member(Role.VIEWER, team=version.plan.team))
+    settings.REDIS_URL = ""
+    html = client.get(reverse("plan_version_status", args=[version.plan_id, 1])).content.decode()
+    assert "unavailable" not in html and "No computation worker" not in html
