@@ -192,7 +192,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"VersionStatusEnum": "planner.choices.VersionStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "VersionStatusEnum": "planner.choices.VersionStatus",
+        # catalog choices reused by several fields (base/quote, form_factor_kind/gpu_form_factor_kind)
+        "CurrencyEnum": "catalog.choices.Currency",
+        "FormFactorKindEnum": "catalog.choices.FormFactorKind",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "planner.api.schema.add_error_responses",
