@@ -180,12 +180,28 @@ def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, 
             "overhead": over, "total": tensors + over}
 
 
-def _first_true_per_segment(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Index (within the full layout axis) of the first True per segment, or -1."""
-    n = mask.shape[1]
-    idx = np.where(mask, np.arange(n, dtype=np.int32)[None, :], np.int32(n))
-    first = np.minimum.reduceat(idx, starts, axis=1)
-    return np.where(first >= n, -1, first)
+def _first_fit_per_count(total: np.ndarray, tp: np.ndarray, starts: np.ndarray, cat: CatalogArrays) -> np.ndarray:
+    """Index of the first layout (in preference order) that fits, per accelerator and count; -1 if none.
+
+    Within one count the first layout with memory <= capacity is where the running minimum of
+    memory first drops to <= capacity; the running minimum never increases, so a binary search
+    answers all accelerators at once without materialising the accelerators x layouts matrix.
+    """
+    n_acc = len(cat.accelerators)
+    ends = np.append(starts[1:], len(total))
+    first = np.full((n_acc, len(starts)), -1, dtype=np.int64)
+    usable = np.isfinite(cat.peak_tflops)
+    for g in np.unique(cat.gpus_per_server):
+        rows = np.nonzero((cat.gpus_per_server == g) & usable)[0]
+        if not len(rows):
+            continue
+        mem = np.where(tp <= g, total, np.inf)
+        neg_cap = -cat.capacity_bytes[rows]
+        for c, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            running_min = np.minimum.accumulate(mem[s:e])
+            j = np.searchsorted(-running_min, neg_cap, side="left")
+            first[rows, c] = np.where(j < e - s, s + j, -1)
+    return first
 
 
 def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
@@ -194,11 +210,8 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
     if n_lay == 0:
         return {"layouts": lay, "mem": None, "evaluated": 0, "pairs": []}
     mem = training_memory(t, lay)
-    fits = mem["total"][None, :] <= cat.capacity_bytes[:, None]
-    fits &= lay["tp"][None, :] <= cat.gpus_per_server[:, None]
-    fits &= np.isfinite(cat.peak_tflops)[:, None]
     counts_in, starts = np.unique(lay["count"], return_index=True)
-    first = _first_true_per_segment(fits, starts)  # A x C
+    first = _first_fit_per_count(mem["total"], lay["tp"], starts, cat)  # A x C
     a_idx, c_idx = np.nonzero(first >= 0)
     lay_idx = first[a_idx, c_idx]
     count = counts_in[c_idx].astype(float)
@@ -213,15 +226,15 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
     cost = gpu_hours * cat.price_gpu_hour_usd[a_idx]
     target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
     meets = wall <= target
-    return {"layouts": lay, "mem": mem, "evaluated": int(fits.size), "a": a_idx, "lay": lay_idx, "count": count,
+    return {"layouts": lay, "mem": mem, "evaluated": n_lay * len(cat.accelerators), "a": a_idx, "lay": lay_idx, "count": count,
             "mfu": mfu, "wall": wall, "gpu_hours": gpu_hours, "cost": cost, "meets": meets, "target_hours": target,
             "fits_any": (first >= 0).any(axis=1), "min_total_per_acc": _min_needed(mem["total"], lay, cat)}
 
 
 def _min_needed(total: np.ndarray, lay: dict, cat: CatalogArrays) -> np.ndarray:
     """Smallest per-GPU need over the layouts each accelerator can run (tp <= GPUs per server)."""
-    allowed = lay["tp"][None, :] <= cat.gpus_per_server[:, None]
-    return np.where(allowed, total[None, :], np.inf).min(axis=1)
+    by_g = {g: np.where(lay["tp"] <= g, total, np.inf).min() for g in np.unique(cat.gpus_per_server).tolist()}
+    return np.array([by_g[g] for g in cat.gpus_per_server.tolist()], dtype=float)
 
 
 # ------------------------------------------------------------------------------------ serving

@@ -231,8 +231,9 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
     t, p = spec.training, spec.precision
     out = []
     fits_any = res.get("fits_any")
+    fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
     for ai, acc in enumerate(cat.accelerators):
-        if fits_any is not None and fits_any[ai]:
+        if fits_any[ai]:
             continue
         if not np.isfinite(cat.peak_tflops[ai]):
             out.append({"accelerator_id": acc.id, "accelerator": acc.model,
@@ -251,7 +252,7 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
         if t.method == "full" and spec.kind == "finetuning":
             remedies.append("LoRA or QLoRA (int4 base weights) instead of full fine-tuning")
         remedies.append("CPU/NVMe offload of optimizer state (ZeRO-Offload/Infinity), slower")
-        bigger = [x.id for x in cat.accelerators if x.memory_gib > acc.memory_gib and fits_any is not None and fits_any[cat.accelerators.index(x)]]
+        bigger = [x.id for x in fitting if x.memory_gib > acc.memory_gib]
         if bigger:
             remedies.append("a larger GPU: " + ", ".join(bigger[:5]))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
@@ -426,6 +427,7 @@ def _serving_not_fitting(spec, res, cat) -> list[dict]:
     out = []
     fits_any = res["fits"].any(axis=1)
     need_one = res["weights_bytes"] + res["kv_seq"]
+    fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
     for ai, acc in enumerate(cat.accelerators):
         if fits_any[ai]:
             continue
@@ -442,7 +444,7 @@ def _serving_not_fitting(spec, res, cat) -> list[dict]:
             remedies.append("fp8 KV cache")
         remedies.append("a shorter context_length")
         remedies.append("more GPUs: tensor parallel within a server, pipeline parallel across servers")
-        bigger = [x.id for j, x in enumerate(cat.accelerators) if fits_any[j] and x.memory_gib > acc.memory_gib]
+        bigger = [x.id for x in fitting if x.memory_gib > acc.memory_gib]
         if bigger:
             remedies.append("a larger GPU: " + ", ".join(bigger[:5]))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,

@@ -162,7 +162,11 @@ class _Reader:
             else:
                 self.err(field, f"must be a number, got {type(value).__name__}")
                 return default
-        if not math.isfinite(value):
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer too large for a float (JSON allows any length)
+            finite = False
+        if not finite:
             self.err(field, "must be a finite number")
             return default
         if integer and value != int(value):
