@@ -32,7 +32,7 @@ KNOWN_KEYS = {
     "api_prices",
 }
 MAX_HORIZON_MONTHS = 120
-MIN_SAMPLES, MAX_SAMPLES = 1_000, 200_000
+MIN_SAMPLES, MAX_SAMPLES = 1_000, 50_000  # 50k x ~50 options keeps the arrays near 20 MB
 
 
 class _Collector:
