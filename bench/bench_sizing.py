@@ -270,7 +270,8 @@ def peer_speed(analysis):
 def main():
     analysis = _peer()
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"engine {ENGINE_VERSION}; llm-analysis {'0.2.2' if analysis else 'not installed'}\n")
+          f"engine {ENGINE_VERSION}; llm-analysis {'0.2.2' if analysis else 'not installed'}; "
+          f"1-min load average at start {os.getloadavg()[0]:.1f}\n")
     print("### Candidate search speed (size_workload end to end, median)\n")
     print("\n".join(speed_section()))
     if analysis:
@@ -278,6 +279,7 @@ def main():
         print("\n".join(peer_speed(analysis)))
     print("\n### Outputs against published figures (sizing_cases.json)\n")
     print("\n".join(accuracy_section(analysis)))
+    print(f"\n1-min load average at end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
