@@ -61,7 +61,7 @@ def _admin(url: str, sql: str) -> None:
         conn.execute(sql)
 
 
-def _setup(env: dict) -> tuple[str, str]:
+def _setup(env: dict) -> tuple[str, str, dict]:
     """Migrate, load the shipped catalog, create a user, team, computed plan and token."""
     py = sys.executable
     for cmd in (["migrate", "-v", "0"], ["load_catalog"], ["load_rate_cards"]):
@@ -82,11 +82,12 @@ version = plan_version_create(plan=plan, user=user)
 version = plan_version_compute(version_id=version.id)
 assert version.status == "done", version.error
 _t, key = api_token_create(user=user, name="bench")
-print(json.dumps({"key": key, "url": f"/api/v1/plans/{plan.id}/versions/{version.number}/"}))
+print(json.dumps({"key": key, "url": f"/api/v1/plans/{plan.id}/versions/{version.number}/",
+                  "estimate": {"spec": SPEC_EXAMPLES["inference"]}}))
 """
     out = subprocess.run([py, "-c", script], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     data = json.loads(out.stdout.strip().splitlines()[-1])
-    return data["key"], data["url"]
+    return data["key"], data["url"], data["estimate"]
 
 
 def _wrk(*, base: str, path: str, key: str, seconds: int, connections: int, method="GET", body=None,
@@ -97,7 +98,7 @@ def _wrk(*, base: str, path: str, key: str, seconds: int, connections: int, meth
         script = fh.name
     try:
         out = subprocess.run(
-            ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s", "-s", script,
+            ["wrk", "-t", str(min(2, connections)), "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s", "-s", script,
              f"{base}{path}"], check=True, capture_output=True, text=True,
         ).stdout
     finally:
@@ -136,7 +137,7 @@ def main() -> int:
     })
     server = None
     try:
-        key, version_path = _setup(env)
+        key, version_path, estimate_body = _setup(env)
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
              "--workers", str(args.workers), "--access-logfile", "/dev/null", "--log-level", "warning"],
@@ -149,9 +150,6 @@ def main() -> int:
                 break
             except OSError:
                 time.sleep(0.5)
-        from planner.api.schema import SPEC_EXAMPLES
-
-        estimate_body = {"spec": SPEC_EXAMPLES["inference"]}
         common = {"base": base, "key": key, "connections": args.connections}
         # Warm every worker's imports and caches first.
         _wrk(path="/api/v1/me/", seconds=2, **common)

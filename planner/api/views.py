@@ -3,8 +3,11 @@ within the caller's teams, so another team's id is a 404 (never a 403 that confi
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from django.db.models import OuterRef, Subquery
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
@@ -15,6 +18,7 @@ from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -385,10 +389,34 @@ class VersionStatusView(ApiView):
         return response
 
 
-def _etag(version: PlanVersion, request) -> str:
-    # A done version never changes: its id and the response format identify the body.
-    fmt = getattr(request.accepted_renderer, "format", "json")
-    return f'"pv{version.pk}-{fmt}"'
+class _DoneBodies:
+    """Rendered JSON of done versions, per process (LRU). Safe because a done version never
+    changes; access is still checked on every request before a body is served."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self._items: OrderedDict[int, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, pk: int) -> bytes | None:
+        with self._lock:
+            body = self._items.get(pk)
+            if body is not None:
+                self._items.move_to_end(pk)
+            return body
+
+    def put(self, pk: int, body: bytes) -> None:
+        with self._lock:
+            self._items[pk] = body
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+done_bodies = _DoneBodies()
 
 
 def _etag_matches(header: str, etag: str) -> bool:
@@ -404,14 +432,32 @@ class VersionDetailView(ApiView):
         responses={200: s.VersionOut, 304: OpenApiResponse(description="Not modified")}, tags=["plans"],
     )
     def get(self, request, plan_id: int, number: int):
-        version = _version(request.user, plan_id, number)
-        if version.status != VersionStatus.DONE:
+        # First only whether the caller may see it and its status: a small, indexed query.
+        row = (PlanVersion.objects.filter(plan_id=plan_id, number=number, plan__team__memberships__user=request.user)
+               .values_list("pk", "status").first())
+        if row is None:
+            raise Http404
+        pk, version_status_ = row
+        if version_status_ != VersionStatus.DONE:
+            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             return Response(version_data(version), headers={"Cache-Control": "no-store"})
-        etag = _etag(version, request)
+        fmt = getattr(request.accepted_renderer, "format", "json")
+        etag = f'"pv{pk}-{fmt}"'  # a done version never changes: its id and format name the body
         headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Accept, Authorization, Cookie"}
         if _etag_matches(request.headers.get("If-None-Match", ""), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
-        return Response(version_data(version), headers=headers)
+        if fmt != "json":  # the browsable API: rendered by DRF each time
+            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
+            return Response(version_data(version), headers=headers)
+        body = done_bodies.get(pk)
+        if body is None:
+            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
+            body = JSONRenderer().render(version_data(version))
+            done_bodies.put(pk, body)
+        response = HttpResponse(body, content_type="application/json")
+        for name, value in headers.items():
+            response[name] = value
+        return response
 
 
 class RecomputeView(ApiView):
@@ -469,8 +515,6 @@ def _export_response(version: PlanVersion, fmt: str, request) -> HttpResponse:
     from .errors import Conflict
 
     if fmt not in EXPORT_FORMATS:
-        from django.http import Http404
-
         raise Http404
     if version.status != VersionStatus.DONE:
         raise Conflict(_("Only a done version can be exported; this one is %(status)s.") % {"status": version.status})
@@ -519,8 +563,6 @@ class ShareLinkDetailView(ApiView):
 def _shared_plan(token: str) -> Plan:
     link = share_link_resolve(token=token)
     if link is None:
-        from django.http import Http404
-
         raise Http404
     return link.plan
 

@@ -125,6 +125,18 @@ def test_if_none_match_gives_304(world, editor):
     assert not response.content
 
 
+def test_served_twice_the_body_is_the_same(world, editor):
+    first, second = editor.get(_v(world)), editor.get(_v(world))
+    assert first.content == second.content
+    assert first["Content-Type"] == second["Content-Type"] == "application/json"
+
+
+def test_cached_body_is_still_access_checked(world, editor):
+    editor.get(_v(world))  # warms the per-process cache of done bodies
+    outsider = client_for(world.users["other_team"])  # noqa: F405
+    assert outsider.get(_v(world)).status_code == 404
+
+
 def test_stale_etag_gives_200(world, editor):
     assert editor.get(_v(world), HTTP_IF_NONE_MATCH='"something-else"').status_code == 200
 
