@@ -49,7 +49,8 @@ class CatalogArrays:
     price_gpu_hour_usd: np.ndarray  # NaN where unknown
 
 
-def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str) -> CatalogArrays:
+def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str,
+                   gpus_per_server_pin: int | None = None) -> CatalogArrays:
     peaks, cols, bases, whys = [], [], [], []
     for a in accelerators:
         p, col = peak_tflops(a, compute_precision)
@@ -66,7 +67,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         peak_column=tuple(cols),
         mfu_base=np.array(bases, dtype=float),
         mfu_base_explain=tuple(whys),
-        gpus_per_server=np.array([gpus_per_server(a) for a in accelerators], dtype=np.int64),
+        gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
         price_gpu_hour_usd=np.array(
             [np.nan if a.cloud_price_per_gpu_hour_usd is None else a.cloud_price_per_gpu_hour_usd for a in accelerators],
             dtype=float,
@@ -267,6 +268,16 @@ def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], arr[:, 1]
 
 
+def _needs_pp(fits: np.ndarray, tp_l: np.ndarray, pp_l: np.ndarray) -> np.ndarray:
+    keep = np.ones_like(fits, dtype=bool)
+    index = {(int(t), int(p)): j for j, (t, p) in enumerate(zip(tp_l, pp_l, strict=True))}
+    for j, (t, p) in enumerate(zip(tp_l.tolist(), pp_l.tolist(), strict=True)):
+        half = index.get((t, p // 2)) if p > 1 else None
+        if half is not None:
+            keep[:, j] = ~fits[:, half]
+    return keep
+
+
 def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     a = s.arch
     tp_l, pp_l = serving_layouts(s)
@@ -285,16 +296,18 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     kv_eff = kv_seq_gpu * (1.0 + memory.FRAGMENTATION["inference"])
     n_kv = np.floor(np.where(kv_eff > 0, free / np.where(kv_eff > 0, kv_eff, 1.0), np.where(free > 0, 1e9, 0)))
     fits = (n_kv >= 1) & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(cat.peak_tflops)[:, None]
+    # Pipeline stages only to make the model fit: PP>1 is kept where PP/2 at the same TP does not fit.
+    fits = fits & _needs_pp(fits, tp_l, pp_l)
     bw = cat.bandwidth_gb_s[:, None]
     peak = np.nan_to_num(cat.peak_tflops[:, None], nan=1.0)
     avg_ctx = s.input_tokens + s.output_tokens / 2
     kv_avg = memory.kv_bytes_per_sequence(a, tokens=int(avg_ctx), kv_precision=s.kv_precision)
     pre = serving.prefill_s(a, input_tokens=s.input_tokens, tp=tp, bandwidth_gb_s=bw, peak_tflops=peak,
-                            weight_bytes=w_bytes, weights_precision=s.weights)  # A x L
+                            weight_bytes=w_bytes, weights_precision=s.weights, pp=pp)  # A x L
     B = serving.BATCH_GRID[None, None, :]  # 1 x 1 x G
     step = serving.decode_step_s(a, batch=B, context_tokens=avg_ctx, tp=tp[..., None], bandwidth_gb_s=bw[..., None],
                                  peak_tflops=peak[..., None], weight_bytes=w_bytes, kv_bytes_per_seq=kv_avg,
-                                 weights_precision=s.weights)  # A x L x G
+                                 weights_precision=s.weights, pp=pp[..., None])  # A x L x G
     ok_b = B <= n_kv[..., None]
     if s.tpot_ms:
         ok_b &= step * 1000.0 <= s.tpot_ms

@@ -24,13 +24,17 @@ TARGET_UTILISATION = 0.8  # plan replicas to run at <= 80 % of capacity (queuein
 BATCH_GRID = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=float)  # 256 = vLLM max_num_seqs
 
 
-def step_overhead_s(a: ModelArch, tp):
+PP_HOP_S = 30e-6  # hand-over of activations between pipeline stages, per stage boundary per step
+
+
+def step_overhead_s(a: ModelArch, tp, pp=1):
     tp = np.asarray(tp, dtype=float)
-    return (a.layers or 1) * (LAYER_OVERHEAD_S + np.where(tp > 1, TP_LAYER_OVERHEAD_S, 0.0))
+    hops = (np.asarray(pp, dtype=float) - 1.0) * PP_HOP_S
+    return (a.layers or 1) * (LAYER_OVERHEAD_S + np.where(tp > 1, TP_LAYER_OVERHEAD_S, 0.0)) + hops
 
 
 def decode_step_s(a: ModelArch, *, batch, context_tokens, tp, bandwidth_gb_s, peak_tflops, weight_bytes,
-                  kv_bytes_per_seq, weights_precision: str):
+                  kv_bytes_per_seq, weights_precision: str, pp=1):
     """Seconds per decode step of `batch` sequences (each step emits one token per sequence)."""
     batch = np.asarray(batch, dtype=float)
     share = min(1.0, a.active_params / a.params) if a.params else 1.0
@@ -38,16 +42,16 @@ def decode_step_s(a: ModelArch, *, batch, context_tokens, tp, bandwidth_gb_s, pe
     mem_s = (weights_read + batch * kv_bytes_per_seq) / (tp * bandwidth_gb_s * 1e9 * MBU[weights_precision])
     flops = batch * forward_flops_per_token(a, context_tokens=context_tokens)
     compute_s = flops / (tp * peak_tflops * 1e12 * DECODE_COMPUTE_EFFICIENCY)
-    return np.maximum(mem_s, compute_s) + step_overhead_s(a, tp)
+    return np.maximum(mem_s, compute_s) + step_overhead_s(a, tp, pp)
 
 
 def prefill_s(a: ModelArch, *, input_tokens, tp, bandwidth_gb_s, peak_tflops, weight_bytes,
-              weights_precision: str):
+              weights_precision: str, pp=1):
     """Seconds to process one prompt: compute-bound, but never faster than one weight read."""
     flops = input_tokens * forward_flops_per_token(a, context_tokens=input_tokens / 2)
     compute_s = flops / (tp * peak_tflops * 1e12 * PREFILL_EFFICIENCY)
     mem_s = weight_bytes / (tp * bandwidth_gb_s * 1e9 * MBU[weights_precision])
-    return np.maximum(compute_s, mem_s) + step_overhead_s(a, tp)
+    return np.maximum(compute_s, mem_s) + step_overhead_s(a, tp, pp)
 
 
 def ttft_s(prefill_seconds):

@@ -116,7 +116,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         count_pin=hw.count, trainable_params=trainable, executed_flops=executed, deadline_hours=t.deadline_hours,
         mfu_pin=hw.mfu, vision=vision,
     )
-    cat = search.catalog_arrays(accs, compute_precision=p.compute) if accs else None
+    cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
 
     candidates: list[dict] = []
@@ -365,10 +365,12 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
                               context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
                               concurrency=s.concurrency, requests_per_second=s.requests_per_second,
                               ttft_ms=s.ttft_p95_ms, tpot_ms=s.tpot_p95_ms, count_pin=hw.count)
-    rag_section = _rag_section(spec, accs[0] if accs else None) if spec.kind == "rag" else {}
+    if spec.rag is not None and s.input_tokens < spec.rag.top_k * spec.rag.chunk_tokens:
+        warnings.append(f"serving.input_tokens ({s.input_tokens}) is below the {spec.rag.top_k} x "
+                        f"{spec.rag.chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing")
     if not a.has_kv_cache:
         warnings.append(f"{a.name} is not a generative decoder: serving figures assume it answers like an LLM")
-    cat = search.catalog_arrays(accs, compute_precision=p.compute) if accs else None
+    cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_serving(si, cat) if cat is not None else None
     candidates, rec = [], None
     if res is not None:
@@ -377,7 +379,9 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
             latency = res["ttft"][ai, li] + s.output_tokens * res["step_b"][ai, li]
             price = cat.price_gpu_hour_usd[ai] * res["count"][ai, li]
             meets = res["meets"][ai, li]
-            order = np.lexsort((np.where(np.isfinite(price), price, np.inf), latency, ~meets))
+            # Speed as the targets define it (met or not), then price: cost per hour where known,
+            # else the GPU count as its proxy, then request latency.
+            order = np.lexsort((latency, res["count"][ai, li], np.where(np.isfinite(price), price, np.inf), ~meets))
             for k in order[:TOP_CANDIDATES]:
                 candidates.append(_serving_candidate(res, cat, int(ai[k]), int(li[k]), s))
             # Recommendation: meets targets with the fewest GPUs (cheapest per hour when priced), then lower latency.
@@ -396,9 +400,12 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
     }
     if rec is not None:
         memory_section, serving_section, recommendation = _serving_details(spec, res, cat, rec, warnings)
+    # Embedding ingest time is quoted on the recommended accelerator.
+    rag_section = _rag_section(spec, cat.accelerators[rec[0]] if rec is not None else None) if spec.kind == "rag" else {}
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
-        "ranking": "fits, then meets the latency/throughput targets, then lower request latency, then lower price",
+        "ranking": "fits, then meets the latency/throughput targets, then lower price per hour (GPU count where "
+                   "prices are unknown), then lower request latency",
         "ranked": candidates,
         "not_fitting": not_fitting,
     }

@@ -157,3 +157,19 @@ def test_recommendation_sizes_the_infrastructure():
 def test_single_small_server_needs_no_kubernetes():
     rec = run({"kind": "inference", "model": {"preset": "qwen2.5-0.5b"}})["recommendation"]
     assert rec["kubernetes"]["value"] is False
+
+
+def test_gpus_per_server_pin_sets_the_server_count():
+    def servers(per_server):
+        hw = {"accelerator": "nvidia-h100-sxm5-80gb", "count": 16}
+        if per_server:
+            hw["gpus_per_server"] = per_server
+        return run({"kind": "pretraining", "model": {"preset": "llama-3-8b"}, "training": {"tokens": 1e11},
+                    "hardware": hw})["recommendation"]["servers"]["value"]
+    assert (servers(None), servers(4)) == (2, 4)
+
+
+def test_rag_prompt_smaller_than_retrieved_context_is_warned():
+    r = run({"kind": "rag", "model": {"preset": "qwen2.5-7b"}, "rag": {"documents": 1000, "top_k": 8, "chunk_tokens": 512},
+             "serving": {"input_tokens": 1000}})
+    assert any("retrieved tokens" in w for w in r["warnings"])
