@@ -334,6 +334,20 @@ def _serving_volume(spec) -> tuple[Decimal | None, Decimal | None, Decimal | Non
     return requests * s.input_tokens, requests * s.output_tokens, Decimal(str(s.hours_per_day)) / 24
 
 
+def _rack_units(price_snapshot: dict, *, acc_id: str, acc, gps: int) -> int:
+    """Height of a catalog server platform for this accelerator (0: unknown)."""
+    kind = _form_kind(acc.form_factor) if acc is not None else ""
+    for p in price_snapshot.get("server_platforms", []):
+        fits = p.get("included_accelerator") == acc_id or (
+            not p.get("included_accelerator")
+            and p.get("gpu_form_factor_kind") == kind
+            and p.get("gpu_slots") == gps
+        )
+        if fits and p.get("rack_units"):
+            return int(p["rack_units"])
+    return 0
+
+
 def workloads_from_sizing(
     sizing: dict, *, price_snapshot: dict, spec=None, training_runs_per_month: Decimal = Decimal(1)
 ) -> tuple[list[Workload], list[str]]:
@@ -398,6 +412,7 @@ def workloads_from_sizing(
                 gpus_per_server=gps,
                 server_count=servers,
                 server_power_w=power_w,
+                server_rack_units=_rack_units(price_snapshot, acc_id=acc_id, acc=acc, gps=gps),
                 is_training=is_training,
                 training_gpu_hours_per_run=gpu_hours if is_training else None,
                 tokens_in_per_month=tokens_in,

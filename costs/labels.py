@@ -39,6 +39,7 @@ LINE_LABELS = {
     "infrastructure.spares": _("Spare parts (amortised)"),
     "infrastructure.power": _("Power and cooling"),
     "infrastructure.colocation": _("Colocation / rack"),
+    "infrastructure.rack_space": _("Rack space"),
     "infrastructure.support": _("Support contracts"),
     "infrastructure.setup_fee": _("Server setup fee"),
     "engineering.setup": _("Setup (once)"),

@@ -654,6 +654,24 @@ def onprem_option(
                 inputs={"it_load_kw": str(kw), "rates": [colo_shown]},
             )
         )
+    per_u, per_u_shown = ctx.money("colocation_per_u_month")
+    if per_u > 0:
+        if w.server_rack_units:
+            units = servers * w.server_rack_units
+            lines.append(
+                Line(
+                    row="infrastructure",
+                    key="infrastructure.rack_space",
+                    label="Rack space",
+                    monthly=units * per_u,
+                    market=True,
+                    tag="colocation",
+                    origin_currency=ctx.rate("colocation_per_u_month").currency or "",
+                    inputs={"rack_units": units, "rates": [per_u_shown]},
+                )
+            )
+        else:
+            unknowns.append("rack units of the server unknown: rack space per U not priced")
     support = ctx.value("support_share_per_year")
     lines.append(
         Line(

@@ -38,6 +38,7 @@ def _build() -> dict[str, RateSpec]:
         "spares_share": RateSpec("share of server capex", "fraction", "spare parts bought with the servers"),
         "idle_power_share": RateSpec("share of full IT load", "fraction", "power drawn by an idle server"),
         "colocation_per_kw_month": RateSpec("per kW of IT load per month", "money", "rack space, cooling"),
+        "colocation_per_u_month": RateSpec("per rack unit per month", "money", "rack space priced per U"),
         "network_capex_per_server": RateSpec("per server", "money", "NICs, switch ports, cables"),
         "server_host_capex_per_gpu_slot": RateSpec(
             "per GPU slot", "money", "chassis, CPUs, RAM, PSUs when only the GPU price is known"

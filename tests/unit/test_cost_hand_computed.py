@@ -191,3 +191,19 @@ def test_price_drift_raises_rental_prices_month_by_month():
     line = next(lt for lt in res.options[0].lines if lt.line.key == "gpu_time.useful")
     assert (line.months_net[0], line.months_net[12]) == (D("730.00"), D("803.00"))
     assert line.months_vat[12] == D("176.66")  # 803.00 x 0.22 = 176.66
+
+
+def test_rack_space_priced_per_u():
+    # 1 server of 8 U x 2000 RUB per U a month = 16000 RUB = 200.00 USD a month
+    op = _only(
+        cost_plan(
+            inputs=inputs(
+                workloads=[workload(server_rack_units=8)],
+                options=("onprem",),
+                horizon_months=1,
+                rate_values={"colocation_per_u_month": "2000"},
+            )
+        ),
+        "onprem",
+    )
+    assert _line(op, "infrastructure.rack_space")["total_net"] == "200.00"
