@@ -133,3 +133,40 @@ def test_keyboard_only_login_and_workload(page, live_server, owner, screenshots)
     page.keyboard.press("Enter")
     expect(page.locator("#costs, #status")).to_be_visible(timeout=PLAN_TIMEOUT_MS)
     screenshots(page, "keyboard-plan")
+
+
+def test_pending_version_polls_until_done(page, live_server, owner, screenshots):
+    """No worker yet: the page shows the queued version and polls; once it is computed the
+    polling stops (286) and the page reloads with the plan."""
+    from unittest import mock
+
+    from planner import services
+    from tests.planner_factories import PlanFactory
+
+    plan = PlanFactory(workload__team=owner.memberships.get().team)
+    with mock.patch("planner.services.plan_version_enqueue"):
+        version = services.plan_version_create(plan=plan, user=owner)
+    log_in(page, live_server, owner)
+    page.goto(f"{live_server.url}/plans/{plan.id}/")
+    expect(page.locator("#status")).to_contain_text("Queued")
+    screenshots(page, "pending")
+    with page.expect_response(lambda r: r.url.endswith("/status/") and r.status == 286, timeout=30_000):
+        compute_beside_the_server(services, version.id)
+    expect(page.locator("#costs")).to_be_visible(timeout=15_000)
+    screenshots(page, "done-after-polling")
+
+
+def compute_beside_the_server(services, version_id):
+    """The worker's job, done from the test thread. SQLite's shared in-memory test database
+    locks a table while the server thread reads it for a poll: retry briefly then."""
+    import time
+
+    from django.db import OperationalError
+
+    for _ in range(50):
+        try:
+            services.plan_version_compute(version_id=version_id)
+            return
+        except OperationalError:
+            time.sleep(0.1)
+    raise AssertionError("the test database stayed locked")
