@@ -16,7 +16,7 @@ mkdir -p test-artifacts
 start=$(date +%s)
 set +e
 .venv/bin/python -m pytest tests/reliability -m fault -p no:xdist -p no:cacheprovider -q -s \
-  -o log_cli=false 2>&1 | tee test-artifacts/fault-tests.log | grep -E "FAULT-REPORT|passed|failed|error" 
+  -o log_cli=false 2>&1 | tee test-artifacts/fault-tests.log | grep -E "FAULT-REPORT|[0-9]+ (passed|failed)|^(FAILED|ERROR) "
 rc=${PIPESTATUS[0]}
 set -e
 grep "FAULT-REPORT" test-artifacts/fault-tests.log > test-artifacts/fault-report.txt || true

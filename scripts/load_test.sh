@@ -59,7 +59,8 @@ unset CELERY_BROKER_URL CELERY_RESULT_BACKEND CELERY_QUEUE
 import json, sys
 import django
 django.setup()
-from django.contrib.auth import get_user_model
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.sessions.backends.db import SessionStore
 from planner.api.schema import SPEC_EXAMPLES
 from planner.api.tokens import api_token_create
 from planner.services import plan_create, team_create, workload_create
@@ -71,7 +72,11 @@ for i in range(int(sys.argv[1])):
     workload = workload_create(team=team, name="Chat", spec=SPEC_EXAMPLES["inference"], user=user)
     plan = plan_create(team=team, workload=workload, options={}, user=user, name="Seed plan")
     _token, key = api_token_create(user=user, name="load")
-    out.append({"username": user.username, "password": f"load-pass-{i}-x9", "token": key,
+    session = SessionStore()
+    session.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+                    HASH_SESSION_KEY: user.get_session_auth_hash()})
+    session.create()
+    out.append({"username": user.username, "token": key, "session": session.session_key,
                 "workload": workload.id, "plans": [plan.id]})
 print(json.dumps(out))
 PYEOF
@@ -90,6 +95,7 @@ done
 curl -sS "http://127.0.0.1:$PORT/readyz"; echo
 
 export LOAD_ACCOUNTS="$OUT/accounts.json" LOAD_STATS="$OUT/stats.json"
+cut -d" " -f1-3 /proc/loadavg > "$OUT/loadavg_before"  # the machine may be busy with other work
 "$PWD/.venv/bin/locust" -f bench/locustfile.py --headless -u "$USERS" -r "$SPAWN" -t "$RUN_TIME" \
   --host "http://127.0.0.1:$PORT" --csv "$OUT/locust" --only-summary > "$OUT/locust.log" 2>&1 || true
 
@@ -119,6 +125,9 @@ report = {
     "p50_ms": agg["50%"], "p95_ms": agg["95%"], "p99_ms": agg["99%"], "max_ms": round(float(agg["Max Response Time"])),
     "by_status": stats["by_status"], "plans_submitted": len(created), "plan_versions": by_status,
     "drain_s_after_run": round(drain, 1),
+    "cores": os.cpu_count(),
+    "loadavg_1_5_15_before": open(os.path.join(os.path.dirname(os.environ["LOAD_STATS"]), "loadavg_before")).read().split(),
+    "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
     "per_endpoint": {r["Name"]: {"n": int(r["Request Count"]), "p50": r["50%"], "p95": r["95%"], "p99": r["99%"]}
                      for r in rows if r["Name"] != "Aggregated"},
 }

@@ -201,6 +201,15 @@ def worker_queue(django_db_setup, transactional_db):
         app.conf.task_default_queue = old
 
 
+@pytest.fixture
+def catalog_loaded(transactional_db):
+    """The shipped catalog and rate card, so computations end "done" like in production."""
+    from django.core.management import call_command
+
+    call_command("load_catalog", verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("load_rate_cards", verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
+
+
 def statuses(version_ids) -> dict[int, str]:
     from planner.models import PlanVersion
 

@@ -27,7 +27,8 @@ from .conftest import (
 )
 from .helpers import expected_outcome, submit_plans
 
-pytestmark = [pytest.mark.fault, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.fault, pytest.mark.worker, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("catalog_loaded")]
 
 # The restarted worker runs beat with a fast sweeper so recovery takes seconds, not minutes.
 FAST_SWEEPER = {
@@ -52,6 +53,7 @@ def _assert_each_completed_once(version_ids: list[int], report: dict) -> None:
                   done=sum(v.status == "done" for v in rows.values()))
     print("FAULT-REPORT", report)  # collected by scripts/fault_tests.sh into the log
     assert len(rows) == len(version_ids)
+    assert report["done"] == len(version_ids), "every plan must end done (the catalog is loaded)"
     for vid in version_ids:
         status, result = expected_outcome(vid)
         assert (rows[vid].status, rows[vid].result) == (status, result), f"version {vid}: {rows[vid].error}"
