@@ -3,6 +3,7 @@ within the caller's teams, so another team's id is a 404 (never a 403 that confi
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections import OrderedDict
 
@@ -390,26 +391,29 @@ class VersionStatusView(ApiView):
 
 
 class _DoneBodies:
-    """Rendered JSON of done versions, per process (LRU). Safe because a done version never
-    changes; access is still checked on every request before a body is served."""
+    """Rendered JSON of done versions, plain and gzipped, per process (LRU). Safe because a
+    done version never changes; access is still checked on every request before a body is
+    served. Results can be megabytes of JSON, so compressing once pays off on every reuse."""
 
-    def __init__(self, size: int = 256):
+    def __init__(self, size: int = 64):
         self.size = size
-        self._items: OrderedDict[int, bytes] = OrderedDict()
+        self._items: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, pk: int) -> bytes | None:
+    def get(self, pk: int) -> tuple[bytes, bytes] | None:
         with self._lock:
-            body = self._items.get(pk)
-            if body is not None:
+            bodies = self._items.get(pk)
+            if bodies is not None:
                 self._items.move_to_end(pk)
-            return body
+            return bodies
 
-    def put(self, pk: int, body: bytes) -> None:
+    def put(self, pk: int, body: bytes) -> tuple[bytes, bytes]:
+        bodies = (body, gzip.compress(body, compresslevel=6, mtime=0))
         with self._lock:
-            self._items[pk] = body
+            self._items[pk] = bodies
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+        return bodies
 
     def clear(self) -> None:
         with self._lock:
@@ -420,8 +424,20 @@ done_bodies = _DoneBodies()
 
 
 def _etag_matches(header: str, etag: str) -> bool:
-    tags = [t.strip() for t in header.split(",")]
-    return "*" in tags or etag in tags or f"W/{etag}" in tags
+    """Weak comparison (RFC 9110 for GET): W/"x" and "x" match each other."""
+    def strip(tag: str) -> str:
+        return tag.strip().removeprefix("W/")
+
+    tags = [strip(t) for t in header.split(",")]
+    return "*" in tags or strip(etag) in tags
+
+
+def _accepts_gzip(request) -> bool:
+    for part in request.headers.get("Accept-Encoding", "").split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip().lower() == "gzip" and params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+            return True
+    return False
 
 
 class VersionDetailView(ApiView):
@@ -442,19 +458,25 @@ class VersionDetailView(ApiView):
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             return Response(version_data(version), headers={"Cache-Control": "no-store"})
         fmt = getattr(request.accepted_renderer, "format", "json")
-        etag = f'"pv{pk}-{fmt}"'  # a done version never changes: its id and format name the body
-        headers = {"ETag": etag, "Cache-Control": "private, no-cache", "Vary": "Accept, Authorization, Cookie"}
+        # A done version never changes: its id and format name the body. Weak, because the
+        # same body is also served gzipped.
+        etag = f'W/"pv{pk}-{fmt}"'
+        headers = {"ETag": etag, "Cache-Control": "private, no-cache",
+                   "Vary": "Accept, Accept-Encoding, Authorization, Cookie"}
         if _etag_matches(request.headers.get("If-None-Match", ""), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
         if fmt != "json":  # the browsable API: rendered by DRF each time
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             return Response(version_data(version), headers=headers)
-        body = done_bodies.get(pk)
-        if body is None:
+        bodies = done_bodies.get(pk)
+        if bodies is None:
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
-            body = JSONRenderer().render(version_data(version))
-            done_bodies.put(pk, body)
-        response = HttpResponse(body, content_type="application/json")
+            bodies = done_bodies.put(pk, JSONRenderer().render(version_data(version)))
+        if _accepts_gzip(request):
+            response = HttpResponse(bodies[1], content_type="application/json")
+            response["Content-Encoding"] = "gzip"
+        else:
+            response = HttpResponse(bodies[0], content_type="application/json")
         for name, value in headers.items():
             response[name] = value
         return response

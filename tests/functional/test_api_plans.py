@@ -131,6 +131,20 @@ def test_served_twice_the_body_is_the_same(world, editor):
     assert first["Content-Type"] == second["Content-Type"] == "application/json"
 
 
+def test_gzip_when_the_client_accepts_it(world, editor):
+    import gzip
+    import json
+
+    response = editor.get(_v(world), HTTP_ACCEPT_ENCODING="gzip, deflate")
+    assert response["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(response.content))["result"] == STORED_RESULT  # noqa: F405
+
+
+def test_no_gzip_when_refused(world, editor):
+    response = editor.get(_v(world), HTTP_ACCEPT_ENCODING="gzip;q=0")
+    assert not response.has_header("Content-Encoding")
+
+
 def test_cached_body_is_still_access_checked(world, editor):
     editor.get(_v(world))  # warms the per-process cache of done bodies
     outsider = client_for(world.users["other_team"])  # noqa: F405
