@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from .choices import Role, VersionStatus
 from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
@@ -46,7 +47,7 @@ def team_create(*, name: str, owner) -> Team:
 
 
 def membership_set(*, team: Team, user, role: Role) -> Membership:
-    membership, _ = Membership.objects.update_or_create(team=team, user=user, defaults={"role": role})
+    membership, _created = Membership.objects.update_or_create(team=team, user=user, defaults={"role": role})
     return membership
 
 
@@ -61,7 +62,7 @@ def workload_create(*, team: Team, name: str, spec: dict, user) -> Workload:
 def plan_create(*, team: Team, workload: Workload, options: dict, user, name: str = "", compute: bool = True) -> Plan:
     """Create a plan for a workload; with compute=True also its first version (queued)."""
     if workload.team_id != team.id:
-        raise PlannerError("The workload belongs to another team.")
+        raise PlannerError(_("The workload belongs to another team."))
     with transaction.atomic():
         plan = Plan.objects.create(
             team=team, workload=workload, name=name or workload.name, cost_options=options, created_by=user
@@ -140,7 +141,7 @@ def plan_recompute(*, plan: Plan, user, note: str = "recomputed with today's pri
 def plan_version_retry(*, version: PlanVersion, user) -> PlanVersion:
     """A failed version stays as it is; the retry is a new version with the same inputs."""
     if version.status != VersionStatus.FAILED:
-        raise PlannerError("Only a failed version can be retried.")
+        raise PlannerError(_("Only a failed version can be retried."))
     return plan_version_create(plan=version.plan, user=user, inputs=version.inputs,
                                note=f"retry of v{version.number}")
 
@@ -263,7 +264,7 @@ def plan_version_compute(*, version_id: int) -> PlanVersion | None:
 def share_link_create(*, plan: Plan, user, expires_at: datetime | None = None) -> tuple[ShareLink, str]:
     """A new read-only link; returns (link, token). Only the token's sha256 is stored."""
     if expires_at is not None and expires_at <= timezone.now():
-        raise PlannerError("The expiry must be in the future.")
+        raise PlannerError(_("The expiry must be in the future."))
     token = secrets.token_urlsafe(32)  # 256 bits of randomness
     link = ShareLink.objects.create(
         plan=plan, token_hash=hash_share_token(token), token_prefix=token[:6], created_by=user, expires_at=expires_at
