@@ -333,8 +333,11 @@ class WorkloadForm(CostOptionsForm):
         cleaned = super().clean()
         if any(k in self.errors for k in ("kind", "model_source")):
             return cleaned
+        # Unrelated errors (say, an empty name) do not stop the spec check, so every field
+        # shows its own problem as soon as it changes; only a spec that cannot be built does.
+        before = set(self.errors)
         spec = self.build_spec()
-        if self.errors:
+        if set(self.errors) - before:
             return cleaned
         from planner.engine.errors import SpecValidationError
         from planner.engine.spec import parse_workload_spec

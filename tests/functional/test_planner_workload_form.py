@@ -154,3 +154,14 @@ def test_htmx_validate_valid_field_has_no_error(client, editor):
 def test_htmx_validate_unknown_field_is_404(client, editor):
     response = client.post(reverse("workload_validate") + "?field=nope", BASE, HTTP_HX_REQUEST="true")
     assert response.status_code == 404
+
+
+def test_htmx_validate_shows_spec_error_while_other_fields_are_empty(client, editor):
+    # The name is still empty, yet the architecture field gets the engine's verdict at once.
+    data = {**BASE, "name": "", "model_source": "architecture", "model__architecture__layers": "32",
+            "model__architecture__hidden_size": "4096", "model__architecture__attention_heads": "32",
+            "model__architecture__kv_heads": "5", "model__architecture__vocab_size": "32000",
+            "model__architecture__ffn_hidden_size": "11008"}
+    response = client.post(reverse("workload_validate") + "?field=model__architecture__kv_heads", data,
+                           HTTP_HX_REQUEST="true")
+    assert "errorlist" in response.content.decode()
