@@ -69,7 +69,8 @@ def main() -> None:
             result.to_dict()
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
-        shortlisted = sum(len(v) for v in result.shortlist.values())
+        compared = result.analysis["compared_candidates"]
+        shortlisted = sum(len(result.shortlist[c]) for c in compared)
         row = {
             "candidates": len(inputs.workloads), "options_priced": len(result.options),
             "options_in_monte_carlo": shortlisted, "months": 36, "samples": 10_000,

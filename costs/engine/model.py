@@ -209,15 +209,7 @@ def _engineering_lines(ctx: Context, kind: str) -> list[Line]:
     ]
 
 
-def downtime_lines(
-    ctx: Context,
-    kind: str,
-    *,
-    gpu_count: int,
-    gpu_hour_net: Decimal,
-    is_training: bool,
-    checkpoint_interval_hours: Decimal,
-) -> list[Line]:
+def _outage(ctx: Context, kind: str) -> tuple[Line, list, Decimal]:
     incidents_y = ctx.value(f"incidents_per_year.{kind}")
     mttr = ctx.value(f"mttr_hours.{kind}")
     reduction = ZERO if ctx.redundancy == "none" else ctx.value(f"redundancy_reduction.{ctx.redundancy}")
@@ -237,18 +229,33 @@ def downtime_lines(
         hour_shown,
         penalty_shown,
     ]
-    lines = [
-        Line(
-            row="downtime_risk",
-            key="downtime_risk.outage",
-            label="Expected outage cost",
-            monthly=per_month * (mttr * hour_cost + penalty),
-            vat=False,
-            origin_currency=ctx.rate("downtime_cost_per_hour").currency or ctx.currency,
-            tag="downtime",
-            inputs={"rates": shown},
-        )
-    ]
+    outage = Line(
+        row="downtime_risk",
+        key="downtime_risk.outage",
+        label="Expected outage cost",
+        monthly=per_month * (mttr * hour_cost + penalty),
+        vat=False,
+        origin_currency=ctx.rate("downtime_cost_per_hour").currency or ctx.currency,
+        tag="downtime",
+        inputs={"rates": shown},
+    )
+    return outage, shown, per_month
+
+
+def downtime_lines(
+    ctx: Context,
+    kind: str,
+    *,
+    gpu_count: int,
+    gpu_hour_net: Decimal,
+    is_training: bool,
+    checkpoint_interval_hours: Decimal,
+) -> list[Line]:
+    key = ("outage", kind)
+    if key not in ctx.memo:
+        ctx.memo[key] = _outage(ctx, kind)
+    outage, shown, per_month = ctx.memo[key]
+    lines = [outage]
     if is_training and gpu_count:
         # on average half a checkpoint interval of work is redone after each incident
         lost = per_month * checkpoint_interval_hours / 2 * gpu_count * gpu_hour_net

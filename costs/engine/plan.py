@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
+from itertools import accumulate
 
 from . import analysis
 from .errors import CostValidationError, FieldError
@@ -34,6 +35,9 @@ ENGINE_VERSION = "costs-1.0"
 UNIT_COST = Decimal("0.0001")
 RENTING_BY_HOUR = ("cloud_on_demand", "cloud_spot")
 OWNING = ("onprem", "hybrid")
+# Comparisons (break-even, Monte Carlo, tornado) run on this many candidate configurations, the
+# ones with the cheapest options: enough for a decision, and it keeps a plan within its time budget.
+COMPARE_CANDIDATES = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,9 +110,14 @@ class CostResult:
         return next(p for p in self.options if p.option.option_id == option_id)
 
     def to_dict(self) -> dict:
+        short = {i for ids in self.shortlist.values() for i in ids}
+        cache: dict = {}
         return {
             **self.meta,
-            "options": [option_to_dict(p) for p in self.options],
+            "options": [
+                option_to_dict(p, with_cash_flow=p.option.option_id in short, line_cache=cache)
+                for p in self.options
+            ],
             "shortlist": self.shortlist,
             **self.analysis,
             "inputs_used": self.inputs_used,
@@ -164,10 +173,20 @@ def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
     )
 
 
-def _price(option: OptionCost, cal: _Calendar, u: Decimal, e: Decimal) -> PricedOption:
-    return PricedOption(
-        option=option, lines=tuple(_line_totals(ln, cal) for ln in option.lines), utilisation=u, efficiency=e
-    )
+def _price(
+    option: OptionCost, cal: _Calendar, u: Decimal, e: Decimal, memo: dict | None = None
+) -> PricedOption:
+    """``memo`` shares the totals of line objects that several options reuse (engineering,
+    storage, outage lines are built once per plan); the option keeps the lines alive."""
+    if memo is None:
+        memo = {}
+    totals = []
+    for ln in option.lines:
+        lt = memo.get(id(ln))
+        if lt is None or lt.line is not ln:
+            lt = memo[id(ln)] = _line_totals(ln, cal)
+        totals.append(lt)
+    return PricedOption(option=option, lines=tuple(totals), utilisation=u, efficiency=e)
 
 
 def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
@@ -256,10 +275,12 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     servers_all = inputs.prices.servers + o.user_servers
     api_prices = inputs.prices.api_prices + o.user_api_prices
 
+    line_memo: dict = {}
+
     def add(recipe: Callable[[Decimal], OptionCost | None], u: Decimal) -> None:
         opt = recipe(u)
         if opt is not None:
-            priced.append(_price(opt, cal, u, e))
+            priced.append(_price(opt, cal, u, e, line_memo))
             recipes[opt.option_id] = recipe
 
     workloads = inputs.workloads
@@ -363,11 +384,19 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
             add(lambda uu, api=api, api_w=api_w: api_option(ctx, api_w, api), ZERO)
 
     shortlist = _shortlist(priced)
-    short = [p for p in priced if p.option.option_id in {i for ids in shortlist.values() for i in ids}]
+    compared = _compared(shortlist, {p.option.option_id: p for p in priced})
+    compared_ids = {i for ids in compared.values() for i in ids}
+    short = [p for p in priced if p.option.option_id in compared_ids]
     linear = {p.option.option_id: _linear(recipes[p.option.option_id], cal) for p in short}
     result_analysis = analysis.analyse(
-        priced=short, linear=linear, shortlist=shortlist, rates=rates, options=o, calendar_drift=cal.drift
+        priced=short, linear=linear, shortlist=compared, rates=rates, options=o, calendar_drift=cal.drift
     )
+    result_analysis["compared_candidates"] = list(compared)
+    if len(compared) < len(shortlist):
+        notes.append(
+            f"Break-even, Monte Carlo and sensitivity cover the {COMPARE_CANDIDATES} candidate configurations "
+            "with the cheapest options (and the API); every candidate has its cost table."
+        )
     if any(p.option.unknowns for p in priced):
         notes.append(
             "Some options have unknown inputs (see each option's 'unknowns'); their totals leave "
@@ -434,6 +463,14 @@ def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> d
     }
 
 
+def _compared(shortlist: dict[str, list[str]], by_id: dict[str, PricedOption]) -> dict[str, list[str]]:
+    """The candidates whose cheapest option is among the COMPARE_CANDIDATES cheapest, plus the API."""
+    gpu = [c for c in shortlist if c != "api"]
+    gpu.sort(key=lambda c: min(by_id[i].net for i in shortlist[c]))
+    keep = set(gpu[:COMPARE_CANDIDATES]) | ({"api"} & set(shortlist))
+    return {c: ids for c, ids in shortlist.items() if c in keep}
+
+
 def _shortlist(priced: list[PricedOption]) -> dict[str, list[str]]:
     """Per candidate: the cheapest option of each kind (the rest stay in the full table)."""
     best: dict[tuple[str, str], PricedOption] = {}
@@ -454,8 +491,41 @@ def _s(d: Decimal | None, q: Decimal = CENT) -> str | None:
     return None if d is None else str(d.quantize(q))
 
 
-def option_to_dict(p: PricedOption) -> dict:
+def _cents_str(values) -> list[str]:
+    # amounts here are sums of cent-rounded Decimals, already exact to the cent
+    return [str(v.quantize(CENT)) for v in values]
+
+
+def _line_dict(lt: LineTotals, n: int, cache: dict) -> dict:
+    # lines shared by many options (engineering, storage, outage) are serialised once
+    hit = cache.get(id(lt))
+    if hit is None or hit[0] is not lt:
+        net, vat = lt.net, lt.vat
+        hit = cache[id(lt)] = (
+            lt,
+            {
+                "key": lt.line.key,
+                "label": lt.line.label,
+                "upfront_net": str(lt.upfront_net),
+                "monthly_net": str(lt.months_net[0]) if n else "0.00",
+                "terminal_net": str(lt.terminal_net),
+                "total_net": _s(net),
+                "vat": _s(vat),
+                "total_gross": _s(net + vat),
+                "vat_applies": lt.line.vat,
+                "follows_price_drift": lt.line.market,
+                "origin_currency": lt.line.origin_currency,
+                "inputs": lt.line.inputs,
+            },
+        )
+    return dict(hit[1])
+
+
+def option_to_dict(p: PricedOption, *, with_cash_flow: bool = True, line_cache: dict | None = None) -> dict:
+    """One option as JSON. ``with_cash_flow=False`` leaves out the month-by-month lists (the plan
+    keeps them for the shortlisted options only; every option keeps its rows and totals)."""
     o = p.option
+    line_cache = {} if line_cache is None else line_cache
     n = len(p.lines[0].months_net) if p.lines else 0
     rows = []
     for row in ROWS:
@@ -465,31 +535,20 @@ def option_to_dict(p: PricedOption) -> dict:
                 "row": row,
                 "total_net": _s(sum((lt.net for lt in lts), ZERO)),
                 "total_gross": _s(sum((lt.net + lt.vat for lt in lts), ZERO)),
-                "lines": [
-                    {
-                        "key": lt.line.key,
-                        "label": lt.line.label,
-                        "upfront_net": _s(lt.upfront_net),
-                        "monthly_net": _s(lt.months_net[0]) if n else "0.00",
-                        "terminal_net": _s(lt.terminal_net),
-                        "total_net": _s(lt.net),
-                        "vat": _s(lt.vat),
-                        "total_gross": _s(lt.net + lt.vat),
-                        "vat_applies": lt.line.vat,
-                        "follows_price_drift": lt.line.market,
-                        "origin_currency": lt.line.origin_currency,
-                        "inputs": lt.line.inputs,
-                    }
-                    for lt in lts
-                ],
+                "lines": [_line_dict(lt, n, line_cache) for lt in lts],
             }
         )
     net, vat = p.net, p.vat
-    flow_net, flow_gross = p.cash_flow(vat=False), p.cash_flow(vat=True)
-    cum, run = [], ZERO
-    for v in flow_net:
-        run += v
-        cum.append(_s(run))
+    cash_flow = None
+    if with_cash_flow:
+        flow_net = p.cash_flow(vat=False)
+        cash_flow = {
+            "net": _cents_str(flow_net),
+            "gross": _cents_str(p.cash_flow(vat=True)),
+            "terminal_net": _s(p.terminal(vat=False)),
+            "terminal_gross": _s(p.terminal(vat=True)),
+            "cumulative_net": _cents_str(accumulate(flow_net)),
+        }
     useful_h = o.useful_gpu_hours_per_month * n
     tokens = (o.tokens_per_month or ZERO) * n
     runs = useful_h / o.training_gpu_hours_per_run if o.training_gpu_hours_per_run else ZERO
@@ -505,13 +564,7 @@ def option_to_dict(p: PricedOption) -> dict:
         "rows": rows,
         "totals": {"net": _s(net), "vat": _s(vat), "gross": _s(net + vat)},
         "per_month_average": {"net": _s(net / n) if n else None, "gross": _s((net + vat) / n) if n else None},
-        "cash_flow": {
-            "net": [_s(v) for v in flow_net],
-            "gross": [_s(v) for v in flow_gross],
-            "terminal_net": _s(p.terminal(vat=False)),
-            "terminal_gross": _s(p.terminal(vat=True)),
-            "cumulative_net": cum,
-        },
+        "cash_flow": cash_flow,
         "unit_costs": {
             "per_useful_gpu_hour_net": _s(net / useful_h, UNIT_COST) if useful_h else None,
             "per_1m_tokens_net": _s(net / tokens * 1_000_000, UNIT_COST) if tokens else None,
