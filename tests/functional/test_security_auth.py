@@ -129,3 +129,22 @@ def test_share_link_audit_never_stores_the_token_hash():
     link, _token = services.share_link_create(plan=plan, user=membership.user)
     entry = LogEntry.objects.get_for_object(link).get()
     assert "token_hash" not in entry.changes_dict
+
+
+def test_api_and_share_tokens_are_stored_only_as_hashes():
+    from django.db import connection
+
+    from planner import services
+    from planner.api.models import ApiToken
+    from planner.api.tokens import api_token_create
+    from planner.models import ShareLink
+
+    membership = MembershipFactory(role=Role.OWNER)
+    plan = PlanFactory(workload__team=membership.team)
+    _link, share_token = services.share_link_create(plan=plan, user=membership.user)
+    _api, api_key = api_token_create(user=membership.user, name="ci")
+    with connection.cursor() as cursor:
+        for model in (ShareLink, ApiToken):
+            cursor.execute(f"SELECT * FROM {model._meta.db_table}")  # noqa: S608 - table names from models
+            dump = repr(cursor.fetchall())
+            assert share_token not in dump and api_key not in dump
