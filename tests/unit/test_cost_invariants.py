@@ -10,7 +10,7 @@ from costs.engine.analysis import break_even_month
 from costs.engine.inputs import DedicatedOffer
 from costs.engine.money import Price, cents
 from costs.engine.plan import cost_plan, option_to_dict
-from tests.unit.cost_inputs import FX, VAT, inputs, workload
+from tests.unit.cost_inputs import FX, VAT, inputs, offer, usd, workload
 
 
 def _by_kind(result, kind):
@@ -200,3 +200,20 @@ def test_unknown_power_is_reported_not_guessed():
 
 def test_same_inputs_same_result():
     assert cost_plan(inputs=inputs()).to_dict() == cost_plan(inputs=inputs()).to_dict()
+
+
+def test_every_offer_is_priced_but_only_the_cheapest_per_kind_carries_a_cash_flow():
+    cheap = offer(instance_type="cheap", on_demand=usd("30"), spot=None)
+    dear = offer(instance_type="dear", on_demand=usd("50"), spot=None)
+    d = cost_plan(inputs=inputs(offers=[cheap, dear], options=("cloud_on_demand",))).to_dict()
+    flows = {o["detail"]["instance_type"]: o["cash_flow"] for o in d["options"]}
+    assert flows["cheap"] is not None and flows["dear"] is None
+
+
+def test_comparisons_cover_the_cheapest_candidates():
+    many = [workload(candidate_id=f"h100x{8 * k}", gpu_count=8 * k, server_count=k) for k in range(1, 11)]
+    d = cost_plan(inputs=inputs(workloads=many, options=("cloud_on_demand", "onprem"))).to_dict()
+    assert d["compared_candidates"] == [f"h100x{8 * k}" for k in range(1, 9)]
+    assert set(d["monte_carlo"]["options"]) == {
+        i for c in d["compared_candidates"] for i in d["shortlist"][c]
+    }
