@@ -62,3 +62,15 @@ def pct(value, digits=0):
 @register.filter
 def get(mapping, key):
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def figure(value):
+    """An engine figure per locale: integers grouped, other numbers with up to 2 decimals
+    (3 significant digits below 1); text passes through unchanged."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return value
+    if isinstance(value, int) or float(value).is_integer():
+        return number_format(int(value), 0, use_l10n=True, force_grouping=True)
+    digits = 2 if abs(value) >= 1 else 3
+    return number_format(round(Decimal(str(value)), digits), digits, use_l10n=True, force_grouping=True)

@@ -178,3 +178,14 @@ def test_money_is_formatted_per_locale(lang, expected):
 
 def test_unknown_money_is_shown_as_unknown():
     assert "unknown" in money(None, "USD")
+
+
+@pytest.mark.parametrize(("lang", "value", "expected"), [
+    ("en", 8030261248, "8,030,261,248"), ("ru", 8030261248, "8\xa0030\xa0261\xa0248"),
+    ("en", 2.1634, "2.16"), ("ru", 2.1634, "2,16"), ("en", 0.01234, "0.012"), ("en", "PCIe", "PCIe"),
+])
+def test_engine_figures_are_formatted_per_locale(lang, value, expected):
+    from planner.templatetags.planner_tags import figure
+
+    with translation.override(lang):
+        assert figure(value) == expected

@@ -37,13 +37,15 @@ def log_in(page, live_server, user):
     expect(page.locator("nav").get_by_role("link", name="New workload")).to_be_visible()
 
 
-def create_inference_plan(page, live_server, name="Support bot"):
+def create_inference_plan(page, live_server, name="Support bot", shot=None):
     page.goto(f"{live_server.url}/workloads/new/")
     page.get_by_label("Name", exact=True).fill(name)
     page.get_by_label("Model preset").select_option("llama-3.1-8b")
     # htmx swaps the steps with the preset's architecture filled in.
     expect(page.get_by_label("Hidden size", exact=True)).to_have_value("4096")
     page.get_by_label("Concurrent requests").fill("16")
+    if shot:
+        shot(page, "workload-form")
     page.get_by_role("button", name="Compute the plan").click()
     expect(page.locator("#costs")).to_be_visible(timeout=PLAN_TIMEOUT_MS)
 
@@ -52,7 +54,7 @@ def test_main_journey(page, live_server, owner, screenshots, tmp_path):
     log_in(page, live_server, owner)
     screenshots(page, "logged-in")
 
-    create_inference_plan(page, live_server)
+    create_inference_plan(page, live_server, shot=screenshots)
     plan_url = page.url
     expect(page.locator("#recommendation")).to_contain_text("×")
     expect(page.locator("#costs table.summary tbody tr").first).to_be_visible()
