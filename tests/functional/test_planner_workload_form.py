@@ -165,3 +165,18 @@ def test_htmx_validate_shows_spec_error_while_other_fields_are_empty(client, edi
     response = client.post(reverse("workload_validate") + "?field=model__architecture__kv_heads", data,
                            HTTP_HX_REQUEST="true")
     assert "errorlist" in response.content.decode()
+
+
+def test_valid_post_saves_workload_plan_and_pending_version(client, editor):
+    response = post(client, team=_team(editor), serving__context_length="8192")
+    plan = Plan.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("plan_detail", args=[plan.id])
+    version = plan.versions.get()
+    assert version.inputs["spec"] == {
+        "kind": "inference", "model": {"preset": "llama-3.1-8b"},
+        "serving": {"context_length": 8192, "concurrency": 16, "requests_per_second": 2.0},
+    }
+    assert version.inputs["costs"] == {"horizon_months": 36, "currency": "USD", "include_vat": False,
+                                       "utilisation": 0.6}
+    assert plan.workload.created_by == editor
