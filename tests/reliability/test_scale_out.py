@@ -28,6 +28,7 @@ def test_work_spreads_over_two_workers(worker_queue):
     wait_until(lambda: all_finished(version_ids), timeout_s=90, what="8 plans to finish")
 
     per_worker = {w.node: _tasks_run_by(w.node) for w in workers}
+    print("SCALE-OUT", per_worker)
     assert sum(per_worker.values()) == 8, per_worker
     assert all(n >= 1 for n in per_worker.values()), per_worker
     assert set(statuses(version_ids).values()) == {"done"}
