@@ -56,3 +56,13 @@ def test_docs_pages_use_local_static_files(url):
     html = Client().get(url).content.decode()
     assert "drf_spectacular_sidecar" in html
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_docs_pages_have_no_inline_scripts(url):
+    # The Content-Security-Policy allows scripts only from our own files.
+    import re
+
+    html = Client().get(url).content.decode()
+    assert not re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", html)
