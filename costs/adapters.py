@@ -245,20 +245,29 @@ def api_prices_from_snapshot(rate_snapshot: dict) -> tuple[ApiPrice, ...]:
     return tuple(out)
 
 
-def power_tariff_from_snapshot(price_snapshot: dict, *, country: str) -> Price | None:
+def power_tariff_from_snapshot(price_snapshot: dict, *, country: str) -> tuple[Price | None, str | None]:
+    """A business tariff of the country from the catalog; a residential one is not what a data
+    centre pays, so then the rate card's tariff is used and the result says why."""
     tariffs = [t for t in price_snapshot.get("electricity_tariffs", []) if t.get("country") == country]
-    if not tariffs:
-        return None
-    t = tariffs[0]
+    business = [t for t in tariffs if "residential" not in (t.get("consumer_class") or "").lower()]
+    if not business:
+        if tariffs:
+            return None, (
+                f"the catalog's {country} electricity tariffs are residential only; the rate card's "
+                "power_tariff_per_kwh is used for data-centre power"
+            )
+        return None, None
+    t = business[0]
     price = _price(t["price_per_kwh"], t, "per kWh")
+    where = f"{t.get('region', '')} {t.get('consumer_class', '')}".strip()
     return Price(
         amount=price.amount,
         currency=price.currency,
         unit=price.unit,
         vat_included=price.vat_included,
         as_of=price.as_of,
-        source=f"{price.source} [{t.get('region', '')} {t.get('consumer_class', '')}]".replace(" ]", "]"),
-    )
+        source=f"{price.source} [{where}]",
+    ), None
 
 
 def storage_rates_from_snapshot(price_snapshot: dict) -> dict[str, Rate]:
@@ -355,7 +364,12 @@ def workloads_from_sizing(
     kind = sizing.get("kind", "")
     rec = sizing.get("recommendation") or {}
     tokens_in, tokens_out, serving_share = _serving_volume(spec)
-    ckpt_hours = Decimal(str(getattr(getattr(spec, "training", None), "checkpoint_every_hours", 2.0) or 2.0))
+    # serving loses no training progress on an interruption, only the restart time
+    ckpt_hours = (
+        Decimal(str(getattr(getattr(spec, "training", None), "checkpoint_every_hours", 2.0) or 2.0))
+        if kind in TRAINING_KINDS
+        else Decimal(0)
+    )
     is_training = kind in TRAINING_KINDS
     if not sizing.get("gpu_required", True):
         notes.append(
@@ -458,6 +472,9 @@ def build_cost_inputs(
     )
     notes = notes_pre + notes
     gps = {w.accelerator_id: w.gpus_per_server for w in workloads if w.accelerator_id}
+    tariff, tariff_note = power_tariff_from_snapshot(price_snapshot, country=opts.country)
+    if tariff_note:
+        notes.append(tariff_note)
     prices = PriceBook(
         cloud_offers=cloud_offers_from_snapshot(price_snapshot),
         dedicated_offers=dedicated_from_snapshot(price_snapshot),
@@ -465,7 +482,7 @@ def build_cost_inputs(
             price_snapshot, rates=effective, fx=fx, as_of=opts.as_of, gpus_per_server=gps
         ),
         api_prices=api_prices_from_snapshot(rate_snapshot),
-        power_tariff_per_kwh=power_tariff_from_snapshot(price_snapshot, country=opts.country),
+        power_tariff_per_kwh=tariff,
         fx=fx,
         vat=vat_from_snapshots(price_snapshot, rate_snapshot),
     )

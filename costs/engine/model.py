@@ -142,7 +142,9 @@ class OptionCost:
 def ceil_to(value: Decimal, step: Decimal) -> Decimal:
     if step <= 0 or value <= 0:
         return max(value, ZERO)
-    return (value / step).to_integral_value(rounding=ROUND_CEILING) * step
+    # a step such as 1/3600 h is inexact in Decimal: drop the noise before rounding up
+    steps = (value / step).quantize(Decimal("1e-9")).to_integral_value(rounding=ROUND_CEILING)
+    return (steps * step).quantize(Decimal("1e-9")).normalize()
 
 
 def ceil_div(a: int, b: int) -> int:

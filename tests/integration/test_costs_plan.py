@@ -167,3 +167,22 @@ def test_missing_rates_in_a_stored_snapshot_fall_back_to_the_shipped_card(snapsh
         sizing=sizing, price_snapshot=prices, rate_snapshot=stored, options={}, spec=SPEC
     )
     assert res["options"] and "shipped defaults used" in res["notes"][0]
+
+
+def test_residential_tariff_is_not_used_for_data_centre_power(costs):
+    res = costs({"horizon_months": 6, "country": "RU"})
+    assert any("residential only" in n for n in res["notes"])
+    assert res["inputs_used"]["power_tariff"] is None  # the rate card's business tariff is used
+
+
+def test_serving_spot_pays_restarts_but_no_lost_training_progress(costs):
+    # serving 24 h a day: u = 1; 4 interruptions x (no checkpoint loss + 0.25 h restart) = 1 extra hour
+    res = costs({"horizon_months": 1, "options": ["cloud_spot"]})
+    billed = {
+        ln["inputs"]["billed_hours_per_month"]
+        for o in res["options"]
+        for r in o["rows"]
+        for ln in r["lines"]
+        if ln["key"] == "gpu_time.useful"
+    }
+    assert billed == {"731"}

@@ -207,3 +207,10 @@ def test_rack_space_priced_per_u():
         "onprem",
     )
     assert _line(op, "infrastructure.rack_space")["total_net"] == "200.00"
+
+
+def test_billing_granularity_rounds_up_and_per_second_billing_adds_no_noise():
+    from costs.engine.model import ceil_to
+
+    assert ceil_to(D("365.2"), D(1)) == D(366)  # hourly billing: a started hour is paid
+    assert ceil_to(D("730"), D(1) / 3600) == D(730)  # per second: exact, no rounding residue
