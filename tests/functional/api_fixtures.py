@@ -16,7 +16,7 @@ INFERENCE_SPEC = SPEC_EXAMPLES["inference"]
 STORED_RESULT = {"sizing": {"gpu_count": 2, "accelerator": "test-accelerator"}, "costs": {"currency": "USD"}}
 
 __all__ = [
-    "INFERENCE_SPEC", "STORED_RESULT", "_clear_throttle_cache", "catalog", "real_result", "real_snapshots", "world", "client_for", "anon", "make_version",
+    "World", "INFERENCE_SPEC", "STORED_RESULT", "_clear_throttle_cache", "catalog", "real_result", "real_snapshots", "world", "client_for", "anon", "make_version",
 ]
 
 
