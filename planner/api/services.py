@@ -96,6 +96,7 @@ def plan_create_api(*, user, team, workload: Workload | None, spec: dict | None,
     try:
         with transaction.atomic():
             if workload is None:
+                # spec.name is at most 200 characters (parse_workload_spec), like the column.
                 workload = workload_create(team=team, name=name or spec.get("name") or "workload", spec=spec,
                                            user=user)
             plan = plan_create(team=team, workload=workload, options=costs, user=user, name=name)

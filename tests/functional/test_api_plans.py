@@ -220,3 +220,10 @@ def test_done_version_rows_are_never_rewritten_by_reads(world, editor):
     editor.get(_v(world))
     editor.get(f"{PLANS}{world.plan.id}/diff/?from=1&to=1")
     assert PlanVersion.objects.filter(pk=world.version.pk).values().get() == before
+
+
+def test_inline_spec_name_longer_than_the_column_is_400(world, editor):
+    spec = {**INFERENCE_SPEC, "name": "n" * 1000}  # noqa: F405
+    response = editor.post(PLANS, {"team": world.team.id, "spec": spec}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "spec.name"
