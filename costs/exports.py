@@ -47,7 +47,8 @@ CSV_COLUMNS = [
 
 
 def costs_csv(result: dict) -> bytes:
-    """One line per cost line of every option, plus a TOTAL line per option (UTF-8 with BOM for Excel)."""
+    """One line per cost line of every shortlisted option (per row for the others), plus a TOTAL
+    line per option (UTF-8 with BOM for Excel)."""
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(CSV_COLUMNS)
@@ -55,6 +56,11 @@ def costs_csv(result: dict) -> bytes:
     for o in result["options"]:
         head = [o["id"], o["candidate"], o["kind"], o["label"]]
         for row in o["rows"]:
+            if row["lines"] is None:  # an option priced in totals only (not the cheapest of its kind)
+                w.writerow(
+                    [*head, row["row"], "", "", "", "", "", row["total_net"], "", row["total_gross"], cur]
+                )
+                continue
             for ln in row["lines"]:
                 w.writerow(
                     [

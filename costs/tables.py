@@ -57,7 +57,7 @@ def option_frame(option: dict) -> pd.DataFrame:
                     "vat": _d(ln["vat"]),
                     "total_gross": _d(ln["total_gross"]),
                     "inputs": "; ".join(
-                        f"{r['name']}={r['value']} {r['currency']} {r['unit']} [{r['source']}]".replace(
+                        f"{r['name']}={r['value']} {r['currency']} {r['unit']} [{r.get('source', 'see Inputs')}]".replace(
                             "  ", " "
                         )
                         for r in ln["inputs"].get("rates", [])

@@ -28,7 +28,7 @@ from .inputs import (
     Workload,
 )
 from .money import ONE, ZERO, Price, add_months
-from .rates import ROLES, lookup
+from .rates import RATE_SCHEMA, ROLES, base_key, lookup
 
 ROWS = ("gpu_time", "infrastructure", "engineering", "downtime_risk")
 MILLION = Decimal("1000000")
@@ -117,7 +117,13 @@ class Context:
 
 
 def _show(name: str, value, currency: str | None, unit: str, source: str) -> dict:
-    return {"name": name, "value": str(value), "currency": currency or "", "unit": unit, "source": source}
+    """A rate-card value as a line shows it. Its source is listed once, in inputs_used.rates
+    (repeating it on every line of every option made plans several MB); ``source`` is kept
+    only for values that are not rate-card entries."""
+    shown = {"name": name, "value": str(value), "currency": currency or "", "unit": unit}
+    if source and name not in RATE_SCHEMA and base_key(name) not in RATE_SCHEMA:
+        shown["source"] = source
+    return shown
 
 
 def _price_show(name: str, p: Price) -> dict:

@@ -115,7 +115,7 @@ class CostResult:
         return {
             **self.meta,
             "options": [
-                option_to_dict(p, with_cash_flow=p.option.option_id in short, line_cache=cache)
+                option_to_dict(p, detailed=p.option.option_id in short, line_cache=cache)
                 for p in self.options
             ],
             "shortlist": self.shortlist,
@@ -521,9 +521,10 @@ def _line_dict(lt: LineTotals, n: int, cache: dict) -> dict:
     return dict(hit[1])
 
 
-def option_to_dict(p: PricedOption, *, with_cash_flow: bool = True, line_cache: dict | None = None) -> dict:
-    """One option as JSON. ``with_cash_flow=False`` leaves out the month-by-month lists (the plan
-    keeps them for the shortlisted options only; every option keeps its rows and totals)."""
+def option_to_dict(p: PricedOption, *, detailed: bool = True, line_cache: dict | None = None) -> dict:
+    """One option as JSON. ``detailed=False`` leaves out the lines and the month-by-month
+    lists (a plan keeps them for its shortlisted options; every option keeps row totals, totals
+    and unit costs), which keeps a plan with hundreds of offers to a size a page can load."""
     o = p.option
     line_cache = {} if line_cache is None else line_cache
     n = len(p.lines[0].months_net) if p.lines else 0
@@ -535,12 +536,12 @@ def option_to_dict(p: PricedOption, *, with_cash_flow: bool = True, line_cache: 
                 "row": row,
                 "total_net": _s(sum((lt.net for lt in lts), ZERO)),
                 "total_gross": _s(sum((lt.net + lt.vat for lt in lts), ZERO)),
-                "lines": [_line_dict(lt, n, line_cache) for lt in lts],
+                "lines": [_line_dict(lt, n, line_cache) for lt in lts] if detailed else None,
             }
         )
     net, vat = p.net, p.vat
     cash_flow = None
-    if with_cash_flow:
+    if detailed:
         flow_net = p.cash_flow(vat=False)
         cash_flow = {
             "net": _cents_str(flow_net),

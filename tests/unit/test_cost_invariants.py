@@ -217,3 +217,14 @@ def test_comparisons_cover_the_cheapest_candidates():
     assert set(d["monte_carlo"]["options"]) == {
         i for c in d["compared_candidates"] for i in d["shortlist"][c]
     }
+
+
+def test_csv_export_covers_options_priced_in_totals_only():
+    from costs.exports import costs_csv
+
+    cheap = offer(instance_type="cheap", on_demand=usd("30"), spot=None)
+    dear = offer(instance_type="dear", on_demand=usd("50"), spot=None)
+    d = cost_plan(inputs=inputs(offers=[cheap, dear], options=("cloud_on_demand",))).to_dict()
+    text = costs_csv(d).decode("utf-8-sig")
+    dear_id = next(o["id"] for o in d["options"] if o["detail"]["instance_type"] == "dear")
+    assert text.count(dear_id) == 5  # four rows and the total
