@@ -13,8 +13,10 @@ def _tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
 
 
-def _matches(query: list[str], acc: AcceleratorSpec) -> bool:
+def _matches(query: list[str], acc: AcceleratorSpec, *, exact: bool) -> bool:
     own = _tokens(acc.id) + _tokens(acc.model) + _tokens(acc.vendor)
+    if exact:
+        return all(q in own for q in query)
     return all(any(t.startswith(q) for t in own) for q in query)
 
 
@@ -22,13 +24,17 @@ def resolve_accelerator(query: str, accelerators: Sequence[AcceleratorSpec]) -> 
     """Return (accelerator, note). Exact id wins; otherwise every word of the query must start a
     word of the id/name ("H100 SXM 80GB" -> nvidia-h100-sxm5-80gb). When a name matches the
     SXM and the PCIe board of the same chip ("A100 80GB"), the SXM part is taken, as cloud
-    catalogs mean, and the note says so. Anything else ambiguous is an error listing matches."""
+    catalogs mean, and the note says so. Anything else ambiguous is an error listing matches.
+    Whole-word matches win over prefix matches ("L4" is not also "L40")."""
     field = "hardware.accelerator"
     by_id = {a.id: a for a in accelerators}
     if query in by_id:
         return by_id[query], ""
     q = _tokens(query)
-    found = [a for a in accelerators if q and _matches(q, a)]
+    # Whole words first ("L4" is the L4, not also the L40/L40S), then word prefixes ("SXM" -> "SXM5").
+    found = [a for a in accelerators if q and _matches(q, a, exact=True)]
+    if len(found) != 1:
+        found = [a for a in accelerators if q and _matches(q, a, exact=False)]
     if len(found) == 1:
         return found[0], ""
     if not found:

@@ -173,3 +173,8 @@ def test_rag_prompt_smaller_than_retrieved_context_is_warned():
     r = run({"kind": "rag", "model": {"preset": "qwen2.5-7b"}, "rag": {"documents": 1000, "top_k": 8, "chunk_tokens": 512},
              "serving": {"input_tokens": 1000}})
     assert any("retrieved tokens" in w for w in r["warnings"])
+
+
+def test_whole_word_accelerator_name_beats_prefixes():
+    r = run({"kind": "inference", "model": {"preset": "llama-3.2-1b"}, "hardware": {"accelerator": "L4"}})
+    assert r["recommendation"]["accelerator_id"] == "nvidia-l4-24gb"
