@@ -120,12 +120,16 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     res = search.search_training(ti, cat) if cat is not None else None
 
     candidates: list[dict] = []
+    best: list[dict] = []
     rec_i = None
     if res is not None and res.get("mem") is not None and len(res["a"]):
         cost_key = np.where(np.isfinite(res["cost"]), res["cost"], np.inf)
         order = np.lexsort((cost_key, res["wall"], ~res["meets"]))
         for i in order[:TOP_CANDIDATES]:
             candidates.append(_training_candidate(res, cat, i))
+        best_rows = _first_per_accelerator(
+            res["a"], ~res["meets"], np.where(res["meets"], _cost_or_gpu_hours(res), res["wall"]), res["count"])
+        best = [_training_candidate(res, cat, i) for i in best_rows[np.argsort(res["wall"][best_rows], kind="stable")]]
         rec_i = _pick_training(res)
         if not res["meets"].any():
             best = int(np.argmin(res["wall"]))
@@ -188,12 +192,26 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         "evaluated": res["evaluated"] if res else 0,
         "ranking": "fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost",
         "ranked": candidates,
+        "best_per_accelerator": best,
         "not_fitting": not_fitting,
     }
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True,
                         model=_model_section(spec), memory=memory_section, compute=compute_section,
                         candidates=result_candidates, recommendation=recommendation,
                         warnings=tuple(warnings), assumptions=ASSUMPTIONS)
+
+
+def _first_per_accelerator(a_idx: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """Row index of the best option of each accelerator: sort by (accelerator, keys...) and take
+    the first row of every accelerator (vectorised; no loop over the catalog)."""
+    order = np.lexsort(tuple(reversed(keys)) + (a_idx,))
+    _, first = np.unique(a_idx[order], return_index=True)
+    return order[first]
+
+
+def _cost_or_gpu_hours(res: dict) -> np.ndarray:
+    # float32: GPU-hours equal up to rounding noise across counts must tie, so the count decides.
+    return np.where(np.isfinite(res["cost"]), res["cost"], res["gpu_hours"]).astype(np.float32)
 
 
 def _pick_training(res: dict) -> int:
@@ -205,9 +223,7 @@ def _pick_training(res: dict) -> int:
     cost = res["cost"][idx]
     if np.isfinite(cost).any():
         idx = idx[np.isfinite(cost)]
-        key = (res["count"][idx], res["cost"][idx])
-    else:
-        key = (res["count"][idx], np.round(res["gpu_hours"][idx], 6))
+    key = (res["count"][idx], _cost_or_gpu_hours(res)[idx])
     return int(idx[np.lexsort(key)[0]])
 
 
@@ -372,7 +388,7 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
         warnings.append(f"{a.name} is not a generative decoder: serving figures assume it answers like an LLM")
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_serving(si, cat) if cat is not None else None
-    candidates, rec = [], None
+    candidates, best, rec = [], [], None
     if res is not None:
         ai, li = np.nonzero(res["usable"] & np.isfinite(res["replicas"]))
         if len(ai):
@@ -387,6 +403,10 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
             # Recommendation: meets targets with the fewest GPUs (cheapest per hour when priced), then lower latency.
             cand_key = np.lexsort((latency, np.where(np.isfinite(price), price, np.inf), res["count"][ai, li], ~meets))
             rec = (int(ai[cand_key[0]]), int(li[cand_key[0]]))
+            price_key = np.where(np.isfinite(price), price, np.inf)
+            rows = _first_per_accelerator(ai, ~meets, price_key, res["count"][ai, li], latency)
+            rows = rows[np.lexsort((latency[rows], res["count"][ai, li][rows], price_key[rows], ~meets[rows]))]
+            best = [_serving_candidate(res, cat, int(ai[k]), int(li[k]), s) for k in rows]
             if not meets.any():
                 warnings.append("no layout meets the latency/throughput targets within 1024 GPUs; the closest is shown")
         else:
@@ -407,6 +427,7 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
         "ranking": "fits, then meets the latency/throughput targets, then lower price per hour (GPU count where "
                    "prices are unknown), then lower request latency",
         "ranked": candidates,
+        "best_per_accelerator": best,
         "not_fitting": not_fitting,
     }
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),

@@ -178,3 +178,17 @@ def test_rag_prompt_smaller_than_retrieved_context_is_warned():
 def test_whole_word_accelerator_name_beats_prefixes():
     r = run({"kind": "inference", "model": {"preset": "llama-3.2-1b"}, "hardware": {"accelerator": "L4"}})
     assert r["recommendation"]["accelerator_id"] == "nvidia-l4-24gb"
+
+
+def test_best_per_accelerator_has_one_row_per_fitting_accelerator():
+    r = run({"kind": "pretraining", "model": {"preset": "llama-3-8b"}, "training": {"tokens": 1e12, "deadline_hours": 720}})
+    ids = [c["accelerator_id"] for c in r["candidates"]["best_per_accelerator"]]
+    assert len(ids) == len(set(ids)) == len(ACCS) - len(r["candidates"]["not_fitting"])
+
+
+def test_best_per_accelerator_is_the_smallest_count_meeting_the_deadline():
+    r = run({"kind": "pretraining", "model": {"preset": "llama-3-8b"}, "training": {"tokens": 1e12, "deadline_hours": 720},
+             "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"}})
+    (row,) = r["candidates"]["best_per_accelerator"]
+    assert row["count"] == r["recommendation"]["count"]
+    assert row["wall_clock_hours"] <= 720 < row["wall_clock_hours"] * row["count"] / (row["count"] - 8)
