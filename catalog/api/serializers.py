@@ -15,8 +15,8 @@ class AcceleratorSerializer(serializers.ModelSerializer):
 
 
 class ServerPlatformSerializer(serializers.ModelSerializer):
-    included_accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    included_cpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    included_accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    included_cpu = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = m.ServerPlatform
@@ -24,7 +24,7 @@ class ServerPlatformSerializer(serializers.ModelSerializer):
 
 
 class CloudOfferSerializer(serializers.ModelSerializer):
-    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = m.CloudOffer
