@@ -207,7 +207,8 @@ def version_diff(*, old, new) -> dict:
 
 
 def _is_quantity(value) -> bool:
-    return isinstance(value, dict) and "value" in value and set(value) <= {"value", "unit", "explain", "source"}
+    return isinstance(value, dict) and "value" in value and set(value) <= {
+        "value", "unit", "explain", "source", "low", "high"}
 
 
 # Labels of the engine's keys; a key not listed is shown humanised (units stay in the unit column).
@@ -265,7 +266,7 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
         label = f"{prefix} › {_label(key)}" if prefix else _label(key)
         if _is_quantity(value):
             rows.append({"label": label, "value": value.get("value"), "unit": value.get("unit", ""),
-                         "explain": value.get("explain", "")})
+                         "explain": value.get("explain", ""), "low": value.get("low"), "high": value.get("high")})
         elif isinstance(value, dict):
             rows.extend(quantity_rows(value, label))
         elif isinstance(value, list | tuple):

@@ -189,3 +189,32 @@ def test_engine_figures_are_formatted_per_locale(lang, value, expected):
 
     with translation.override(lang):
         assert figure(value) == expected
+
+
+# The examples of docs/WORKLOADSPEC.md, one per kind: each computes and its page renders.
+DOC_EXAMPLES = {
+    "pretraining": {"kind": "pretraining", "model": {"preset": "llama-2-7b"},
+                    "training": {"tokens": 2e12, "sequence_length": 4096, "global_batch_tokens": 4000000,
+                                 "deadline_hours": 720}, "hardware": {"accelerator": "A100 80GB"}},
+    "finetuning": {"kind": "finetuning", "model": {"preset": "llama-3.1-70b"},
+                   "training": {"method": "qlora", "tokens": 200000000, "epochs": 2, "lora_rank": 16}},
+    "rag": {"kind": "rag", "model": {"preset": "qwen2.5-7b"},
+            "rag": {"documents": 1000000, "tokens_per_document": 800, "index": "hnsw", "queries_per_second": 2},
+            "serving": {"input_tokens": 3000, "output_tokens": 300, "requests_per_second": 2}},
+    "classic_training": {"kind": "classic_training", "model": {"preset": "resnet-50"},
+                         "training": {"dataset_samples": 1281167, "epochs": 90, "global_batch_size": 1024}},
+    "external_api": {"kind": "external_api", "rag": {"documents": 100000, "generator": "external_api"},
+                     "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 1}},
+}
+
+
+@pytest.mark.parametrize("kind", list(DOC_EXAMPLES))
+def test_every_kind_computes_and_renders(client, catalog, kind):
+    plan = PlanFactory(workload__kind=kind, workload__spec=DOC_EXAMPLES[kind])
+    services.plan_version_create(plan=plan, user=None)
+    version = plan.versions.get()
+    assert version.status == VersionStatus.DONE, version.error
+    client.force_login(member(Role.VIEWER, team=plan.team))
+    response = client.get(reverse("plan_detail", args=[plan.id]))
+    assert response.status_code == 200
+    assert 'id="recommendation"' in response.content.decode()
