@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -125,12 +126,11 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     if res is not None and res.get("mem") is not None and len(res["a"]):
         cost_key = np.where(np.isfinite(res["cost"]), res["cost"], np.inf)
         order = np.lexsort((cost_key, res["wall"], ~res["meets"]))
-        for i in order[:TOP_CANDIDATES]:
-            candidates.append(_training_candidate(res, cat, i))
+        candidates = _training_rows(res, cat, order[:TOP_CANDIDATES])
         best_rows = _first_per_accelerator(
             res["a"], ~res["meets"], np.where(res["meets"], _cost_or_gpu_hours(res), res["wall"]), res["count"])
-        best = [_training_candidate(res, cat, i) for i in best_rows[np.argsort(res["wall"][best_rows], kind="stable")]]
-        rec_i = _pick_training(res)
+        best = _training_rows(res, cat, best_rows[np.argsort(res["wall"][best_rows], kind="stable")])
+        rec_i = _pick_training(res, best_rows)
         if not res["meets"].any():
             best = int(np.argmin(res["wall"]))
             warnings.append(
@@ -214,33 +214,38 @@ def _cost_or_gpu_hours(res: dict) -> np.ndarray:
     return np.where(np.isfinite(res["cost"]), res["cost"], res["gpu_hours"]).astype(np.float32)
 
 
-def _pick_training(res: dict) -> int:
-    """Among options meeting the target: cheapest where prices are known, else fewest GPU-hours,
-    then fewest GPUs. Without any option meeting it: the fastest."""
-    idx = np.nonzero(res["meets"])[0]
-    if not len(idx):
-        return int(np.argmin(res["wall"]))
-    cost = res["cost"][idx]
-    if np.isfinite(cost).any():
-        idx = idx[np.isfinite(cost)]
-    key = (res["count"][idx], _cost_or_gpu_hours(res)[idx])
-    return int(idx[np.lexsort(key)[0]])
+def _pick_training(res: dict, best_rows: np.ndarray) -> int:
+    """The best option of each accelerator competes: among those meeting the target, the cheapest
+    where prices are known, else the fewest GPU-hours, then the fewest GPUs. Without any option
+    meeting it: the fastest."""
+    meets = res["meets"][best_rows]
+    if not meets.any():
+        return int(best_rows[np.argmin(res["wall"][best_rows])])
+    rows = best_rows[meets]
+    priced = np.isfinite(res["cost"][rows])
+    if priced.any():
+        rows = rows[priced]
+    return int(rows[np.lexsort((res["count"][rows], _cost_or_gpu_hours(res)[rows]))[0]])
 
 
-def _training_candidate(res: dict, cat: search.CatalogArrays, i: int) -> dict:
-    acc = cat.accelerators[res["a"][i]]
-    li = int(res["lay"][i])
-    lay = res["layouts"]
-    cost = float(res["cost"][i])
-    return {
-        "accelerator_id": acc.id, "accelerator": acc.model, "count": int(res["count"][i]),
-        "layout": {"tensor_parallel": int(lay["tp"][li]), "pipeline_parallel": int(lay["pp"][li]),
-                   "data_parallel": int(lay["dp"][li]), "zero_stage": int(lay["zero"][li])},
-        "per_gpu_bytes": int(res["mem"]["total"][li]), "gpu_memory_bytes": int(acc.memory_gib * GIB),
-        "fits": True, "meets_target": bool(res["meets"][i]),
-        "wall_clock_hours": float(res["wall"][i]), "gpu_hours": float(res["gpu_hours"][i]),
-        "mfu": float(res["mfu"][i]), "cost_usd": cost if math.isfinite(cost) else None,
-    }
+def _training_rows(res: dict, cat: search.CatalogArrays, idx: np.ndarray) -> list[dict]:
+    """Candidate rows for the given option indices (bulk .tolist(): no per-element numpy access)."""
+    lay, li = res["layouts"], res["lay"][idx]
+    cols = zip(res["a"][idx].tolist(), res["count"][idx].tolist(), lay["tp"][li].tolist(), lay["pp"][li].tolist(),
+               lay["dp"][li].tolist(), lay["zero"][li].tolist(), res["mem"]["total"][li].tolist(),
+               res["meets"][idx].tolist(), res["wall"][idx].tolist(), res["gpu_hours"][idx].tolist(),
+               res["mfu"][idx].tolist(), res["cost"][idx].tolist(), strict=True)
+    rows = []
+    for a, count, tp, pp, dp, zero, total, meets, wall, gh, mfu, cost in cols:
+        acc = cat.accelerators[a]
+        rows.append({
+            "accelerator_id": acc.id, "accelerator": acc.model, "count": int(count),
+            "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "zero_stage": zero},
+            "per_gpu_bytes": int(total), "gpu_memory_bytes": int(acc.memory_gib * GIB),
+            "fits": True, "meets_target": meets, "wall_clock_hours": wall, "gpu_hours": gh, "mfu": mfu,
+            "cost_usd": cost if math.isfinite(cost) else None,
+        })
+    return rows
 
 
 def _training_not_fitting(spec, res, cat) -> list[dict]:
@@ -248,6 +253,7 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
     out = []
     fits_any = res.get("fits_any")
     fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
+    fitting_mem = [x.memory_gib for x in fitting]
     for ai, acc in enumerate(cat.accelerators):
         if fits_any[ai]:
             continue
@@ -268,9 +274,9 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
         if t.method == "full" and spec.kind == "finetuning":
             remedies.append("LoRA or QLoRA (int4 base weights) instead of full fine-tuning")
         remedies.append("CPU/NVMe offload of optimizer state (ZeRO-Offload/Infinity), slower")
-        bigger = [x.id for x in fitting if x.memory_gib > acc.memory_gib]
+        bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
         if bigger:
-            remedies.append("a larger GPU: " + ", ".join(bigger[:5]))
+            remedies.append("a larger GPU: " + ", ".join(x.id for x in bigger))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
                     "reason": f"needs at least {_fmt_gib(need)} per GPU in the best allowed layout, has {acc.memory_gib:g} GiB",
                     "remedies": remedies})
@@ -456,6 +462,7 @@ def _serving_not_fitting(spec, res, cat) -> list[dict]:
     fits_any = res["fits"].any(axis=1)
     need_one = res["weights_bytes"] + res["kv_seq"]
     fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
+    fitting_mem = [x.memory_gib for x in fitting]
     for ai, acc in enumerate(cat.accelerators):
         if fits_any[ai]:
             continue
@@ -472,9 +479,9 @@ def _serving_not_fitting(spec, res, cat) -> list[dict]:
             remedies.append("fp8 KV cache")
         remedies.append("a shorter context_length")
         remedies.append("more GPUs: tensor parallel within a server, pipeline parallel across servers")
-        bigger = [x.id for x in fitting if x.memory_gib > acc.memory_gib]
+        bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
         if bigger:
-            remedies.append("a larger GPU: " + ", ".join(bigger[:5]))
+            remedies.append("a larger GPU: " + ", ".join(x.id for x in bigger))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
                     "reason": f"weights + one {spec.serving.context_length}-token sequence need {_fmt_gib(need_one)} "
                               f"(+ overhead); even 8x8 GPUs of {acc.memory_gib:g} GiB cannot hold them with tensor parallel <= "
