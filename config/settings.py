@@ -149,6 +149,10 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# Reverse proxies in front of the app that append to X-Forwarded-For (0 = clients connect
+# directly). The lockout counts the address the nearest trusted proxy saw (config.auth).
+TRUSTED_PROXY_COUNT = env.int("DJANGO_TRUSTED_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"

@@ -148,3 +148,19 @@ def test_api_and_share_tokens_are_stored_only_as_hashes():
             cursor.execute(f"SELECT * FROM {model._meta.db_table}")  # noqa: S608 - table names from models
             dump = repr(cursor.fetchall())
             assert share_token not in dump and api_key not in dump
+
+
+def test_behind_a_trusted_proxy_the_lockout_counts_the_address_the_proxy_saw(rf, settings):
+    from config.auth import client_ip
+
+    settings.TRUSTED_PROXY_COUNT = 1
+    request = rf.get("/", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7", REMOTE_ADDR="10.0.0.2")
+    assert client_ip(request) == "203.0.113.7"  # the spoofed left-most entry is ignored
+
+
+def test_without_a_proxy_the_lockout_counts_the_connecting_address(rf, settings):
+    from config.auth import client_ip
+
+    settings.TRUSTED_PROXY_COUNT = 0
+    request = rf.get("/", HTTP_X_FORWARDED_FOR="6.6.6.6", REMOTE_ADDR="198.51.100.9")
+    assert client_ip(request) == "198.51.100.9"
