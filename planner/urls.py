@@ -22,6 +22,7 @@ urlpatterns = [
     path("plans/<int:plan_id>/v/<int:number>/", views.plan_version, name="plan_version"),
     path("plans/<int:plan_id>/v/<int:number>/status/", views.plan_version_status, name="plan_version_status"),
     path("plans/<int:plan_id>/v/<int:number>/retry/", views.plan_version_retry, name="plan_version_retry"),
+    path("plans/<int:plan_id>/v/<int:number>/options/", views.plan_options_compare, name="plan_options_compare"),
     path("plans/<int:plan_id>/v/<int:number>/export.<str:fmt>", views.version_export, name="plan_version_export"),
     path("s/<str:token>/", views.shared_plan, name="shared_plan"),
 ]

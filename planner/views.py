@@ -293,6 +293,24 @@ def compare(request):
 
 @login_required
 @require_GET
+def plan_options_compare(request, plan_id: int, number: int):
+    """2-4 deployment options of one version side by side."""
+    plan = _plan_or_404(request, plan_id)
+    version = _version_or_404(plan, number)
+    ids = list(dict.fromkeys(request.GET.getlist("options")))
+    if version.status != VersionStatus.DONE:
+        raise Http404("the version has no result yet")
+    if not 2 <= len(ids) <= 4:
+        messages.error(request, _("Choose between 2 and 4 options to compare."))
+        return redirect(_version_url(version) + "#costs")
+    table = presentation.options_compare(version, ids)
+    if table is None:
+        raise Http404("unknown option")
+    return render(request, "planner/options_compare.html", {"plan": plan, "version": version, "table": table})
+
+
+@login_required
+@require_GET
 def version_export(request, plan_id: int, number: int, fmt: str):
     plan = _plan_or_404(request, plan_id)
     version = _version_or_404(plan, number)

@@ -218,3 +218,30 @@ def test_every_kind_computes_and_renders(client, catalog, kind):
     response = client.get(reverse("plan_detail", args=[plan.id]))
     assert response.status_code == 200
     assert 'id="recommendation"' in response.content.decode()
+
+
+def test_options_of_one_plan_side_by_side(owner_client, plan):
+    options = plan.versions.get().result["costs"]["options"][:2]
+    response = owner_client.get(reverse("plan_options_compare", args=[plan.id, 1]),
+                                {"options": [o["id"] for o in options]})
+    assert response.status_code == 200
+    table = response.context["table"]
+    assert [o["id"] for o in table["options"]] == [o["id"] for o in options]
+    assert [r["label"] for r in table["rows"]] == ["GPU time", "Infrastructure", "Engineering", "Downtime risk"]
+
+
+def test_unknown_option_is_404(owner_client, plan):
+    response = owner_client.get(reverse("plan_options_compare", args=[plan.id, 1]), {"options": ["x", "y"]})
+    assert response.status_code == 404
+
+
+def test_one_option_is_not_enough(owner_client, plan):
+    option = plan.versions.get().result["costs"]["options"][0]["id"]
+    response = owner_client.get(reverse("plan_options_compare", args=[plan.id, 1]), {"options": [option]})
+    assert response.status_code == 302
+
+
+def test_options_of_another_teams_plan_is_404(client, plan):
+    client.force_login(member(Role.OWNER))
+    options = [o["id"] for o in plan.versions.get().result["costs"]["options"][:2]]
+    assert client.get(reverse("plan_options_compare", args=[plan.id, 1]), {"options": options}).status_code == 404
