@@ -23,7 +23,9 @@ COUNTS = np.array(list(range(1, 8)) + list(range(8, MAX_GPUS + 1, 8)), dtype=np.
 TP_OPTIONS = (1, 2, 4, 8)
 PP_OPTIONS = (1, 2, 4, 8, 16, 32, 64)
 SERVE_PP_OPTIONS = (1, 2, 4, 8)
-DEFAULT_TRAINING_TARGET_HOURS = 30 * 24  # without a deadline, prefer runs of at most 30 days
+DEFAULT_TRAINING_TARGET_HOURS = 30 * 24
+CKPT_CODES = {"none": 0, "selective": 1, "full": 2}
+CKPT_NAMES = {v: k for k, v in CKPT_CODES.items()}  # without a deadline, prefer runs of at most 30 days
 
 
 def gpus_per_server(acc: AcceleratorSpec) -> int:
@@ -89,7 +91,7 @@ class TrainingInputs:
     seq: int
     micro_batch: int
     global_batch_tokens: int | None
-    checkpointing: str
+    checkpointing: str | None  # None: selective, or full where selective does not fit
     sequence_parallel: bool
     vpp: int
     tp_pin: int | None
@@ -97,7 +99,7 @@ class TrainingInputs:
     zero_pin: int | None
     count_pin: int | None
     trainable_params: float
-    executed_flops: float
+    model_flops: float
     deadline_hours: float | None
     mfu_pin: float | None
     vision: bool = False  # classic (non-LLM) training: vision efficiency preset
@@ -111,8 +113,10 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
     tps = (t.tp_pin,) if t.tp_pin else TP_OPTIONS
     pps = (t.pp_pin,) if t.pp_pin else PP_OPTIONS
     zeros = (t.zero_pin,) if t.zero_pin is not None else (0, 1, 2, 3)
+    ckpts = (CKPT_CODES[t.checkpointing],) if t.checkpointing else (CKPT_CODES["selective"], CKPT_CODES["full"])
     if not a.is_transformer:
         tps, pps = (1,), (1,)
+        ckpts = ckpts[:1]
     max_dp = None
     if t.global_batch_tokens:
         max_dp = max(1, t.global_batch_tokens // (t.seq * t.micro_batch))
@@ -131,11 +135,14 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
                 for z in zeros:
                     if z > 0 and dp == 1 and t.zero_pin is None:
                         continue  # ZeRO shards across data-parallel ranks: nothing to shard
-                    opts.append((tp * pp, z, tp, c, pp, dp))
+                    for ck in ckpts:
+                        # Megatron practice: more parallelism before full recomputation (+33 % compute).
+                        opts.append((ck, tp * pp, z, tp, c, pp, dp))
         opts.sort()
-        rows.extend((c, tp, pp, dp, z) for _, z, tp, c, pp, dp in opts)
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    return {"count": arr[:, 0], "tp": arr[:, 1], "pp": arr[:, 2], "dp": arr[:, 3], "zero": arr[:, 4]}
+        rows.extend((c, tp, pp, dp, z, ck) for ck, _, z, tp, c, pp, dp in opts)
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 6)
+    return {"count": arr[:, 0], "tp": arr[:, 1], "pp": arr[:, 2], "dp": arr[:, 3], "zero": arr[:, 4],
+            "ckpt": arr[:, 5]}
 
 
 def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -166,10 +173,13 @@ def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, 
         g = np.zeros_like(w)
         o = np.zeros_like(w)
     if a.is_transformer:
-        act = memory.training_activation_bytes(
-            a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=t.vpp, checkpointing=t.checkpointing,
-            sequence_parallel=t.sequence_parallel, compute_precision=t.compute_precision,
-        )
+        act = np.zeros_like(tp)
+        for code in np.unique(lay["ckpt"]).tolist():
+            here = lay["ckpt"] == code
+            act = np.where(here, memory.training_activation_bytes(
+                a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=t.vpp, checkpointing=CKPT_NAMES[code],
+                sequence_parallel=t.sequence_parallel, compute_precision=t.compute_precision,
+            ), act)
     else:
         # Vision nets: activations ~ proportional to forward FLOPs; ~1 byte per 25 FLOPs per sample
         # is an assumption that gives ~0.3 GiB/image for ResNet-50 at 224 px in fp16.
@@ -222,13 +232,15 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
         mfu = np.full(count.shape, t.mfu_pin)
     else:
         mfu = cat.mfu_base[a_idx] * size_f * method_f * compute.cluster_factor(count)
-    wall = compute.hours(flops=t.executed_flops, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu)
+    factor = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+    executed = t.model_flops * factor[lay["ckpt"][lay_idx]]
+    wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu)
     gpu_hours = wall * count
     cost = gpu_hours * cat.price_gpu_hour_usd[a_idx]
     target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
     meets = wall <= target
     return {"layouts": lay, "mem": mem, "evaluated": n_lay * len(cat.accelerators), "a": a_idx, "lay": lay_idx, "count": count,
-            "mfu": mfu, "wall": wall, "gpu_hours": gpu_hours, "cost": cost, "meets": meets, "target_hours": target,
+            "mfu": mfu, "executed": executed, "wall": wall, "gpu_hours": gpu_hours, "cost": cost, "meets": meets, "target_hours": target,
             "fits_any": (first >= 0).any(axis=1), "min_total_per_acc": _min_needed(mem["total"], lay, cat)}
 
 

@@ -98,13 +98,11 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         trainable = float(memory.lora_adapter_params(a, rank=t.lora_rank, targets=t.lora_targets))
     if spec.kind == "classic_training":
         model_flops = compute.classic_training_flops(a, samples=t.dataset_samples, epochs=t.epochs)
-        executed = model_flops
         flops_explain = f"3 x {a.flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {t.dataset_samples:,} samples x {t.epochs:g} epochs"
         tokens = None
     else:
         tokens = t.tokens
         model_flops = compute.training_flops(a, tokens=tokens, method=t.method, trainable_params=trainable)
-        executed = model_flops * compute.recompute_factor(checkpointing=t.activation_checkpointing, method=t.method)
         flops_explain = (f"6 x {a.active_params:,} active params x {tokens:.4g} tokens" if t.method == "full" else
                          f"4 x {a.active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) "
                          f"+ 6 x {trainable:,.0f} adapter params x tokens")
@@ -114,7 +112,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         global_batch_tokens=t.global_batch_tokens if a.is_transformer else t.global_batch_size,
         checkpointing=t.activation_checkpointing, sequence_parallel=t.sequence_parallel,
         vpp=t.virtual_pipeline_stages, tp_pin=t.tensor_parallel, pp_pin=t.pipeline_parallel, zero_pin=t.zero_stage,
-        count_pin=hw.count, trainable_params=trainable, executed_flops=executed, deadline_hours=t.deadline_hours,
+        count_pin=hw.count, trainable_params=trainable, model_flops=model_flops, deadline_hours=t.deadline_hours,
         mfu_pin=hw.mfu, vision=vision,
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
@@ -150,17 +148,19 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     else:
         lay = {"count": hw.count or 1, "tp": t.tensor_parallel or 1, "pp": t.pipeline_parallel or 1,
                "dp": max(1, (hw.count or 1) // ((t.tensor_parallel or 1) * (t.pipeline_parallel or 1))),
-               "zero": t.zero_stage or 0}
+               "zero": t.zero_stage or 0, "ckpt": search.CKPT_CODES[t.activation_checkpointing or "full"]}
         one = {k: np.array([v]) for k, v in lay.items()}
         mem = {k: float(np.asarray(v).ravel()[0]) for k, v in search.training_memory(ti, one).items()}
         acc = accs[0] if len(accs) == 1 else None
     memory_section = _training_memory_section(mem, lay, t, p)
+    ckpt = search.CKPT_NAMES[lay["ckpt"]]
+    factor = compute.recompute_factor(checkpointing=ckpt, method=t.method)
+    executed = model_flops * factor
 
     compute_section = {
         "total_flops": q(model_flops, "FLOP", flops_explain),
-        "executed_flops": q(executed, "FLOP", "model FLOPs x recomputation factor "
-                            f"({compute.recompute_factor(checkpointing=t.activation_checkpointing, method=t.method):.3g} "
-                            f"for {t.activation_checkpointing} activation checkpointing)"),
+        "executed_flops": q(executed, "FLOP", f"model FLOPs x recomputation factor ({factor:.3g} for {ckpt} "
+                            "activation checkpointing)"),
     }
     if tokens is not None:
         compute_section["tokens"] = q(tokens, "tokens", "tokens processed (dataset tokens x epochs)")
@@ -232,15 +232,16 @@ def _training_rows(res: dict, cat: search.CatalogArrays, idx: np.ndarray) -> lis
     """Candidate rows for the given option indices (bulk .tolist(): no per-element numpy access)."""
     lay, li = res["layouts"], res["lay"][idx]
     cols = zip(res["a"][idx].tolist(), res["count"][idx].tolist(), lay["tp"][li].tolist(), lay["pp"][li].tolist(),
-               lay["dp"][li].tolist(), lay["zero"][li].tolist(), res["mem"]["total"][li].tolist(),
+               lay["dp"][li].tolist(), lay["zero"][li].tolist(), lay["ckpt"][li].tolist(), res["mem"]["total"][li].tolist(),
                res["meets"][idx].tolist(), res["wall"][idx].tolist(), res["gpu_hours"][idx].tolist(),
                res["mfu"][idx].tolist(), res["cost"][idx].tolist(), strict=True)
     rows = []
-    for a, count, tp, pp, dp, zero, total, meets, wall, gh, mfu, cost in cols:
+    for a, count, tp, pp, dp, zero, ck, total, meets, wall, gh, mfu, cost in cols:
         acc = cat.accelerators[a]
         rows.append({
             "accelerator_id": acc.id, "accelerator": acc.model, "count": int(count),
-            "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "zero_stage": zero},
+            "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": dp, "zero_stage": zero,
+                       "activation_checkpointing": search.CKPT_NAMES[ck]},
             "per_gpu_bytes": int(total), "gpu_memory_bytes": int(acc.memory_gib * GIB),
             "fits": True, "meets_target": meets, "wall_clock_hours": wall, "gpu_hours": gh, "mfu": mfu,
             "cost_usd": cost if math.isfinite(cost) else None,
@@ -267,7 +268,7 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
             remedies.append("ZeRO-3 / FSDP to shard weights, gradients and optimizer state")
         if t.tensor_parallel or t.pipeline_parallel:
             remedies.append("let the planner choose tensor/pipeline parallelism (more GPUs with TP/PP)")
-        if t.activation_checkpointing != "full":
+        if t.activation_checkpointing in ("none", "selective"):
             remedies.append("full activation checkpointing")
         if t.micro_batch_size > 1:
             remedies.append("a smaller micro-batch")
@@ -297,7 +298,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
         "adapter_bytes": q(mem["adapters"], "bytes", f"LoRA rank {t.lora_rank} adapters on {','.join(t.lora_targets)}: weights+gradients+AdamW"
                            if t.method != "full" else "no adapters (full training)"),
         "activations_bytes": q(mem["activations"], "bytes",
-                               f"Korthikanti et al. 2022, {t.activation_checkpointing} recomputation, "
+                               f"Korthikanti et al. 2022, {search.CKPT_NAMES[lay['ckpt']]} recomputation, "
                                f"sequence parallel {'on' if t.sequence_parallel and lay['tp'] > 1 else 'off'}, "
                                f"micro-batch {t.micro_batch_size} x {t.sequence_length} tokens, first pipeline stage"),
         "kv_cache_bytes": q(0, "bytes", "no KV cache in training"),
@@ -307,7 +308,8 @@ def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
         "per_gpu_bytes": q(mem["total"], "bytes", f"sum of the components on one GPU ({where})"),
         "total_bytes": q(mem["total"] * lay["count"], "bytes", f"per GPU x {lay['count']} GPUs"),
         "layout": {"count": lay["count"], "tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"],
-                   "data_parallel": lay["dp"], "zero_stage": lay["zero"]},
+                   "data_parallel": lay["dp"], "zero_stage": lay["zero"],
+                   "activation_checkpointing": search.CKPT_NAMES[lay["ckpt"]]},
         "components": comps,
     }
 
@@ -366,7 +368,8 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
         "why": "meets the target at the lowest cost where prices are known, otherwise with the fewest GPU-hours "
                "(prices unknown), then the fewest GPUs",
-        "layout": {"tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"], "data_parallel": lay["dp"], "zero_stage": lay["zero"]},
+        "layout": {"tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"], "data_parallel": lay["dp"],
+                   "zero_stage": lay["zero"], "activation_checkpointing": search.CKPT_NAMES[lay["ckpt"]]},
         **sp,
         "nvlink_needed": infra.nvlink_needed(acc=acc, tp=lay["tp"], kind=spec.kind, count=count, zero=lay["zero"]),
         **host,

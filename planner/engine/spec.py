@@ -52,7 +52,7 @@ class TrainingSpec:
     lora_targets: tuple[str, ...] = LORA_TARGETS
     optimizer: str = "adamw"
     zero_stage: int | None = None  # None: the engine picks the smallest stage that fits
-    activation_checkpointing: str = "selective"
+    activation_checkpointing: str | None = None  # None: searched (selective first, full when needed)
     sequence_parallel: bool = True
     tensor_parallel: int | None = None  # None: searched
     pipeline_parallel: int | None = None  # None: searched
@@ -513,7 +513,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
             lora_targets = tuple(dict.fromkeys(targets))
     optimizer = r.choice(t, "optimizer", P, OPTIMIZERS, default="adamw")
     zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
-    ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default="selective")
+    ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
     sp = r.boolean(t, "sequence_parallel", P, default=True)
     tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)

@@ -192,3 +192,17 @@ def test_best_per_accelerator_is_the_smallest_count_meeting_the_deadline():
     (row,) = r["candidates"]["best_per_accelerator"]
     assert row["count"] == r["recommendation"]["count"]
     assert row["wall_clock_hours"] <= 720 < row["wall_clock_hours"] * row["count"] / (row["count"] - 8)
+
+
+def test_full_recomputation_is_chosen_only_where_selective_does_not_fit():
+    def layout(count):
+        return run({"kind": "finetuning", "model": {"preset": "llama-3.1-70b"}, "training": {"method": "qlora", "tokens": 2e8},
+                    "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": count}})["memory"]["layout"]
+    assert (layout(1)["activation_checkpointing"], layout(2)["activation_checkpointing"]) == ("full", "selective")
+
+
+def test_full_recomputation_costs_a_third_more_executed_flops():
+    def executed(ckpt):
+        return run({"kind": "pretraining", "model": {"preset": "llama-3.2-1b"},
+                    "training": {"tokens": 1e10, "activation_checkpointing": ckpt}})["compute"]["executed_flops"]["value"]
+    assert executed("full") == pytest.approx(executed("selective") * 4 / 3)
