@@ -8,7 +8,7 @@ from unittest import mock
 import openpyxl
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import translation
@@ -16,7 +16,7 @@ from django.utils import translation
 from planner import services
 from planner.choices import Role, VersionStatus
 from planner.templatetags.planner_tags import money
-from tests.planner_factories import PlanFactory, member
+from tests.planner_factories import PlanFactory, PlanVersionFactory, member
 
 pytestmark = pytest.mark.django_db
 
@@ -36,10 +36,44 @@ def catalog():
 
 
 @pytest.fixture
-def plan(catalog):
+def live_plan(catalog):
     plan = PlanFactory()
     services.plan_version_create(plan=plan, user=None)  # computed in-process (eager Celery)
     return plan
+
+
+@pytest.fixture
+def live_client(client, live_plan):
+    client.force_login(member(Role.OWNER, team=live_plan.team))
+    return client
+
+
+@pytest.fixture(scope="module")
+def computed(django_db_setup, django_db_blocker):
+    """One real computation per module (catalog, sizing, costs), rolled back afterwards; the
+    read-only tests below store its result in fresh versions instead of computing again."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        call_command("load_catalog", verbosity=0)
+        call_command("load_rate_cards", verbosity=0)
+        with mock.patch("django.db.transaction.on_commit", side_effect=lambda fn, *a, **k: fn()):
+            version = services.plan_version_create(plan=PlanFactory(), user=None)
+        version.refresh_from_db()
+        assert version.status == VersionStatus.DONE, version.error
+        stored = {k: getattr(version, k) for k in
+                  ("inputs", "price_snapshot", "rate_snapshot", "result", "as_of", "engine_version")}
+        transaction.set_rollback(True)
+    return stored
+
+
+def stored_plan(computed, **plan_fields):
+    version = PlanVersionFactory(number=1, status=VersionStatus.DONE, plan__name=plan_fields.pop("name", "Plan"),
+                                 **{f"plan__{k}": v for k, v in plan_fields.items()}, **computed)
+    return version.plan
+
+
+@pytest.fixture
+def plan(computed):
+    return stored_plan(computed)
 
 
 @pytest.fixture
@@ -48,7 +82,8 @@ def owner_client(client, plan):
     return client
 
 
-def test_plan_is_computed_in_process(plan):
+def test_plan_is_computed_in_process(live_plan):
+    plan = live_plan
     version = plan.versions.get()
     assert version.status == VersionStatus.DONE, version.error
     assert version.result["sizing"]["recommendation"]
@@ -70,7 +105,8 @@ def test_plan_page_has_no_inline_script(owner_client, plan):
     assert all(' src="' in s.split(">")[0] or 'type="application/json"' in s.split(">")[0] for s in scripts)
 
 
-def test_recompute_makes_a_new_version_and_keeps_the_old(owner_client, plan):
+def test_recompute_makes_a_new_version_and_keeps_the_old(live_client, live_plan):
+    owner_client, plan = live_client, live_plan
     old = plan.versions.get()
     owner_client.post(reverse("plan_recompute", args=[plan.id]))
     assert plan.versions.count() == 2
@@ -79,7 +115,8 @@ def test_recompute_makes_a_new_version_and_keeps_the_old(owner_client, plan):
     assert fresh.price_snapshot == old.price_snapshot
 
 
-def test_assumptions_form_makes_a_new_version_in_rub(owner_client, plan):
+def test_assumptions_form_makes_a_new_version_in_rub(live_client, live_plan):
+    owner_client, plan = live_client, live_plan
     response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
                                  {"horizon_months": 24, "currency": "RUB", "utilisation": "0.5"})
     assert response.status_code == 302
@@ -97,7 +134,8 @@ def test_bad_assumption_is_a_field_error_and_makes_no_version(owner_client, plan
     assert plan.versions.count() == 1
 
 
-def test_diff_lists_changed_inputs_and_moved_totals(owner_client, plan):
+def test_diff_lists_changed_inputs_and_moved_totals(live_client, live_plan):
+    owner_client, plan = live_client, live_plan
     owner_client.post(reverse("plan_assumptions", args=[plan.id]),
                       {"horizon_months": 12, "currency": "USD", "utilisation": "0.6"})
     response = owner_client.get(reverse("plan_diff", args=[plan.id]), {"a": 1, "b": 2})
@@ -108,8 +146,9 @@ def test_diff_lists_changed_inputs_and_moved_totals(owner_client, plan):
 
 
 def test_compare_shows_two_plans_side_by_side(owner_client, plan):
-    other = PlanFactory(workload__team=plan.team, name="Second plan")
-    services.plan_version_create(plan=other, user=None)
+    other = PlanVersionFactory(number=1, status=VersionStatus.DONE, plan__workload__team=plan.team,
+                               plan__name="Second plan", **{k: v for k, v in plan.versions.get().__dict__.items()
+                                                            if k in ("inputs", "result", "as_of")}).plan
     response = owner_client.get(reverse("plan_compare"), {"plans": [plan.id, other.id]})
     assert response.status_code == 200
     assert [c["plan"].id for c in response.context["columns"]] == [plan.id, other.id]
@@ -157,7 +196,8 @@ def test_export_of_another_teams_plan_is_404(client, plan):
     assert client.get(reverse("plan_version_export", args=[plan.id, 1, "xlsx"])).status_code == 404
 
 
-def test_plan_page_query_count_does_not_grow_with_versions(owner_client, plan):
+def test_plan_page_query_count_does_not_grow_with_versions(live_client, live_plan):
+    owner_client, plan = live_client, live_plan
     url = reverse("plan_detail", args=[plan.id])
     with CaptureQueriesContext(connection) as one:
         owner_client.get(url)
