@@ -194,7 +194,9 @@ def main() -> int:
             server.wait(timeout=30)
         _admin(admin, f'DROP DATABASE IF EXISTS "{bench_db}"')
 
-    print(f"\n{args.connections} connections, {args.rounds} interleaved rounds of {args.seconds} s, gunicorn {args.workers} sync workers, "
+    load = os.getloadavg()[0]
+    print(f"\n1-minute load average at the end: {load:.1f}")
+    print(f"{args.connections} connections, {args.rounds} interleaved rounds of {args.seconds} s, gunicorn {args.workers} sync workers, "
           f"PostgreSQL, {os.cpu_count()} CPUs\n")
     print("| endpoint | requests/s | p50 ms | p95 ms | p99 ms | errors |")
     print("|---|---:|---:|---:|---:|---:|")
