@@ -115,3 +115,16 @@ def test_shared_table_and_engine_presets_agree_on_ids():
     with shared.open(encoding="utf-8") as f:
         ids = [r["id"] for r in csv.DictReader(f)]
     assert ids == [p["id"] for p in list_presets()]
+
+
+def test_committed_presets_equal_the_derivation_from_the_shared_table(tmp_path):
+    import subprocess
+    import sys
+
+    shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "model_architectures.csv"
+    if not shared.exists():
+        pytest.skip("shared data folder not present")
+    out = tmp_path / "presets.csv"
+    subprocess.run([sys.executable, str(PRESETS_CSV.with_name("derive_presets.py")), str(shared), str(out)],
+                   check=True, capture_output=True)
+    assert out.read_text(encoding="utf-8") == PRESETS_CSV.read_text(encoding="utf-8")
