@@ -88,9 +88,16 @@ HF = {
                     "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
                     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
                     "v_head_dim": 128, "vocab_size": 129280, "tie_word_embeddings": False, "max_position_embeddings": 163840},
+    "qwen3": {"model_type": "qwen3", "num_hidden_layers": 36, "hidden_size": 4096, "num_attention_heads": 32,
+              "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288, "vocab_size": 151936,
+              "tie_word_embeddings": False, "max_position_embeddings": 40960},
+    "qwen3_moe": {"model_type": "qwen3_moe", "num_hidden_layers": 48, "hidden_size": 2048, "num_attention_heads": 32,
+                  "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144, "moe_intermediate_size": 768,
+                  "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False,
+                  "max_position_embeddings": 40960},
 }
 HF_EXPECTED = {"llama": 8_030_261_248, "qwen2": 494_032_768, "mixtral": 46_702_792_704, "gemma2": 9_241_705_984,
-               "deepseek_v3": 671_026_419_200}
+               "deepseek_v3": 671_026_419_200, "qwen3": 8_190_735_360, "qwen3_moe": 30_532_122_624}
 
 
 @pytest.mark.parametrize("name", sorted(HF))
