@@ -273,6 +273,15 @@ KEY_LABELS = {
 }
 
 
+# Units the engine writes; SI symbols (kW, ms, GiB) stay as they are.
+UNIT_LABELS = {
+    "servers": _("servers"), "GPUs": _("GPUs"), "cores": _("cores"), "racks": _("racks"),
+    "replicas": _("replicas"), "sequences": _("sequences"), "params": _("parameters"),
+    "tokens/s": _("tokens/s"), "requests/s": _("requests/s"), "hours": _("hours"), "GPU-hours": _("GPU-hours"),
+    "bytes": _("bytes"), "tokens": _("tokens"), "months": _("months"),
+}
+
+
 def _label(key: str) -> str:
     return str(KEY_LABELS.get(key) or key.replace("_", " ").strip().capitalize())
 
@@ -294,7 +303,9 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             continue
         label = f"{prefix} › {_label(key)}" if prefix else _label(key)
         if _is_quantity(value):
-            rows.append({"label": label, "value": value.get("value"), "unit": value.get("unit", ""),
+            unit = value.get("unit", "")
+            rows.append({"label": label, "value": value.get("value"), "unit_code": unit,
+                         "unit": str(UNIT_LABELS.get(unit, unit)),
                          "explain": value.get("explain", ""), "low": value.get("low"), "high": value.get("high")})
         elif isinstance(value, dict):
             rows.extend(quantity_rows(value, label))

@@ -19,12 +19,19 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from .choices import Role, VersionStatus
 from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from .selectors import hash_share_token
 
 logger = logging.getLogger(__name__)
+
+
+# Why a version was made. Stored in English; pages translate them ({% translate version.note %}).
+NOTE_ASSUMPTIONS = gettext_noop("assumptions changed")
+NOTE_RECOMPUTED = gettext_noop("recomputed with today's prices")
+NOTE_RETRY = gettext_noop("retry of a failed version")
 
 
 class PlannerError(Exception):
@@ -131,10 +138,10 @@ def plan_assumptions_update(*, plan: Plan, options: dict, user) -> PlanVersion:
     with transaction.atomic():
         plan.cost_options = options
         plan.save(update_fields=["cost_options", "updated_at"])
-        return plan_version_create(plan=plan, user=user, note="assumptions changed")
+        return plan_version_create(plan=plan, user=user, note=NOTE_ASSUMPTIONS)
 
 
-def plan_recompute(*, plan: Plan, user, note: str = "recomputed with today's prices") -> PlanVersion:
+def plan_recompute(*, plan: Plan, user, note: str = NOTE_RECOMPUTED) -> PlanVersion:
     return plan_version_create(plan=plan, user=user, note=note)
 
 
@@ -143,7 +150,7 @@ def plan_version_retry(*, version: PlanVersion, user) -> PlanVersion:
     if version.status != VersionStatus.FAILED:
         raise PlannerError(_("Only a failed version can be retried."))
     return plan_version_create(plan=version.plan, user=user, inputs=version.inputs,
-                               note=f"retry of v{version.number}")
+                               note=NOTE_RETRY)
 
 
 # --- computation -----------------------------------------------------------------------

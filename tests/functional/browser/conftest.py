@@ -30,7 +30,8 @@ def browser_type_launch_args(browser_type_launch_args):
 def screenshots(request):
     """shot(name) writes test-artifacts/screenshots/<test>/<nn>-<name>.png."""
     folder = SCREENSHOTS / request.node.name
-    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)  # only this run's steps
+    folder.mkdir(parents=True)
     counter = {"n": 0}
 
     def shot(page, name: str) -> Path:
