@@ -43,8 +43,12 @@ check: dev-deps
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/check-jsonschema --builtin-schema vendor.compose-spec docker-compose.yml
 
+# Benchmarks print their figures; docs/BENCHMARKS.md records them with these commands.
 bench: dev-deps
-	$(BIN)/python bench/run_all.py
+	$(BIN)/pip install -q --no-deps -r requirements-bench.txt
+	$(BIN)/python bench/bench_sizing.py
+	$(BIN)/python bench/bench_costs.py
+	$(BIN)/python bench/bench_plan_page.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles

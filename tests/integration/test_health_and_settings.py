@@ -31,7 +31,8 @@ def test_readyz_is_503_when_the_broker_is_unreachable(client, settings):
 
 
 def _manage(*args: str, secret: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
+    # DJANGO_ALLOW_ASYNC_UNSAFE belongs to the browser tests' harness, never to a deployment.
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     env["DJANGO_SETTINGS_MODULE"] = "config.settings_production"
     if secret is not None:
         env["DJANGO_SECRET_KEY"] = secret
