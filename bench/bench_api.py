@@ -169,6 +169,12 @@ def main() -> int:
             except OSError:
                 time.sleep(0.5)
         common = {"base": base, "key": key, "connections": args.connections}
+        sizes = {}
+        for label, path, data in (("version", version_path, None),
+                                  ("estimate", "/api/v1/estimate/", json.dumps(estimate_body).encode())):
+            req = urllib.request.Request(f"{base}{path}", data=data, headers={
+                "Authorization": f"Token {key}", "Content-Type": "application/json"})
+            sizes[label] = len(urllib.request.urlopen(req, timeout=60).read())
         # Warm every worker's imports and caches first.
         _wrk(path="/api/v1/me/", seconds=2, **common)
         _wrk(path=version_path, seconds=2, **common)
@@ -194,6 +200,8 @@ def main() -> int:
             server.wait(timeout=30)
         _admin(admin, f'DROP DATABASE IF EXISTS "{bench_db}"')
 
+    print(f"\nresponse bodies: done version {sizes['version'] / 1024:.0f} KiB, "
+          f"estimate {sizes['estimate'] / 1024:.0f} KiB (uncompressed JSON)")
     load = os.getloadavg()[0]
     print(f"\n1-minute load average at the end: {load:.1f}")
     print(f"{args.connections} connections, {args.rounds} interleaved rounds of {args.seconds} s, gunicorn {args.workers} sync workers, "

@@ -32,15 +32,15 @@ def snapshots_cache_clear() -> None:
 
 
 def _snapshots(as_of) -> tuple[dict, dict]:
-    from catalog.selectors import price_snapshot
-    from costs.selectors import rate_card_snapshot
+    # Exactly what a new plan version would freeze (prices, rates and the ranked accelerators).
+    from planner.services import _snapshots as version_snapshots
 
     now = time.monotonic()
     with _lock:
         hit = _cache.get(as_of)
         if hit is not None and now - hit[0] < SNAPSHOT_TTL_SECONDS:
             return hit[1], hit[2]
-    prices, rates = price_snapshot(as_of=as_of), rate_card_snapshot(as_of=as_of)
+    prices, rates = version_snapshots(as_of=as_of)
     with _lock:
         _cache.clear()  # only today's entry is worth keeping
         _cache[as_of] = (now, prices, rates)

@@ -88,13 +88,11 @@ def real_snapshots(django_db_setup, django_db_blocker):
     """Today's price and rate snapshots of the shipped catalog, built once (then rolled back)."""
     from django.db import transaction
 
-    from catalog.selectors import price_snapshot
-    from costs.selectors import rate_card_snapshot
+    from planner.api.estimate import _snapshots
 
     with django_db_blocker.unblock(), transaction.atomic():
         _load_catalog()
-        today = timezone.localdate()
-        snapshots = price_snapshot(as_of=today), rate_card_snapshot(as_of=today)
+        snapshots = _snapshots(timezone.localdate())
         transaction.set_rollback(True)
     return snapshots
 

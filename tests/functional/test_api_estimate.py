@@ -41,6 +41,18 @@ def test_estimate_reads_the_catalog_from_the_database(catalog, viewer):
     assert response.status_code == 200, response.json()
 
 
+def test_estimate_matches_a_plan_version_computed_today(world, catalog, django_capture_on_commit_callbacks):
+    client = client_for(world.users["editor"])  # noqa: F405
+    spec = SPEC_EXAMPLES["inference"]
+    estimate = client.post(URL, {"spec": spec}, format="json").json()
+    with django_capture_on_commit_callbacks(execute=True):
+        created = client.post("/api/v1/plans/", {"team": world.team.id, "spec": spec}, format="json").json()
+    version = client.get(created["version_url"]).json()
+    assert version["result"]["sizing"] == estimate["sizing"]
+    assert version["result"]["costs"]["options"] == estimate["costs"]["options"]
+    assert estimate["costs"]["options"]  # priced, not empty
+
+
 def test_estimate_saves_nothing(catalog_today, viewer):
     before = _counts()
     viewer.post(URL, {"spec": SPEC_EXAMPLES["inference"]}, format="json")
