@@ -49,14 +49,17 @@ class LineTotals:
     months_vat: tuple[Decimal, ...]
     upfront_vat: Decimal
     terminal_vat: Decimal
+    uniform: bool = False  # every month has the same net and VAT amount (the common case)
 
     @cached_property
     def net(self) -> Decimal:
-        return self.upfront_net + sum(self.months_net, ZERO) + self.terminal_net
+        months = self.months_net[0] * len(self.months_net) if self.uniform else sum(self.months_net, ZERO)
+        return self.upfront_net + months + self.terminal_net
 
     @cached_property
     def vat(self) -> Decimal:
-        return self.upfront_vat + sum(self.months_vat, ZERO) + self.terminal_vat
+        months = self.months_vat[0] * len(self.months_vat) if self.uniform else sum(self.months_vat, ZERO)
+        return self.upfront_vat + months + self.terminal_vat
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,6 +173,7 @@ def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
         months_vat=m_vat,
         upfront_vat=up_vat,
         terminal_vat=term_vat,
+        uniform=bool(months) and not drifting and (cal.vat_uniform or not line.vat),
     )
 
 
