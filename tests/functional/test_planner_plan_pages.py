@@ -55,9 +55,10 @@ def computed(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock(), transaction.atomic():
         call_command("load_catalog", verbosity=0)
         call_command("load_rate_cards", verbosity=0)
-        with mock.patch("django.db.transaction.on_commit", side_effect=lambda fn, *a, **k: fn()):
+        # Module fixtures run before the per-test "eager Celery" fixture: compute directly.
+        with mock.patch("planner.services.plan_version_enqueue"):
             version = services.plan_version_create(plan=PlanFactory(), user=None)
-        version.refresh_from_db()
+        version = services.plan_version_compute(version_id=version.id)
         assert version.status == VersionStatus.DONE, version.error
         stored = {k: getattr(version, k) for k in
                   ("inputs", "price_snapshot", "rate_snapshot", "result", "as_of", "engine_version")}
