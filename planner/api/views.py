@@ -449,11 +449,12 @@ class VersionDetailView(ApiView):
     )
     def get(self, request, plan_id: int, number: int):
         # First only whether the caller may see it and its status: a small, indexed query.
-        row = (PlanVersion.objects.filter(plan_id=plan_id, number=number, plan__team__memberships__user=request.user)
-               .values_list("pk", "status").first())
-        if row is None:
+        rows = list(PlanVersion.objects.filter(plan_id=plan_id, number=number,
+                                               plan__team__memberships__user=request.user)
+                    .order_by().values_list("pk", "status")[:1])
+        if not rows:
             raise Http404
-        pk, version_status_ = row
+        pk, version_status_ = rows[0]
         if version_status_ != VersionStatus.DONE:
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             return Response(version_data(version), headers={"Cache-Control": "no-store"})
