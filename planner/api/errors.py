@@ -16,6 +16,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -87,19 +88,19 @@ def flatten(detail, path: str = "") -> list[dict]:
 
 
 TITLES = {
-    400: ("validation", "Invalid input"),
-    401: ("unauthenticated", "Authentication required"),
-    403: ("forbidden", "Permission denied"),
-    404: ("not-found", "Not found"),
-    405: ("method-not-allowed", "Method not allowed"),
-    406: ("not-acceptable", "Not acceptable"),
-    409: ("conflict", "Conflict"),
-    412: ("precondition-failed", "Precondition failed"),
-    413: ("too-large", "Request body too large"),
-    415: ("unsupported-media-type", "Unsupported media type"),
-    429: ("throttled", "Too many requests"),
-    500: ("server-error", "Server error"),
-    503: ("unavailable", "Service unavailable"),
+    400: ("validation", gettext_noop("Invalid input")),
+    401: ("unauthenticated", gettext_noop("Authentication required")),
+    403: ("forbidden", gettext_noop("Permission denied")),
+    404: ("not-found", gettext_noop("Not found")),
+    405: ("method-not-allowed", gettext_noop("Method not allowed")),
+    406: ("not-acceptable", gettext_noop("Not acceptable")),
+    409: ("conflict", gettext_noop("Conflict")),
+    412: ("precondition-failed", gettext_noop("Precondition failed")),
+    413: ("too-large", gettext_noop("Request body too large")),
+    415: ("unsupported-media-type", gettext_noop("Unsupported media type")),
+    429: ("throttled", gettext_noop("Too many requests")),
+    500: ("server-error", gettext_noop("Server error")),
+    503: ("unavailable", gettext_noop("Service unavailable")),
 }
 
 

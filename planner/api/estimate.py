@@ -13,6 +13,7 @@ import threading
 import time
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from planner.choices import VersionStatus
 from planner.services import compute_from_inputs
@@ -56,7 +57,7 @@ def estimate(*, spec: dict, costs: dict) -> dict:
     except (ArithmeticError, OverflowError, ValueError, LookupError) as exc:
         # Valid-looking input the engines cannot compute (e.g. absurd magnitudes): a 400, not a 500.
         logger.warning("estimate could not be computed: %s", exc)
-        raise FieldErrors([(None, f"The workload could not be computed: {exc}")]) from None
+        raise FieldErrors([(None, _("The workload could not be computed: %(error)s") % {"error": exc})]) from None
     if outcome.status != VersionStatus.DONE:
         raise FieldErrors([(None, outcome.error)])
     return {"as_of": as_of, "engine_version": outcome.engine_version, **outcome.result}

@@ -10,6 +10,7 @@ import json
 import math
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -31,7 +32,7 @@ def _finite_float(text):
 
 def _check_depth(value, depth=0):
     if depth > MAX_DEPTH:
-        raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels.")
+        raise ParseError(_("JSON nested deeper than %(depth)s levels.") % {"depth": MAX_DEPTH})
     if isinstance(value, dict):
         for v in value.values():
             _check_depth(v, depth + 1)
@@ -50,12 +51,12 @@ class SafeJSONParser(JSONParser):
         try:
             text = raw.decode(encoding)
         except (UnicodeDecodeError, LookupError):
-            raise ParseError("The request body is not valid UTF-8.") from None
+            raise ParseError(_("The request body cannot be decoded as %(encoding)s.") % {"encoding": encoding}) from None
         try:
             data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
         except RecursionError:
-            raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels.") from None
+            raise ParseError(_("JSON nested deeper than %(depth)s levels.") % {"depth": MAX_DEPTH}) from None
         except ValueError as exc:  # JSONDecodeError, oversized integers, NaN/Infinity
-            raise ParseError(f"JSON parse error - {exc}") from None
+            raise ParseError(_("JSON parse error - %(error)s") % {"error": exc}) from None
         _check_depth(data)
         return data

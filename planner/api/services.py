@@ -8,6 +8,7 @@ import json
 
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
+from django.utils.translation import gettext as _
 
 from planner.choices import VersionStatus
 from planner.models import IdempotencyKey, Plan, PlanVersion, Workload
@@ -32,7 +33,7 @@ def spec_validate(*, data: dict, prefix: str = "spec") -> dict:
         raise engine_errors(exc, prefix=prefix) from None
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
         # The parser reports field errors itself; this catches a value it could not even read.
-        raise FieldErrors([(prefix, f"invalid value: {exc}")]) from None
+        raise FieldErrors([(prefix, _("invalid value: %(error)s") % {"error": exc})]) from None
     return data
 
 
@@ -46,7 +47,7 @@ def costs_validate(*, data: dict, prefix: str = "costs") -> dict:
     except CostValidationError as exc:
         raise engine_errors(exc) from None
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
-        raise FieldErrors([(prefix, f"invalid value: {exc}")]) from None
+        raise FieldErrors([(prefix, _("invalid value: %(error)s") % {"error": exc})]) from None
     return data
 
 
@@ -72,7 +73,7 @@ def workload_delete(*, workload: Workload) -> None:
         with transaction.atomic():
             workload.delete()
     except ProtectedError:
-        raise Conflict("The workload has plans; delete or keep them first.") from None
+        raise Conflict(_("The workload has plans; delete or keep them first.")) from None
 
 
 # --- plans -----------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def _idempotent_plan(*, user, key: str, body_hash: str) -> Plan | None:
     if record is None:
         return None
     if record.request_hash != body_hash:
-        raise Conflict("This Idempotency-Key was already used with a different request body.")
+        raise Conflict(_("This Idempotency-Key was already used with a different request body."))
     return record.plan
 
 
@@ -129,7 +130,8 @@ def plan_recompute_exclusive(*, plan: Plan, user, note: str = "") -> PlanVersion
         busy = plan.versions.filter(status__in=(VersionStatus.PENDING, VersionStatus.RUNNING)).order_by("-number")
         current = busy.values_list("number", flat=True).first()
         if current is not None:
-            raise Conflict(f"Version {current} of this plan is still being computed; wait for it to finish.")
+            raise Conflict(_("Version %(number)s of this plan is still being computed; wait for it to finish.")
+                           % {"number": current})
         if note:
             return plan_recompute(plan=plan, user=user, note=note)
         return plan_recompute(plan=plan, user=user)
