@@ -29,7 +29,7 @@ from planner.selectors import can_edit, share_link_resolve, teams_for_user
 from planner.services import PlannerError, share_link_create, share_link_revoke
 
 from . import serializers as s
-from .errors import FieldErrors
+from .errors import Conflict, FieldErrors
 from .exports import EXPORT_FORMATS, export_version
 from .schema import ESTIMATE_EXAMPLES, PLAN_EXAMPLES, WORKLOAD_EXAMPLES
 from .services import (
@@ -535,8 +535,6 @@ class ExportView(ApiView):
 
 
 def _export_response(version: PlanVersion, fmt: str, request) -> HttpResponse:
-    from .errors import Conflict
-
     if fmt not in EXPORT_FORMATS:
         raise Http404
     if version.status != VersionStatus.DONE:
