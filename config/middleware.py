@@ -25,10 +25,17 @@ def _wants_json(request) -> bool:
     return request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
 
 
+def _problem_json(status: int, message: str) -> JsonResponse:
+    """The API's one error shape (planner.api.errors.problem), imported late: it needs no DB."""
+    from planner.api.errors import problem
+
+    return JsonResponse(problem(status, [{"field": None, "message": message}]), status=status)
+
+
 def database_unavailable_response(request) -> HttpResponse:
     message = _("The database is unavailable. Please try again in a minute.")
     if _wants_json(request):
-        response = JsonResponse({"detail": message, "code": "database_unavailable"}, status=503)
+        response = _problem_json(503, message)
     else:
         title = escape(_("Service temporarily unavailable"))
         body = (
@@ -94,6 +101,6 @@ class RequestSizeLimitMiddleware:
         if length > self.limit:
             message = _("The request body is too large (at most %(mb)s MB).") % {"mb": self.limit // (1024 * 1024)}
             if _wants_json(request):
-                return JsonResponse({"detail": message, "code": "too_large"}, status=413)
+                return _problem_json(413, message)
             return HttpResponse(escape(message), status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -87,7 +87,9 @@ def test_a_request_body_over_the_limit_is_refused_before_reading(client, setting
 def test_an_api_body_over_the_limit_gets_json(client, settings):
     response = client.generic("POST", "/api/v1/plans/", b"x", CONTENT_LENGTH=str(settings.MAX_REQUEST_BODY_BYTES + 1),
                               content_type="application/json")
-    assert (response.status_code, response.json()["code"]) == (413, "too_large")
+    body = response.json()
+    assert (response.status_code, body["status"], body["type"]) == (413, 413, "urn:gpu-planner:error:too-large")
+    assert body["errors"][0]["field"] is None
 
 
 def test_plan_changes_are_audited_with_who_and_when():

@@ -23,7 +23,9 @@ def test_a_page_answers_503_with_a_plain_message(client, db_down_urls):
 def test_the_api_answers_503_json(client, db_down_urls):
     response = client.get("/api/v1/thing/")
     assert response.status_code == 503
-    assert response.json()["code"] == "database_unavailable"
+    body = response.json()
+    assert (body["status"], body["type"]) == (503, "urn:gpu-planner:error:unavailable")
+    assert "database is unavailable" in body["errors"][0]["message"]
 
 
 def test_the_503_asks_clients_to_retry_later(client, db_down_urls):
