@@ -179,7 +179,7 @@ def servers_from_snapshot(
     rates: dict[str, Rate],
     fx: FxTable,
     as_of: dt.date,
-    gpus_per_server: dict[str, int],
+    gpus_per_server: dict[str, set[int]],
 ) -> tuple[ServerPrice, ...]:
     """A purchase price per GPU server: a priced system that includes its GPUs (e.g. DGX), else
     GPU price x slots + the rate card's host cost per slot (an assumption, named in the source)."""
@@ -187,6 +187,7 @@ def servers_from_snapshot(
     for hp in price_snapshot.get("hardware_prices", []):
         prices.setdefault((hp["item_kind"], hp["item"]), hp)
     out: dict[str, ServerPrice] = {}
+    built: list[ServerPrice] = []
     for platform in price_snapshot.get("server_platforms", []):
         acc = platform.get("included_accelerator")
         hp = prices.get(("server_platform", platform["slug"]))
@@ -199,26 +200,30 @@ def servers_from_snapshot(
     for (kind, acc), hp in prices.items():
         if kind != "accelerator" or acc in out or host is None:
             continue
-        gps = gpus_per_server.get(acc)
-        if not gps:
-            continue
         gpu = _price(hp["price"], hp, "per GPU")
         host_in_gpu_currency = fx.convert(amount=host.value, base=host.currency, quote=gpu.currency, on=as_of)
-        amount = gps * (gpu.amount + host_in_gpu_currency)
-        out[acc] = ServerPrice(
-            accelerator_id=acc,
-            gpus_per_server=gps,
-            price=Price(
-                amount=amount,
-                currency=gpu.currency,
-                unit="per server",
-                vat_included=gpu.vat_included,
-                as_of=gpu.as_of,
-                source=f"{gps} x GPU {gpu.amount} {gpu.currency} ({gpu.source}) + {gps} x server_host_capex_per_gpu_slot "
-                f"{host.value} {host.currency} ({host.source})",
-            ),
-        )
-    return tuple(out.values())
+        # one server size per size the candidates were laid out on
+        for gps in sorted(gpus_per_server.get(acc) or ()):
+            built.append(_gpu_server(acc, gps, gpu, host, host_in_gpu_currency))
+    return tuple(out.values()) + tuple(built)
+
+
+def _gpu_server(acc: str, gps: int, gpu: Price, host: Rate, host_in_gpu_currency: Decimal) -> ServerPrice:
+    """A server built from the GPU's price and the rate card's host cost per GPU slot."""
+    amount = gps * (gpu.amount + host_in_gpu_currency)
+    return ServerPrice(
+        accelerator_id=acc,
+        gpus_per_server=gps,
+        price=Price(
+            amount=amount,
+            currency=gpu.currency,
+            unit="per server",
+            vat_included=gpu.vat_included,
+            as_of=gpu.as_of,
+            source=f"{gps} x GPU {gpu.amount} {gpu.currency} ({gpu.source}) + {gps} x server_host_capex_per_gpu_slot "
+            f"{host.value} {host.currency} ({host.source})",
+        ),
+    )
 
 
 def api_prices_from_snapshot(rate_snapshot: dict) -> tuple[ApiPrice, ...]:
@@ -357,6 +362,38 @@ def _rack_units(price_snapshot: dict, *, acc_id: str, acc, gps: int) -> int:
     return 0
 
 
+MAX_CONFIGURATIONS = 16  # the recommendation + one per fitting accelerator, bounded
+
+
+def configurations_to_price(sizing: dict) -> list[dict]:
+    """The recommendation's configuration first, then ``candidates.best_per_accelerator`` (one
+    per fitting accelerator, chosen by the recommendation rule). Not ``ranked``: for training it
+    favours the biggest, fastest clusters, which is not what a budget compares."""
+    rec = sizing.get("recommendation") or {}
+    cands = sizing.get("candidates") or {}
+    best = cands.get("best_per_accelerator")
+    best = [b for b in best if isinstance(b, dict)] if isinstance(best, list) else []
+    out = []
+    if rec.get("accelerator_id") and rec.get("count"):
+        # the matching row carries gpu_hours (training) and the accelerator's name
+        same = [
+            r
+            for r in best + list(cands.get("ranked") or [])
+            if r.get("accelerator_id") == rec["accelerator_id"] and r.get("count") == rec["count"]
+        ]
+        row = dict(same[0]) if same else {"accelerator_id": rec["accelerator_id"], "count": rec["count"]}
+        row.setdefault("accelerator", rec.get("accelerator"))
+        row["layout"] = row.get("layout") or rec.get("layout") or (sizing.get("memory") or {}).get("layout")
+        if row.get("gpu_hours") is None:
+            row["gpu_hours"] = _val((sizing.get("compute") or {}).get("gpu_hours"))
+        row["fits"] = True
+        out.append(row)
+    out += best
+    if not out:  # an older sizing result without best_per_accelerator
+        out = [r for r in cands.get("ranked") or [] if r.get("fits", True)][:MAX_CONFIGURATIONS]
+    return out[:MAX_CONFIGURATIONS]
+
+
 def workloads_from_sizing(
     sizing: dict, *, price_snapshot: dict, spec=None, training_runs_per_month: Decimal = Decimal(1)
 ) -> tuple[list[Workload], list[str]]:
@@ -386,17 +423,25 @@ def workloads_from_sizing(
             )
         ], notes
     accs = _accelerators(price_snapshot)
-    ranked = (sizing.get("candidates") or {}).get("ranked") or []
-    if not ranked and rec.get("accelerator_id"):
-        ranked = [{"accelerator_id": rec["accelerator_id"], "count": rec.get("count"), "fits": True}]
+    latency_target = bool(
+        getattr(getattr(spec, "serving", None), "ttft_p95_ms", None)
+        or getattr(getattr(spec, "serving", None), "tpot_p95_ms", None)
+    )
     seen, out = set(), []
-    for c in ranked:
+    for c in configurations_to_price(sizing):
         acc_id, count = c.get("accelerator_id"), int(c.get("count") or 0)
         if not acc_id or count < 1 or not c.get("fits", True) or (acc_id, count) in seen:
             continue
         seen.add((acc_id, count))
         acc = accs.get(acc_id)
-        gps = min(count, _gpus_per_server(acc)) if acc is not None else min(count, 8)
+        layout = c.get("layout") or {}
+        tp = max(1, int(layout.get("tensor_parallel") or 1))
+        pp = max(1, int(layout.get("pipeline_parallel") or 1))
+        per_server = _gpus_per_server(acc) if acc is not None else 8
+        # whole tensor-parallel groups per server (the server must hold one; see holds_tp_group)
+        gps = min(count, per_server)
+        if gps % tp:
+            gps = max(tp, gps - gps % tp)
         servers = math.ceil(count / gps)
         power_w = None
         if acc is not None:
@@ -422,6 +467,10 @@ def workloads_from_sizing(
             Workload(
                 candidate_id=f"{acc_id} x{count}",
                 accelerator_id=acc_id,
+                accelerator_name=str(c.get("accelerator") or getattr(acc, "model", "") or acc_id),
+                tensor_parallel=tp,
+                pipeline_parallel=pp,
+                latency_target=latency_target and kind in SERVING_KINDS,
                 gpu_count=count,
                 gpus_per_server=gps,
                 server_count=servers,
@@ -471,7 +520,10 @@ def build_cost_inputs(
         sizing, price_snapshot=price_snapshot, spec=spec, training_runs_per_month=runs
     )
     notes = notes_pre + notes
-    gps = {w.accelerator_id: w.gpus_per_server for w in workloads if w.accelerator_id}
+    gps: dict[str, set[int]] = {}
+    for w in workloads:
+        if w.accelerator_id:
+            gps.setdefault(w.accelerator_id, set()).add(w.gpus_per_server)
     tariff, tariff_note = power_tariff_from_snapshot(price_snapshot, country=opts.country)
     if tariff_note:
         notes.append(tariff_note)

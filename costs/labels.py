@@ -46,6 +46,7 @@ LINE_LABELS = {
     "engineering.operations": _("Operations"),
     "downtime_risk.outage": _("Expected outage cost"),
     "downtime_risk.lost_progress": _("Training progress lost since the last checkpoint"),
+    "downtime_risk.spot_interruptions": _("Outages from spot interruptions"),
 }
 
 SUFFIX_LABELS = {

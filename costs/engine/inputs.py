@@ -34,6 +34,13 @@ class Workload:
     candidate_id: str  # e.g. "nvidia-h100-sxm5-80gb x8"
     accelerator_id: str | None  # None: no GPU needed (API / CPU-only workloads)
     gpu_count: int  # GPUs in the fleet
+    accelerator_name: str = ""  # e.g. "H100 SXM5 80GB", for labels
+    # Parallel layout from the sizing: a tensor-parallel group must sit inside one instance or
+    # server (NVLink/PCIe); pipeline stages and replicas / data-parallel groups may span hosts.
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    # Serving with a TTFT/TPOT target: a spot interruption is an outage, not just a restart.
+    latency_target: bool = False
     gpus_per_server: int = 8
     server_count: int = 1
     server_power_w: Decimal | None = None  # IT load of one server at full load

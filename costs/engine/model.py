@@ -142,7 +142,50 @@ class OptionCost:
     tokens_per_month: Decimal | None
     training_gpu_hours_per_run: Decimal | None
     unknowns: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # risks the total does not show in full (e.g. spot for serving)
     detail: dict = field(default_factory=dict)
+
+
+MODE_TEXT = {
+    "cloud_on_demand": "on-demand",
+    "cloud_spot": "spot",
+    "cloud_commit_1y": "1-year commitment",
+    "cloud_commit_3y": "3-year commitment",
+}
+
+
+def holds_tp_group(w: Workload, gpus_per_host: int) -> bool:
+    """A tensor-parallel group talks over NVLink/PCIe on every layer, so it must sit inside one
+    instance or server; whole groups must pack a host (pipeline stages and replicas may span hosts)."""
+    tp = max(1, w.tensor_parallel)
+    return gpus_per_host >= tp and gpus_per_host % tp == 0
+
+
+def fleet_text(w: Workload, gpus: int | None = None) -> str:
+    """ "2 x H100 SXM5 80GB (TP2)": what runs, with its layout."""
+    layout = f"TP{max(1, w.tensor_parallel)}" + (
+        f" x PP{w.pipeline_parallel}" if w.pipeline_parallel > 1 else ""
+    )
+    name = w.accelerator_name or w.accelerator_id or "GPU"
+    return f"{w.gpu_count if gpus is None else gpus} x {name} ({layout})"
+
+
+def _gpus(n: int) -> str:
+    return f"{n} GPU" + ("" if n == 1 else "s")
+
+
+def _hosts_text(hosts: int, spare: bool) -> str:
+    return f"{hosts}" + (" (incl. 1 spare)" if spare else "")
+
+
+def layout_warnings(w: Workload, *, hosts: int, gpus_per_host: int, what: str) -> list[str]:
+    """Pipeline stages on different hosts exchange activations every micro-batch: say so."""
+    if w.pipeline_parallel > 1 and hosts > 1 and gpus_per_host < w.tensor_parallel * w.pipeline_parallel:
+        return [
+            f"pipeline stages (PP{w.pipeline_parallel}) span {what}s: they need a fast inter-node network "
+            "(e.g. 100 Gb/s or more, RDMA) between them"
+        ]
+    return []
 
 
 def ceil_to(value: Decimal, step: Decimal) -> Decimal:
@@ -453,20 +496,69 @@ def cloud_option(
         is_training=w.is_training,
         checkpoint_interval_hours=w.checkpoint_interval_hours,
     )
+    warnings = layout_warnings(w, hosts=instances, gpus_per_host=offer.gpus_per_instance, what="instance")
+    if mode == "cloud_spot" and not w.is_training:
+        lines.append(_spot_outage_line(ctx, w, u=u))
+        warnings.append(
+            "spot capacity can be reclaimed at any time: every interruption stops serving until a new "
+            "instance is up (priced in the downtime-risk row)"
+            + ("; with a latency target (TTFT/TPOT) this puts the SLA at risk" if w.latency_target else "")
+        )
+    spare = instances > 0 and ctx.redundancy == "n_plus_1"
     return OptionCost(
         option_id=f"{w.candidate_id}|{mode}|{offer.provider}|{offer.region}|{offer.instance_type}",
         kind=mode,
         candidate_id=w.candidate_id,
-        label=f"{offer.provider} {offer.region} {offer.instance_type} ({mode.removeprefix('cloud_')})",
+        label=f"{fleet_text(w, gpus)} on {_hosts_text(instances, spare)} x {offer.provider} {offer.instance_type} "
+        f"({_gpus(offer.gpus_per_instance)}), {offer.region}, {MODE_TEXT[mode]}",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful,
         tokens_per_month=_tokens(w),
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
+        warnings=tuple(warnings),
         detail={
             "provider": offer.provider,
             "region": offer.region,
             "instance_type": offer.instance_type,
             "instances": instances,
+            "gpus": gpus,
+            "gpus_per_instance": offer.gpus_per_instance,
+            "tensor_parallel": w.tensor_parallel,
+            "pipeline_parallel": w.pipeline_parallel,
+        },
+    )
+
+
+def _spot_outage_line(ctx: Context, w: Workload, *, u: Decimal) -> Line:
+    """Serving on spot: each interruption is an outage for the restart time, at the cost of an hour
+    of downtime (reduced by redundancy like any other incident)."""
+    interruptions = ctx.value("spot_interruptions_per_month")
+    reduction = ZERO if ctx.redundancy == "none" else ctx.value(f"redundancy_reduction.{ctx.redundancy}")
+    hours = u * interruptions * w.restart_hours * (ONE - reduction)
+    hour_cost, hour_shown = ctx.money("downtime_cost_per_hour")
+    return Line(
+        row="downtime_risk",
+        key="downtime_risk.spot_interruptions",
+        label="Outages from spot interruptions",
+        monthly=hours * hour_cost,
+        vat=False,
+        origin_currency=ctx.rate("downtime_cost_per_hour").currency or ctx.currency,
+        tag="downtime",
+        utilisation_driven=True,
+        inputs={
+            "outage_hours_per_month": str(hours.normalize()),
+            "restart_hours": str(w.restart_hours),
+            "rates": [
+                _show(
+                    "spot_interruptions_per_month",
+                    interruptions,
+                    None,
+                    "per running month",
+                    ctx.rate("spot_interruptions_per_month").source,
+                ),
+                _show("redundancy", ctx.redundancy, None, f"reduces outages by {reduction}", ""),
+                hour_shown,
+            ],
         },
     )
 
@@ -513,16 +605,26 @@ def dedicated_option(
         is_training=w.is_training,
         checkpoint_interval_hours=w.checkpoint_interval_hours,
     )
+    spare = ctx.redundancy == "n_plus_1"
     return OptionCost(
         option_id=f"{w.candidate_id}|dedicated|{offer.provider}|{offer.name}",
         kind="dedicated",
         candidate_id=w.candidate_id,
-        label=f"{offer.provider} {offer.name} (dedicated, monthly)",
+        label=f"{fleet_text(w)} on {_hosts_text(servers, spare)} x {offer.provider} {offer.name} "
+        f"({_gpus(offer.gpus_per_server)}), dedicated, monthly",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful,
         tokens_per_month=_tokens(w),
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
-        detail={"provider": offer.provider, "servers": servers},
+        warnings=tuple(layout_warnings(w, hosts=servers, gpus_per_host=offer.gpus_per_server, what="server")),
+        detail={
+            "provider": offer.provider,
+            "servers": servers,
+            "gpus": w.gpu_count,
+            "gpus_per_server": offer.gpus_per_server,
+            "tensor_parallel": w.tensor_parallel,
+            "pipeline_parallel": w.pipeline_parallel,
+        },
     )
 
 
@@ -720,17 +822,29 @@ def onprem_option(
         is_training=w.is_training,
         checkpoint_interval_hours=w.checkpoint_interval_hours,
     )
+    spare = ctx.redundancy == "n_plus_1"
     return OptionCost(
         option_id=f"{w.candidate_id}|{kind}|{server.accelerator_id}",
         kind=kind,
         candidate_id=w.candidate_id,
-        label=f"On-prem, {servers} x {server.gpus_per_server}-GPU server",
+        label=f"{fleet_text(w)} on {_hosts_text(servers, spare)} x {server.gpus_per_server}-GPU server, "
+        "on-prem (bought)",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful,
         tokens_per_month=_tokens(w),
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
         unknowns=tuple(unknowns),
-        detail={"servers": servers, "capex_net": str(capex_total)},
+        warnings=tuple(
+            layout_warnings(w, hosts=servers, gpus_per_host=server.gpus_per_server, what="server")
+        ),
+        detail={
+            "servers": servers,
+            "capex_net": str(capex_total),
+            "gpus": w.gpu_count,
+            "gpus_per_server": server.gpus_per_server,
+            "tensor_parallel": w.tensor_parallel,
+            "pipeline_parallel": w.pipeline_parallel,
+        },
     )
 
 
@@ -765,21 +879,30 @@ def hybrid_option(
         for ln in burst.lines
         if ln.row == "gpu_time"
     ]
+    burst_instances = burst.detail["instances"]
     return OptionCost(
         option_id=f"{w.candidate_id}|hybrid|{server.accelerator_id}|{offer.provider}|{offer.instance_type}",
         kind="hybrid",
         candidate_id=w.candidate_id,
-        label=f"Hybrid: {owned} owned server(s) + {offer.provider} {offer.instance_type} burst",
+        label=f"{fleet_text(w)}: {owned_gpus} GPUs on {owned} x {server.gpus_per_server}-GPU server owned + "
+        f"{w.gpu_count - owned_gpus} GPUs on {burst_instances} x {offer.provider} {offer.instance_type} "
+        f"({_gpus(offer.gpus_per_instance)}), {offer.region}, on-demand burst",
         lines=tuple(lines),
         useful_gpu_hours_per_month=_useful(w, u, e),
         tokens_per_month=_tokens(w),
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
         unknowns=own.unknowns,
+        warnings=tuple(dict.fromkeys(own.warnings + burst.warnings)),
         detail={
             "owned_servers": owned,
+            "owned_gpus": owned_gpus,
             "burst_gpus": w.gpu_count - owned_gpus,
+            "burst_instances": burst_instances,
             "provider": offer.provider,
+            "region": offer.region,
             "instance_type": offer.instance_type,
+            "tensor_parallel": w.tensor_parallel,
+            "pipeline_parallel": w.pipeline_parallel,
         },
     )
 

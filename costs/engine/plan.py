@@ -23,6 +23,7 @@ from .model import (
     api_option,
     cloud_option,
     dedicated_option,
+    holds_tp_group,
     hybrid_option,
     month_dates,
     onprem_option,
@@ -276,7 +277,6 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     recipes: dict[str, Callable[[Decimal], OptionCost | None]] = {}
     skipped: list[dict] = []
     notes: list[str] = []
-    servers_all = inputs.prices.servers + o.user_servers
     api_prices = inputs.prices.api_prices + o.user_api_prices
 
     line_memo: dict = {}
@@ -299,7 +299,10 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         if not w.accelerator_id or w.gpu_count == 0:
             skipped.append({"candidate": w.candidate_id, "kind": "gpu options", "reason": "no GPU needed"})
             continue
-        offers = [x for x in inputs.prices.cloud_offers if x.accelerator_id == w.accelerator_id]
+        all_offers = [x for x in inputs.prices.cloud_offers if x.accelerator_id == w.accelerator_id]
+        # a tensor-parallel group cannot span separate instances (1.): only hosts that hold whole groups
+        offers = [x for x in all_offers if holds_tp_group(w, x.gpus_per_instance)]
+        too_small = _tp_reason(w, len(all_offers) - len(offers), "instance")
         for kind in ("cloud_on_demand", "cloud_spot", "cloud_commit_1y", "cloud_commit_3y"):
             if kind not in o.options:
                 continue
@@ -311,11 +314,12 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": kind,
-                        "reason": f"no {kind} price for {w.accelerator_id} in the catalog",
+                        "reason": too_small or f"no {kind} price for {w.accelerator_id} in the catalog",
                     }
                 )
         if "dedicated" in o.options:
-            ded = [x for x in inputs.prices.dedicated_offers if x.accelerator_id == w.accelerator_id]
+            all_ded = [x for x in inputs.prices.dedicated_offers if x.accelerator_id == w.accelerator_id]
+            ded = [x for x in all_ded if holds_tp_group(w, x.gpus_per_server)]
             for offer in ded:
                 add(lambda uu, w=w, offer=offer: dedicated_option(ctx, w, offer, u=uu, e=e), u)
             if not ded:
@@ -323,10 +327,12 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": "dedicated",
-                        "reason": f"no dedicated server offer with {w.accelerator_id}",
+                        "reason": _tp_reason(w, len(all_ded), "server")
+                        or f"no dedicated server offer with {w.accelerator_id}",
                     }
                 )
-        servers = _servers_for(servers_all, w)
+        all_servers = _servers_for(inputs.prices.servers, o.user_servers, w)
+        servers = [sp for sp in all_servers if holds_tp_group(w, sp.gpus_per_server)]
         if "onprem" in o.options:
             for sp in servers:
                 add(lambda uu, w=w, sp=sp: onprem_option(ctx, w, sp, u=uu, e=e), u)
@@ -335,7 +341,8 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": "onprem",
-                        "reason": f"no purchase price of a server with {w.accelerator_id}; "
+                        "reason": _tp_reason(w, len(all_servers), "server")
+                        or f"no purchase price of a server with {w.accelerator_id}; "
                         "enter one in costs.server_prices",
                     }
                 )
@@ -387,7 +394,10 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         for api in api_prices:
             add(lambda uu, api=api, api_w=api_w: api_option(ctx, api_w, api), ZERO)
 
-    shortlist = _shortlist(priced)
+    offers_priced = len([p for p in priced if p.option.kind != "api"])
+    priced = _cheapest_per_provider(priced)
+    _unique_labels(priced)
+    shortlist = _shortlist(priced, recommended=workloads[0].candidate_id if workloads else None)
     compared = _compared(shortlist, {p.option.option_id: p for p in priced})
     compared_ids = {i for ids in compared.values() for i in ids}
     short = [p for p in priced if p.option.option_id in compared_ids]
@@ -417,6 +427,8 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         "efficiency": str(e),
         "redundancy": o.redundancy,
         "vat_rates_by_month": [str(v) for v in cal.vat],
+        # every matching offer is priced; the result keeps the cheapest per provider (3.)
+        "offers_priced": offers_priced,
     }
     return CostResult(
         options=tuple(priced),
@@ -429,10 +441,56 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     )
 
 
-def _servers_for(servers: tuple[ServerPrice, ...], w: Workload) -> list[ServerPrice]:
-    hits = [s for s in servers if s.accelerator_id == w.accelerator_id]
-    # the user's own quote (listed last) wins over a catalog price for the same accelerator
-    return hits[-1:] if hits else []
+def _servers_for(
+    catalog: tuple[ServerPrice, ...], user: tuple[ServerPrice, ...], w: Workload
+) -> list[ServerPrice]:
+    """The user's own quote wins over a catalog price for the same accelerator; among catalog
+    prices the server size the workload was laid out on, else one that holds a TP group."""
+    mine = [s for s in user if s.accelerator_id == w.accelerator_id]
+    if mine:
+        return mine[-1:]
+    hits = [s for s in catalog if s.accelerator_id == w.accelerator_id]
+    for group in (
+        [s for s in hits if s.gpus_per_server == w.gpus_per_server],
+        [s for s in hits if holds_tp_group(w, s.gpus_per_server)],
+        hits,
+    ):
+        if group:
+            return group[:1]
+    return []
+
+
+def _tp_reason(w: Workload, excluded: int, host: str) -> str | None:
+    if not excluded:
+        return None
+    return (
+        f"{excluded} {host} offer(s) with {w.accelerator_id} hold fewer GPUs than the tensor-parallel group "
+        f"(TP{w.tensor_parallel}) or not a multiple of it: a TP group cannot span separate {host}s"
+    )
+
+
+def _cheapest_per_provider(priced: list[PricedOption]) -> list[PricedOption]:
+    """Per (candidate, kind, provider) only the cheapest offer: the 2nd-cheapest region of the
+    same cloud adds size, not a decision (hundreds of offers made plans megabytes)."""
+    best: dict[tuple, PricedOption] = {}
+    for p in priced:
+        o = p.option
+        key = (o.candidate_id, o.kind, o.detail.get("provider") if o.kind != "api" else o.option_id)
+        if key not in best or p.net < best[key].net:
+            best[key] = p
+    keep = {id(p) for p in best.values()}
+    return [p for p in priced if id(p) in keep]
+
+
+def _unique_labels(priced: list[PricedOption]) -> None:
+    """No two options may read the same: a repeated label gets its option id's tail."""
+    seen: dict[str, int] = {}
+    for i, p in enumerate(priced):
+        label = p.option.label
+        if label in seen:
+            tail = p.option.option_id.split("|", 2)[-1]
+            priced[i] = replace(p, option=replace(p.option, label=f"{label} [{tail}]"))
+        seen[priced[i].option.label] = i
 
 
 def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> dict:
@@ -475,16 +533,31 @@ def _compared(shortlist: dict[str, list[str]], by_id: dict[str, PricedOption]) -
     return {c: ids for c, ids in shortlist.items() if c in keep}
 
 
-def _shortlist(priced: list[PricedOption]) -> dict[str, list[str]]:
-    """Per candidate: the cheapest option of each kind (the rest stay in the full table)."""
-    best: dict[tuple[str, str], PricedOption] = {}
-    for p in priced:
-        key = (p.option.candidate_id, p.option.kind)
-        if key not in best or p.net < best[key].net:
-            best[key] = p
+SHORTLIST_CHEAPEST = 6  # besides the cheapest per kind and the recommended configuration's
+
+
+def _shortlist(priced: list[PricedOption], recommended: str | None = None) -> dict[str, list[str]]:
+    """The options a plan keeps in full (lines, cash flow) and compares: the cheapest of each
+    kind over all candidates, the recommended configuration's cheapest of each kind, and the
+    SHORTLIST_CHEAPEST cheapest overall. Every other option keeps its row totals."""
+    by_cost = sorted(priced, key=lambda p: p.net)
+    chosen: dict[str, PricedOption] = {}
+    kinds_seen: set[str] = set()
+    rec_kinds: set[str] = set()
+    for p in by_cost:
+        o = p.option
+        if o.kind not in kinds_seen:
+            kinds_seen.add(o.kind)
+            chosen[o.option_id] = p
+        if o.candidate_id == recommended and o.kind not in rec_kinds:
+            rec_kinds.add(o.kind)
+            chosen[o.option_id] = p
+    for p in by_cost[:SHORTLIST_CHEAPEST]:
+        chosen[p.option.option_id] = p
     out: dict[str, list[str]] = {}
-    for (cand, _kind), p in best.items():
-        out.setdefault(cand, []).append(p.option.option_id)
+    for p in priced:  # in pricing order: candidates as the sizing listed them
+        if p.option.option_id in chosen:
+            out.setdefault(p.option.candidate_id, []).append(p.option.option_id)
     return out
 
 
@@ -564,6 +637,7 @@ def option_to_dict(p: PricedOption, *, detailed: bool = True, line_cache: dict |
         "label": o.label,
         "detail": o.detail,
         "unknowns": list(o.unknowns),
+        "warnings": list(o.warnings),
         "utilisation": str(p.utilisation),
         "efficiency": str(p.efficiency),
         "rows": rows,

@@ -69,13 +69,14 @@ def offer(**kw) -> CloudOffer:
     return CloudOffer(**base)
 
 
-def inputs(*, workloads=None, offers=None, servers=None, rate_values=None, **opts) -> CostInputs:
+def inputs(*, workloads=None, offers=None, servers=None, dedicated=(), rate_values=None, **opts) -> CostInputs:
     base_opts = dict(as_of=AS_OF, horizon_months=36, currency="USD", monte_carlo_samples=1000)
     base_opts.update(opts)
     return CostInputs(
         workloads=tuple(workloads or [workload()]),
         prices=PriceBook(
             cloud_offers=tuple(offers if offers is not None else [offer()]),
+            dedicated_offers=tuple(dedicated),
             servers=tuple(
                 servers
                 if servers is not None

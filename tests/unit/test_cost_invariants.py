@@ -202,29 +202,44 @@ def test_same_inputs_same_result():
     assert cost_plan(inputs=inputs()).to_dict() == cost_plan(inputs=inputs()).to_dict()
 
 
-def test_every_offer_is_priced_but_only_the_cheapest_per_kind_carries_a_cash_flow():
+def test_only_the_cheapest_offer_of_a_provider_is_kept_per_candidate_and_kind():
     cheap = offer(instance_type="cheap", on_demand=usd("30"), spot=None)
     dear = offer(instance_type="dear", on_demand=usd("50"), spot=None)
     d = cost_plan(inputs=inputs(offers=[cheap, dear], options=("cloud_on_demand",))).to_dict()
-    flows = {o["detail"]["instance_type"]: o["cash_flow"] for o in d["options"]}
-    assert flows["cheap"] is not None and flows["dear"] is None
+    assert [o["detail"]["instance_type"] for o in d["options"]] == ["cheap"]
+    assert d["offers_priced"] == 2
 
 
-def test_comparisons_cover_the_cheapest_candidates():
+def test_only_shortlisted_options_carry_lines_and_a_cash_flow():
+    # 8 providers: the 6 cheapest are shortlisted (the cheapest of the kind is among them)
+    offers = [offer(provider=f"P{k}", on_demand=usd(str(30 + k)), spot=None) for k in range(8)]
+    d = cost_plan(inputs=inputs(offers=offers, options=("cloud_on_demand",))).to_dict()
+    detailed = {o["detail"]["provider"] for o in d["options"] if o["cash_flow"] is not None}
+    lined = {o["detail"]["provider"] for o in d["options"] if o["rows"][0]["lines"] is not None}
+    assert detailed == lined == {f"P{k}" for k in range(6)}
+
+
+def test_comparisons_cover_the_shortlist():
     many = [workload(candidate_id=f"h100x{8 * k}", gpu_count=8 * k, server_count=k) for k in range(1, 11)]
     d = cost_plan(inputs=inputs(workloads=many, options=("cloud_on_demand", "onprem"))).to_dict()
-    assert d["compared_candidates"] == [f"h100x{8 * k}" for k in range(1, 9)]
-    assert set(d["monte_carlo"]["options"]) == {
-        i for c in d["compared_candidates"] for i in d["shortlist"][c]
-    }
+    six = sorted(d["options"], key=lambda o: D(o["totals"]["net"]))[:6]
+    cands = {o["candidate"] for o in six}
+    assert d["compared_candidates"] == [w.candidate_id for w in many if w.candidate_id in cands]
+    assert set(d["monte_carlo"]["options"]) == {i for ids in d["shortlist"].values() for i in ids}
+
+
+def test_shortlist_keeps_the_recommended_configuration_even_when_dearer():
+    # the first workload is the sizing's recommendation; here it is the biggest fleet
+    many = [workload(candidate_id=f"h100x{8 * k}", gpu_count=8 * k, server_count=k) for k in (10, 1, 2, 3, 4)]
+    d = cost_plan(inputs=inputs(workloads=many, options=("cloud_on_demand", "onprem"))).to_dict()
+    assert len(d["shortlist"]["h100x80"]) == 2
 
 
 def test_csv_export_covers_options_priced_in_totals_only():
     from costs.exports import costs_csv
 
-    cheap = offer(instance_type="cheap", on_demand=usd("30"), spot=None)
-    dear = offer(instance_type="dear", on_demand=usd("50"), spot=None)
-    d = cost_plan(inputs=inputs(offers=[cheap, dear], options=("cloud_on_demand",))).to_dict()
+    offers = [offer(provider=f"P{k}", on_demand=usd(str(30 + k)), spot=None) for k in range(7)]
+    d = cost_plan(inputs=inputs(offers=offers, options=("cloud_on_demand",))).to_dict()
     text = costs_csv(d).decode("utf-8-sig")
-    dear_id = next(o["id"] for o in d["options"] if o["detail"]["instance_type"] == "dear")
+    dear_id = next(o["id"] for o in d["options"] if o["detail"]["provider"] == "P6")
     assert text.count(dear_id) == 5  # four rows and the total
