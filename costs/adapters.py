@@ -440,8 +440,8 @@ def workloads_from_sizing(
         per_server = _gpus_per_server(acc) if acc is not None else 8
         # whole tensor-parallel groups per server (the server must hold one; see holds_tp_group)
         gps = min(count, per_server)
-        if gps % tp:
-            gps = max(tp, gps - gps % tp)
+        if gps > tp and gps % tp:
+            gps -= gps % tp  # a server smaller than a TP group stays so: on-prem is then skipped
         servers = math.ceil(count / gps)
         power_w = None
         if acc is not None:
