@@ -4,8 +4,8 @@ The pure engine labels its lines in English; pages and exports show these instea
 (``gpu_time.idle``, ``infrastructure.storage.nvme``, ``gpu_time.useful.owned`` ...).
 """
 
+from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 
 ROW_LABELS = {
     "gpu_time": _("GPU time"),
@@ -63,3 +63,62 @@ def line_label(key: str) -> str:
     if base in LINE_LABELS and suffix in SUFFIX_LABELS:
         return f"{LINE_LABELS[base]}, {SUFFIX_LABELS[suffix]}"
     return key
+
+
+MODE_LABELS = {
+    "cloud_on_demand": _("on-demand"),
+    "cloud_spot": _("spot"),
+    "cloud_commit_1y": _("1-year commitment"),
+    "cloud_commit_3y": _("3-year commitment"),
+}
+
+
+def _per_host(n: int) -> str:
+    return ngettext("%(n)s GPU", "%(n)s GPUs", n) % {"n": n}
+
+
+def option_label(option: dict) -> str:
+    """The option's label in the active language, from its ``detail`` (in English it equals the
+    engine's ``label``). A result without the detail (stored before round 2) keeps its label."""
+    d, kind = option.get("detail") or {}, option.get("kind")
+    engine_label = option.get("label") or ""
+    if "gpus" not in d or "tensor_parallel" not in d:
+        return engine_label
+    pp = d.get("pipeline_parallel") or 1
+    layout = f"TP{d['tensor_parallel']}" + (f" x PP{pp}" if pp > 1 else "")
+    fleet = {"gpus": d["gpus"], "accelerator": d.get("accelerator", ""), "layout": layout}
+    spare = gettext(" (incl. 1 spare)") if "(incl. 1 spare)" in engine_label else ""
+    if kind in MODE_LABELS:
+        text = gettext(
+            "%(gpus)s x %(accelerator)s (%(layout)s) on %(hosts)s x %(provider)s %(instance)s "
+            "(%(per_host)s), %(region)s, %(mode)s"
+        ) % {
+            **fleet,
+            "hosts": f"{d['instances']}{spare}",
+            "provider": d["provider"],
+            "instance": d["instance_type"],
+            "per_host": _per_host(d["gpus_per_instance"]),
+            "region": d["region"],
+            "mode": MODE_LABELS[kind],
+        }
+    elif kind == "dedicated":
+        text = gettext(
+            "%(gpus)s x %(accelerator)s (%(layout)s) on %(hosts)s x %(provider)s %(name)s "
+            "(%(per_host)s), dedicated, monthly"
+        ) % {
+            **fleet,
+            "hosts": f"{d['servers']}{spare}",
+            "provider": d["provider"],
+            "name": d.get("name", ""),
+            "per_host": _per_host(d["gpus_per_server"]),
+        }
+    elif kind == "onprem":
+        text = gettext(
+            "%(gpus)s x %(accelerator)s (%(layout)s) on %(hosts)s x %(per_host)s-GPU server, on-prem (bought)"
+        ) % {**fleet, "hosts": f"{d['servers']}{spare}", "per_host": d["gpus_per_server"]}
+    else:
+        return engine_label
+    # a label the engine made unique keeps its distinguishing tail
+    if engine_label.endswith("]") and " [" in engine_label:
+        text += engine_label[engine_label.rindex(" [") :]
+    return text

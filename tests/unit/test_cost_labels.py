@@ -29,3 +29,38 @@ def test_every_line_row_and_kind_of_a_full_plan_has_a_label():
 
 def test_hybrid_suffix_is_labelled():
     assert line_label("gpu_time.idle.owned") == "GPU time, idle (paid, no useful work), owned"
+
+
+def test_option_label_in_english_equals_the_engine_label():
+    from costs.engine.inputs import DedicatedOffer
+    from costs.labels import option_label
+    from tests.unit.cost_inputs import offer, usd
+
+    ded = DedicatedOffer(
+        provider="H", name="GEX", accelerator_id="h100", gpus_per_server=8, monthly=usd("9000")
+    )
+    w = workload(
+        accelerator_name="H100 SXM", tensor_parallel=4, pipeline_parallel=2, gpu_count=16, server_count=2
+    )
+    for redundancy in ("none", "n_plus_1"):
+        d = cost_plan(
+            inputs=inputs(
+                workloads=[w],
+                offers=[offer()],
+                dedicated=[ded],
+                redundancy=redundancy,
+                options=("cloud_on_demand", "cloud_spot", "dedicated", "onprem"),
+            )
+        ).to_dict()
+        assert len(d["options"]) == 4
+        for o in d["options"]:
+            assert option_label(o) == o["label"]
+
+
+def test_option_label_of_a_result_without_detail_is_its_stored_label():
+    from costs.labels import option_label
+
+    assert (
+        option_label({"kind": "cloud_spot", "label": "AWS x (spot)", "detail": {"provider": "AWS"}})
+        == "AWS x (spot)"
+    )
