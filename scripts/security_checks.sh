@@ -2,7 +2,7 @@
 # Security checks for CI (.ci/run): a secrets scan of the tracked files and pip-audit.
 #
 # Secrets: detect-secrets scans every tracked file (vendored JS and data tables excluded);
-# any finding not in .secrets.baseline (matched by file and secret hash, not line number)
+# any finding not in .secrets.baseline (matched by secret hash, wherever it appears)
 # fails. The baseline holds only development/test values (the local gpu_planner role, the
 # insecure dev key that production settings reject, test passwords). After reviewing a new
 # finding that is not a real secret, refresh it with: scripts/security_checks.sh --update-baseline
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
-EXCLUDE='^(static/vendor/|.*\.(csv|svg|png|ico|lock)$|locale/.*\.mo$)'
+EXCLUDE='^(\.secrets\.baseline$|static/vendor/|.*\.(csv|svg|png|ico|lock)$|locale/.*\.mo$)'
 mapfile -t files < <(git ls-files | grep -Ev "$EXCLUDE")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -31,9 +31,11 @@ echo "security: secrets scan of ${#files[@]} tracked files"
 "$BIN/python" - "$tmp/scan.json" .secrets.baseline <<'PY'
 import json, sys
 scan, baseline = (json.load(open(p)) for p in sys.argv[1:3])
-known = {(f, s["hashed_secret"]) for f, items in baseline["results"].items() for s in items}
+# A reviewed development value (e.g. the local gpu_planner role's password) is known wherever
+# it appears, so docs and scripts may show the same local URL without re-baselining.
+known = {s["hashed_secret"] for items in baseline["results"].values() for s in items}
 new = [(f, s["line_number"], s["type"]) for f, items in scan["results"].items() for s in items
-       if (f, s["hashed_secret"]) not in known]
+       if s["hashed_secret"] not in known]
 for f, line, kind in new:
     print(f"security: POSSIBLE SECRET {f}:{line} ({kind})")
 if new:
