@@ -101,12 +101,13 @@ def costs_view(costs: dict) -> dict | None:
     include_vat = bool(costs.get("include_vat"))
     currency = costs.get("currency", "")
     shortlisted = {i for ids in (costs.get("shortlist") or {}).values() for i in ids}
-    options = [o for o in costs.get("options") or [] if not shortlisted or o.get("id") in shortlisted]
+    all_options = [_localised(o) for o in costs.get("options") or []]
+    options = [o for o in all_options if not shortlisted or o.get("id") in shortlisted]
     options.sort(key=lambda o: (_option_total(o, include_vat) is None, _option_total(o, include_vat) or 0))
     options = options[:MAX_OPTIONS_SHOWN]
     shown = {o.get("id") for o in options}
     mc = (costs.get("monte_carlo") or {}).get("options") or {}
-    labels = {o.get("id"): o.get("label") for o in costs.get("options") or []}
+    labels = {o.get("id"): o.get("label") for o in all_options}
     view_options = []
     for o in options:
         rows = []
@@ -158,7 +159,7 @@ def options_compare(version, option_ids: list[str]) -> dict | None:
     break-even months between them. None when an id is not an option of this version."""
     costs = (version.result or {}).get("costs") or {}
     include_vat = bool(costs.get("include_vat"))
-    by_id = {o.get("id"): o for o in costs.get("options") or []}
+    by_id = {o.get("id"): _localised(o) for o in costs.get("options") or []}
     if any(i not in by_id for i in option_ids):
         return None
     mc = (costs.get("monte_carlo") or {}).get("options") or {}
@@ -191,6 +192,13 @@ def version_view(version) -> dict:
             "sizing_view": sizing_view(sizing), "memory_chart": memory_chart(sizing, accelerators)}
 
 
+def _localised(option: dict) -> dict:
+    """The option with its label in the active language (costs.labels)."""
+    from costs.labels import option_label
+
+    return {**option, "label": option_label(option)}
+
+
 def _option_total(option: dict, include_vat: bool):
     totals = option.get("totals") or {}
     return _decimal(totals.get("gross" if include_vat else "net"))
@@ -202,7 +210,7 @@ def option_totals(result: dict | None) -> dict[str, dict]:
     currency = costs.get("currency", "")
     include_vat = bool(costs.get("include_vat"))
     return {
-        str(option.get("id")): {"label": option.get("label"), "total": _option_total(option, include_vat),
+        str(option.get("id")): {"label": _localised(option)["label"], "total": _option_total(option, include_vat),
                                 "currency": currency}
         for option in costs.get("options") or []
     }
