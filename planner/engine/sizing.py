@@ -130,10 +130,11 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         best = _training_rows(res, cat, best_rows[np.argsort(res["wall"][best_rows], kind="stable")])
         rec_i = _pick_training(res, best_rows)
         if not res["meets"].any():
-            best = int(np.argmin(res["wall"]))
+            fastest = int(np.argmin(res["wall"]))
             warnings.append(
                 f"deadline unreachable within {search.MAX_GPUS} GPUs: the fastest option takes "
-                f"{res['wall'][best]:,.0f} h ({int(res['count'][best])} x {cat.accelerators[res['a'][best]].model})"
+                f"{res['wall'][fastest]:,.0f} h ({int(res['count'][fastest])} x "
+                f"{cat.accelerators[res['a'][fastest]].model})"
                 if t.deadline_hours else "no option finishes within 30 days; the fastest is shown")
     not_fitting = _training_not_fitting(spec, res, cat) if res is not None and res.get("mem") is not None else []
     if res is not None and not len(res.get("a", [])):
@@ -409,8 +410,10 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
             order = np.lexsort((latency, res["count"][ai, li], np.where(np.isfinite(price), price, np.inf), ~meets))
             for k in order[:TOP_CANDIDATES]:
                 candidates.append(_serving_candidate(res, cat, int(ai[k]), int(li[k]), s))
-            # Recommendation: meets targets with the fewest GPUs (cheapest per hour when priced), then lower latency.
-            cand_key = np.lexsort((latency, np.where(np.isfinite(price), price, np.inf), res["count"][ai, li], ~meets))
+            # Recommendation: meets the targets; an accelerator someone can price (buy or rent) before one
+            # nobody prices; the fewest GPUs; the cheapest per hour; then lower latency.
+            priced = np.isfinite(price)
+            cand_key = np.lexsort((latency, np.where(priced, price, np.inf), res["count"][ai, li], ~priced, ~meets))
             rec = (int(ai[cand_key[0]]), int(li[cand_key[0]]))
             price_key = np.where(np.isfinite(price), price, np.inf)
             rows = _first_per_accelerator(ai, ~meets, price_key, res["count"][ai, li], latency)
@@ -561,7 +564,8 @@ def _serving_details(spec, res, cat, rec, warnings):
         storage["vector_index_bytes"] = q(idx, "bytes", why + " (on NVMe, loaded into RAM)")
     recommendation = {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
-        "why": "meets the targets with the fewest GPUs (cheapest per hour where priced), then the lowest latency",
+        "why": "meets the targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest "
+               "per hour, then the lowest latency",
         "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
         **sp,
         "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),

@@ -206,3 +206,18 @@ def test_full_recomputation_costs_a_third_more_executed_flops():
         return run({"kind": "pretraining", "model": {"preset": "llama-3.2-1b"},
                     "training": {"tokens": 1e10, "activation_checkpointing": ckpt}})["compute"]["executed_flops"]["value"]
     assert executed("full") == pytest.approx(executed("selective") * 4 / 3)
+
+
+def test_serving_recommends_a_priced_accelerator_over_an_unpriced_one_needing_fewer_gpus():
+    import dataclasses
+
+    by_id = {a.id: a for a in ACCS}
+    big_unpriced = dataclasses.replace(by_id["nvidia-b200-sxm-180gb"], cloud_price_per_gpu_hour_usd=None)
+    small_priced = dataclasses.replace(by_id["nvidia-h100-sxm5-80gb"], cloud_price_per_gpu_hour_usd=4.0)
+    spec = {"kind": "inference", "model": {"preset": "llama-3.1-70b"}, "serving": {"concurrency": 4}}
+    r = run(spec, accs=[big_unpriced, small_priced])
+    assert r["recommendation"]["accelerator_id"] == "nvidia-h100-sxm5-80gb"
+    assert r["recommendation"]["count"] >= 2
+    # With neither priced, the fewest GPUs win again.
+    unpriced_h100 = dataclasses.replace(small_priced, cloud_price_per_gpu_hour_usd=None)
+    assert run(spec, accs=[big_unpriced, unpriced_h100])["recommendation"]["accelerator_id"] == big_unpriced.id
