@@ -34,7 +34,7 @@ run: setup
 	$(BIN)/python manage.py runserver $(HOST)
 
 test: dev-deps messages
-	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider -rs $(PYTEST_ARGS)
 
 lint: dev-deps
 	$(BIN)/ruff check .
