@@ -344,12 +344,27 @@ class WorkloadForm(CostOptionsForm):
 
         try:
             parse_workload_spec(spec)
+            self._check_accelerator_pin(spec)
         except SpecValidationError as exc:
             for err in exc.errors:
                 self.add_error(self.field_for_path(err.field), self.message_for(err))
             return cleaned
         self.spec = spec
         return cleaned
+
+    @staticmethod
+    def _check_accelerator_pin(spec: dict) -> None:
+        """A pin the catalog cannot resolve (unknown, or ambiguous like "H100") is refused here,
+        on its field, rather than failing the computed version later."""
+        pin = (spec.get("hardware") or {}).get("accelerator")
+        if not pin:
+            return
+        from django.utils import timezone
+
+        from catalog.selectors import accelerator_specs
+        from planner.engine.resolve import resolve_accelerator
+
+        resolve_accelerator(pin, accelerator_specs(as_of=timezone.localdate()))
 
     def field_for_path(self, path: str) -> str | None:
         """The form field showing an error at a spec path: the field itself, or its section's."""

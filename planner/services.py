@@ -174,11 +174,11 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
 
     try:
         spec = parse_workload_spec(inputs.get("spec") or {})
+        # Sizing judges what needs the catalog, e.g. an ambiguous hardware.accelerator pin.
+        sizing = size_workload(spec=spec, accelerators=accelerators_from_snapshot(price_snapshot))
     except SpecValidationError as exc:
         lines = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
         return ComputeOutcome(VersionStatus.FAILED, None, f"invalid workload: {lines}", ENGINE_VERSION)
-    accelerators = accelerators_from_snapshot(price_snapshot)
-    sizing = size_workload(spec=spec, accelerators=accelerators)
     sizing_dict = sizing.to_dict()
     try:
         costs = price_sizing_result(

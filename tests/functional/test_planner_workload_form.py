@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 
 from planner.choices import Role
@@ -89,6 +90,15 @@ def test_hf_config_can_be_uploaded(client, editor):
     # The uploaded file was read: its missing layer count is reported, not "paste a config".
     errors = " ".join(response.context["form"].errors.get("hf_config", []))
     assert "layers" in errors
+
+
+def test_ambiguous_accelerator_pin_is_refused_on_its_field(client, editor):
+    # "H100" matches several catalog parts; only the catalog can tell, so the form asks it.
+    call_command("load_catalog", verbosity=0)
+    response = post(client, team=_team(editor), hardware__accelerator="H100")
+    assert response.status_code == 400
+    assert "ambiguous" in " ".join(response.context["form"].errors["hardware__accelerator"])
+    assert Workload.objects.count() == 0
 
 
 def test_utilisation_above_one_is_a_field_error(client, editor):

@@ -181,3 +181,17 @@ def test_retry_button_makes_a_new_version(client):
         response = client.post(reverse("plan_version_retry", args=[version.plan_id, 1]))
     assert response.status_code == 302
     assert PlanVersion.objects.filter(plan=version.plan).count() == 2
+
+
+def test_ambiguous_accelerator_pin_fails_the_version_naming_the_field():
+    # "H100" matches several catalog parts; sizing refuses it, which must end as a clean failure.
+    from django.utils import timezone
+
+    call_command("load_catalog", verbosity=0)
+    call_command("load_rate_cards", verbosity=0)
+    prices, rates = services._snapshots(as_of=timezone.localdate())
+    spec = {**PlanFactory.build().workload.spec, "hardware": {"accelerator": "H100"}}
+    outcome = services.compute_from_inputs(inputs={"spec": spec, "costs": {}}, price_snapshot=prices,
+                                           rate_snapshot=rates)
+    assert outcome.status == VersionStatus.FAILED
+    assert "hardware.accelerator" in outcome.error and "ambiguous" in outcome.error
