@@ -93,3 +93,119 @@ def rates_from_rows(rows: list[dict], *, as_of: dt.date) -> dict[str, Rate]:
                     ),
                 )
     return {k: v for k, (_, v) in out.items()}
+
+
+# ---- external model API prices (costs/data/api_token_prices.csv) -------------------------------
+
+API_PRICES_PATH = Path(__file__).resolve().parent / "data" / "api_token_prices.csv"
+API_COLUMNS = [
+    "provider",
+    "model",
+    "input_per_1m_tokens",
+    "output_per_1m_tokens",
+    "currency",
+    "includes_vat",
+    "valid_from",
+    "valid_to",
+    "source",
+]
+# ApiTokenPrice.input/output_per_1m_tokens: DecimalField(max_digits=18, decimal_places=6)
+_API_MAX_DECIMALS = 6
+_API_MAX_DIGITS = 18
+
+
+def _api_amount(text: str, *, path: str, errors: list[FieldError]) -> Decimal | None:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        errors.append(FieldError(path=path, message="must be a number"))
+        return None
+    if not value.is_finite() or value < 0:
+        errors.append(FieldError(path=path, message="must be a number, 0 or more"))
+        return None
+    exponent = value.normalize().as_tuple().exponent
+    if isinstance(exponent, int) and -exponent > _API_MAX_DECIMALS:
+        errors.append(FieldError(path=path, message=f"at most {_API_MAX_DECIMALS} decimal places"))
+        return None
+    if len(str(int(value))) > _API_MAX_DIGITS - _API_MAX_DECIMALS:
+        errors.append(FieldError(path=path, message="too large"))
+        return None
+    return value
+
+
+def read_api_price_csv(path: Path = API_PRICES_PATH) -> list[dict]:
+    """API token prices as typed dicts; every problem is reported as ``<file>:<line>.<column>: message``.
+
+    One row per (provider, model, valid_from); prices are per 1M tokens in ``currency``.
+    """
+    from costs.engine.money import CURRENCIES
+
+    errors: list[FieldError] = []
+    rows: list[dict] = []
+    seen: dict[tuple, int] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != API_COLUMNS:
+            raise CostValidationError([FieldError(path=path.name, message=f"columns must be {API_COLUMNS}")])
+        for n, raw in enumerate(reader, start=2):
+            p = f"{path.name}:{n}"
+            errs: list[FieldError] = []
+            if None in raw or any(v is None for v in raw.values()):
+                errors.append(FieldError(path=p, message=f"must have exactly {len(API_COLUMNS)} columns"))
+                continue
+            provider, model = raw["provider"].strip(), raw["model"].strip()
+            if not provider:
+                errs.append(FieldError(path=f"{p}.provider", message="must not be empty"))
+            if not model:
+                errs.append(FieldError(path=f"{p}.model", message="must not be empty"))
+            p_in = _api_amount(raw["input_per_1m_tokens"], path=f"{p}.input_per_1m_tokens", errors=errs)
+            p_out = _api_amount(raw["output_per_1m_tokens"], path=f"{p}.output_per_1m_tokens", errors=errs)
+            if raw["currency"] not in CURRENCIES:
+                errs.append(
+                    FieldError(
+                        path=f"{p}.currency",
+                        message=f"unknown currency {raw['currency']!r}; expected one of {', '.join(CURRENCIES)}",
+                    )
+                )
+            if raw["includes_vat"] not in ("true", "false"):
+                errs.append(FieldError(path=f"{p}.includes_vat", message="must be true or false"))
+            valid_from = valid_to = None
+            try:
+                valid_from = dt.date.fromisoformat(raw["valid_from"])
+            except ValueError:
+                errs.append(FieldError(path=f"{p}.valid_from", message="must be a date YYYY-MM-DD"))
+            try:
+                valid_to = dt.date.fromisoformat(raw["valid_to"]) if raw["valid_to"] else None
+            except ValueError:
+                errs.append(FieldError(path=f"{p}.valid_to", message="must be a date YYYY-MM-DD or empty"))
+            if valid_from and valid_to and valid_to <= valid_from:
+                errs.append(FieldError(path=f"{p}.valid_to", message="must be after valid_from"))
+            if not raw["source"].strip():
+                errs.append(FieldError(path=f"{p}.source", message="every price needs a source"))
+            key = (provider, model, valid_from)
+            if not errs and key in seen:
+                errs.append(
+                    FieldError(
+                        path=f"{p}.valid_from",
+                        message=f"{provider} {model} from {valid_from} is already on line {seen[key]}",
+                    )
+                )
+            errors += errs
+            if not errs:
+                seen[key] = n
+                rows.append(
+                    {
+                        "provider": provider,
+                        "model": model,
+                        "input_per_1m_tokens": p_in,
+                        "output_per_1m_tokens": p_out,
+                        "currency": raw["currency"],
+                        "includes_vat": raw["includes_vat"] == "true",
+                        "valid_from": valid_from,
+                        "valid_to": valid_to,
+                        "source": raw["source"].strip(),
+                    }
+                )
+    if errors:
+        raise CostValidationError(errors)
+    return rows
