@@ -84,7 +84,7 @@ def plan_inputs(*, plan: Plan) -> dict:
     return {"spec": plan.workload.spec, "costs": plan.cost_options}
 
 
-def _snapshots(*, as_of: date) -> tuple[dict, dict]:
+def plan_snapshots(*, as_of: date) -> tuple[dict, dict]:
     """Catalog prices and cost rates valid at as_of, plus the accelerators the sizing engine
     ranks with (their specs and USD prices), so a later computation needs nothing from today."""
     from catalog.selectors import accelerator_specs, price_snapshot
@@ -108,7 +108,7 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
     """Save a pending version with frozen inputs and today's snapshots; queue it on commit."""
     as_of = as_of or timezone.localdate()
     inputs = inputs if inputs is not None else plan_inputs(plan=plan)
-    prices, rates = _snapshots(as_of=as_of)
+    prices, rates = plan_snapshots(as_of=as_of)
     with transaction.atomic():
         # Lock the plan so two concurrent creations cannot take the same number.
         Plan.objects.select_for_update().filter(pk=plan.pk).first()

@@ -34,7 +34,7 @@ def snapshots_cache_clear() -> None:
 
 def _snapshots(as_of) -> tuple[dict, dict]:
     # Exactly what a new plan version would freeze (prices, rates and the ranked accelerators).
-    from planner.services import _snapshots as version_snapshots
+    from planner.services import plan_snapshots as version_snapshots
 
     now = time.monotonic()
     with _lock:

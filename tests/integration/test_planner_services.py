@@ -189,7 +189,7 @@ def test_ambiguous_accelerator_pin_fails_the_version_naming_the_field():
 
     call_command("load_catalog", verbosity=0)
     call_command("load_rate_cards", verbosity=0)
-    prices, rates = services._snapshots(as_of=timezone.localdate())
+    prices, rates = services.plan_snapshots(as_of=timezone.localdate())
     spec = {**PlanFactory.build().workload.spec, "hardware": {"accelerator": "H100"}}
     outcome = services.compute_from_inputs(inputs={"spec": spec, "costs": {}}, price_snapshot=prices,
                                            rate_snapshot=rates)
