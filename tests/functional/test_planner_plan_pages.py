@@ -100,6 +100,18 @@ def test_plan_page_shows_recommendation_costs_and_charts(owner_client, plan):
         assert row in html
 
 
+def test_option_warnings_are_shown(client, computed):
+    import copy
+
+    stored = copy.deepcopy(computed)
+    for option in stored["result"]["costs"]["options"]:  # whichever options the page shows
+        option["warnings"] = ["A spot interruption of a serving fleet is an outage."]
+    plan = stored_plan(stored)
+    client.force_login(member(Role.OWNER, team=plan.team))
+    html = client.get(reverse("plan_detail", args=[plan.id])).content.decode()
+    assert "A spot interruption of a serving fleet is an outage." in html
+
+
 def test_plan_page_has_no_inline_script(owner_client, plan):
     html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
     scripts = html.split("<script")[1:]
