@@ -73,7 +73,8 @@ class RateCard(models.Model):
 class ApiTokenPrice(models.Model):
     """Price of an external model API per 1M tokens (for the self-hosting vs API comparison).
 
-    Shipped empty: only prices with a published source and date belong here (admin-editable).
+    Only prices with a published source and date belong here (admin-editable); the shipped ones come
+    from costs/data/api_token_prices.csv via load_rate_cards.
     """
 
     provider = models.CharField(_("provider"), max_length=100)
