@@ -99,7 +99,7 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("training.micro_batch_size", _int(_("Micro-batch size"), _("Sequences per GPU per step. Unit: sequences. Default: 1."), min_value=1), TRAINING_KINDS, "workload"),
     SpecField("training.optimizer", _choice(_("Optimizer"), _("Default: adamw (16 bytes per parameter with mixed precision)."), [("adamw", "AdamW"), ("adamw_8bit", "AdamW 8-bit"), ("sgd", "SGD"), ("adafactor", "Adafactor")]), TRAINING_KINDS, "workload"),
     SpecField("training.zero_stage", _choice(_("ZeRO stage"), _("Sharding of model states across data-parallel GPUs (3 = FSDP). Default: the smallest stage that fits."), [("0", "0"), ("1", "1"), ("2", "2"), ("3", "3 / FSDP")]), ("pretraining", "finetuning"), "workload"),
-    SpecField("training.activation_checkpointing", _choice(_("Activation checkpointing"), _("Recompute activations to save memory. Default: selective."), [("none", _("none")), ("selective", _("selective")), ("full", _("full"))]), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.activation_checkpointing", _choice(_("Activation checkpointing"), _("Recompute activations to save memory. Default: chosen by the planner when empty (selective, or full when memory needs it)."), [("none", _("none")), ("selective", _("selective")), ("full", _("full"))]), ("pretraining", "finetuning"), "workload"),
     SpecField("training.deadline_hours", _num(_("Deadline"), _("Wall-clock time the run must finish in. Unit: hours. Default: none."), min_value=0.1), TRAINING_KINDS, "workload"),
     SpecField("training.checkpoint_every_hours", _num(_("Checkpoint every"), _("Unit: hours. Default: 2."), min_value=0.01), TRAINING_KINDS, "workload"),
     SpecField("training.checkpoints_kept", _int(_("Checkpoints kept"), _("Unit: count. Default: 3."), min_value=1), TRAINING_KINDS, "workload"),
@@ -129,7 +129,7 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("data.retention_months", _int(_("Retention"), _("How long logs and data are kept. Unit: months. Default: 12."), min_value=1), ALL_KINDS, "data"),
     # Hardware pins (optional).
     SpecField("hardware.accelerator", lambda: forms.CharField(label=_("Accelerator"), required=False, max_length=120, help_text=_("Pin a catalog accelerator by id or unambiguous name, e.g. \"H100 SXM 80GB\". Default: the best fit from the catalog.")), LLM_KINDS + ("classic_training",), "data"),
-    SpecField("hardware.count", _int(_("GPU count"), _("Pin the number of accelerators. Unit: GPUs. Default: the smallest count that meets the targets."), min_value=1, max_value=1024), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.count", _int(_("GPU count"), _("Pin the number of accelerators. Unit: GPUs. Default: the smallest count that meets the targets."), min_value=1, max_value=65536), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.gpus_per_server", _int(_("GPUs per server"), _("Unit: GPUs. Default: chosen by the engine."), min_value=1, max_value=16), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.mfu", _num(_("Model FLOPs utilisation"), _("Share of peak compute achieved, 0–1. Default: a documented preset by GPU generation and scale."), min_value=0.01, max_value=1), LLM_KINDS + ("classic_training",), "data"),
 )
@@ -161,7 +161,8 @@ def _preset_dict(preset) -> dict:
     return {k: getattr(preset, k) for k in ("id", "name") if hasattr(preset, k)}
 
 
-COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "overrides")
+COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "overrides")
+OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when empty
 
 
 class CostOptionsForm(forms.Form):
@@ -177,8 +178,19 @@ class CostOptionsForm(forms.Form):
                                  help_text=_("Totals are shown in this currency. Default: USD."))
     include_vat = forms.BooleanField(label=_("Include VAT"), required=False, initial=False,
                                      help_text=_("Show totals with VAT (the rate valid on the price date). Default: no."))
-    utilisation = forms.FloatField(label=_("Utilisation"), initial=0.6, min_value=0, max_value=1,
-                                   help_text=_("Share of paid GPU time doing useful work, 0–1. Default: 0.6."))
+    # No initial value: an empty field lets the cost engine derive utilisation from the workload.
+    utilisation = forms.FloatField(
+        label=_("Utilisation"), required=False, min_value=0, max_value=1,
+        help_text=_("Share of the month's hours the GPUs run the workload (0–1). Hourly cloud bills only these "
+                    "hours; owned, committed and monthly-rented GPUs are paid for every hour and idle the rest. "
+                    "1 = around the clock; empty = derived from the workload (serving hours a day, training "
+                    "runs a month)."),
+    )
+    efficiency = forms.FloatField(
+        label=_("Efficiency"), required=False, min_value=0, max_value=1,
+        help_text=_("Of the hours the GPUs run, the share doing useful work (0–1); the rest waits for data, "
+                    "people or the next experiment and is shown as idle GPU time. Empty = the rate card's default."),
+    )
     overrides = forms.CharField(
         label=_("Rate overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
         help_text=_("Optional: rate card values to replace, as a JSON object, e.g. {\"pue\": 1.3}. Default: none."),
@@ -197,14 +209,16 @@ class CostOptionsForm(forms.Form):
         return value
 
     def options(self) -> dict:
-        data = {k: self.cleaned_data[k] for k in ("horizon_months", "currency", "include_vat", "utilisation")}
+        data = {k: self.cleaned_data[k] for k in ("horizon_months", "currency", "include_vat")}
+        data.update({k: self.cleaned_data[k] for k in OPTIONAL_SHARES if self.cleaned_data.get(k) is not None})
         if self.cleaned_data.get("overrides"):
             data["overrides"] = self.cleaned_data["overrides"]
         return data
 
     @classmethod
     def initial_from(cls, options: dict) -> dict:
-        initial = {k: options[k] for k in ("horizon_months", "currency", "include_vat", "utilisation") if k in options}
+        initial = {k: options[k] for k in ("horizon_months", "currency", "include_vat", *OPTIONAL_SHARES)
+                   if k in options}
         if options.get("overrides"):
             initial["overrides"] = json.dumps(options["overrides"], indent=1)
         return initial
@@ -269,7 +283,7 @@ class WorkloadForm(CostOptionsForm):
         kind = self.current_kind()
         fixed = {"basics": ["name", "team", "kind"],
                  "model": ["model_source", "preset", "hf_config", "hf_config_file"] if kind != "external_api" else [],
-                 "costs": ["horizon_months", "currency", "include_vat", "utilisation", "overrides"]}
+                 "costs": list(COST_FIELDS)}
         out = []
         for step, heading in STEPS:
             names = list(fixed.get(step, []))

@@ -190,3 +190,20 @@ def test_valid_post_saves_workload_plan_and_pending_version(client, editor):
     assert version.inputs["costs"] == {"horizon_months": 36, "currency": "USD", "include_vat": False,
                                        "utilisation": 0.6}
     assert plan.workload.created_by == editor
+
+
+def test_empty_utilisation_is_left_to_the_cost_engine(client, editor):
+    # An empty share is not 0.6: the cost engine derives utilisation from the workload.
+    post(client, team=_team(editor), utilisation="")
+    assert "utilisation" not in PlanVersion.objects.get().inputs["costs"]
+
+
+def test_efficiency_is_passed_to_the_cost_options(client, editor):
+    post(client, team=_team(editor), efficiency="0.8")
+    assert PlanVersion.objects.get().inputs["costs"]["efficiency"] == 0.8
+
+
+def test_utilisation_has_no_initial_value(client, editor):
+    html = client.get(reverse("workload_create")).content.decode()
+    tag = re.search(r'<input[^>]*name="utilisation"[^>]*>', html).group(0)
+    assert "value=" not in tag
