@@ -172,6 +172,10 @@ def test_unknown_version_is_404(world, editor):
     assert editor.get(_v(world, 99)).status_code == 404
 
 
+def test_version_number_beyond_64_bits_is_404(world, editor):
+    assert editor.get(f"{PLANS}{world.plan.id}/versions/{2**64}/").status_code == 404
+
+
 # --- recompute and diff ----------------------------------------------------------------
 
 
