@@ -9,6 +9,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from .forms import FIELDS
 
@@ -281,13 +282,42 @@ KEY_LABELS = {
 }
 
 
-# Units the engine writes; SI symbols (kW, ms, GiB) stay as they are.
+# Units the engine writes; SI symbols (kW, ms, GiB) stay as they are. Counted units agree with
+# their number ("1 server", "2 servers"; Russian has three forms: 1 сервер, 2 сервера, 5 серверов).
 UNIT_LABELS = {
-    "servers": _("servers"), "GPUs": _("GPUs"), "cores": _("cores"), "racks": _("racks"),
-    "replicas": _("replicas"), "sequences": _("sequences"), "params": _("parameters"),
-    "tokens/s": _("tokens/s"), "requests/s": _("requests/s"), "hours": _("hours"), "GPU-hours": _("GPU-hours"),
-    "bytes": _("bytes"), "tokens": _("tokens"), "months": _("months"),
+    "tokens/s": _("tokens/s"), "requests/s": _("requests/s"), "bytes": _("bytes"),
 }
+UNIT_PLURALS = {
+    "servers": lambda n: ngettext("server", "servers", n),
+    "GPUs": lambda n: ngettext("GPU", "GPUs", n),
+    "cores": lambda n: ngettext("core", "cores", n),
+    "racks": lambda n: ngettext("rack", "racks", n),
+    "replicas": lambda n: ngettext("replica", "replicas", n),
+    "sequences": lambda n: ngettext("sequence", "sequences", n),
+    "params": lambda n: ngettext("parameter", "parameters", n),
+    "hours": lambda n: ngettext("hour", "hours", n),
+    "GPU-hours": lambda n: ngettext("GPU-hour", "GPU-hours", n),
+    "core-hours": lambda n: ngettext("core-hour", "core-hours", n),
+    "tokens": lambda n: ngettext("token", "tokens", n),
+    "months": lambda n: ngettext("month", "months", n),
+}
+
+
+def unit_label(unit: str, value) -> str:
+    """The unit in the active language, in the form its value takes."""
+    if unit in UNIT_PLURALS:
+        return UNIT_PLURALS[unit](_plural_count(value))
+    return str(UNIT_LABELS.get(unit, unit))
+
+
+def _plural_count(value) -> int:
+    # Whole numbers pick their own form; fractions and unknowns read like 2 (English "1.5 hours",
+    # Russian "1,5 часа").
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 2
+    return int(abs(number)) if number.is_integer() and abs(number) < 2**63 else 2
 
 
 def _label(key: str) -> str:
@@ -313,7 +343,7 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
         if _is_quantity(value):
             unit = value.get("unit", "")
             rows.append({"label": label, "value": value.get("value"), "unit_code": unit,
-                         "unit": str(UNIT_LABELS.get(unit, unit)),
+                         "unit": unit_label(unit, value.get("value")),
                          "explain": value.get("explain", ""), "low": value.get("low"), "high": value.get("high")})
         elif isinstance(value, dict):
             rows.extend(quantity_rows(value, label))
@@ -331,7 +361,7 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
 
 def _cell(value):
     if _is_quantity(value):
-        return f"{value.get('value')} {value.get('unit', '')}".strip()
+        return f"{value.get('value')} {unit_label(value.get('unit', ''), value.get('value'))}".strip()
     if isinstance(value, dict | list):
         return ", ".join(f"{k}: {_cell(v)}" for k, v in value.items()) if isinstance(value, dict) else \
             ", ".join(str(_cell(v)) for v in value)

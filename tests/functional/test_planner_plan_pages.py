@@ -244,6 +244,17 @@ def test_engine_figures_are_formatted_per_locale(lang, value, expected):
         assert figure(value) == expected
 
 
+@pytest.mark.parametrize(("lang", "value", "expected"), [
+    ("en", 1, "server"), ("en", 2, "servers"), ("en", 1.5, "servers"),
+])
+def test_counted_units_agree_with_their_number(lang, value, expected):
+    from planner.presentation import quantity_rows
+
+    with translation.override(lang):
+        row, = quantity_rows({"servers": {"value": value, "unit": "servers", "explain": ""}})
+    assert row["unit"] == expected
+
+
 # The examples of docs/WORKLOADSPEC.md, one per kind: each computes and its page renders.
 DOC_EXAMPLES = {
     "pretraining": {"kind": "pretraining", "model": {"preset": "llama-2-7b"},
