@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
+from django.utils.translation import npgettext
 
 from .forms import FIELDS
 
@@ -288,18 +288,18 @@ UNIT_LABELS = {
     "tokens/s": _("tokens/s"), "requests/s": _("requests/s"), "bytes": _("bytes"),
 }
 UNIT_PLURALS = {
-    "servers": lambda n: ngettext("server", "servers", n),
-    "GPUs": lambda n: ngettext("GPU", "GPUs", n),
-    "cores": lambda n: ngettext("core", "cores", n),
-    "racks": lambda n: ngettext("rack", "racks", n),
-    "replicas": lambda n: ngettext("replica", "replicas", n),
-    "sequences": lambda n: ngettext("sequence", "sequences", n),
-    "params": lambda n: ngettext("parameter", "parameters", n),
-    "hours": lambda n: ngettext("hour", "hours", n),
-    "GPU-hours": lambda n: ngettext("GPU-hour", "GPU-hours", n),
-    "core-hours": lambda n: ngettext("core-hour", "core-hours", n),
-    "tokens": lambda n: ngettext("token", "tokens", n),
-    "months": lambda n: ngettext("month", "months", n),
+    "servers": lambda n: npgettext("unit", "server", "servers", n),
+    "GPUs": lambda n: npgettext("unit", "GPU", "GPUs", n),
+    "cores": lambda n: npgettext("unit", "core", "cores", n),
+    "racks": lambda n: npgettext("unit", "rack", "racks", n),
+    "replicas": lambda n: npgettext("unit", "replica", "replicas", n),
+    "sequences": lambda n: npgettext("unit", "sequence", "sequences", n),
+    "params": lambda n: npgettext("unit", "parameter", "parameters", n),
+    "hours": lambda n: npgettext("unit", "hour", "hours", n),
+    "GPU-hours": lambda n: npgettext("unit", "GPU-hour", "GPU-hours", n),
+    "core-hours": lambda n: npgettext("unit", "core-hour", "core-hours", n),
+    "tokens": lambda n: npgettext("unit", "token", "tokens", n),
+    "months": lambda n: npgettext("unit", "month", "months", n),
 }
 
 

@@ -112,6 +112,13 @@ def test_option_warnings_are_shown(client, computed):
     assert "A spot interruption of a serving fleet is an outage." in html
 
 
+def test_plan_page_renders_in_russian(owner_client, plan):
+    html = owner_client.get(reverse("plan_detail", args=[plan.id]), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert '<html lang="ru"' in html
+    assert "Время GPU" in html  # the "GPU time" row
+    assert ">GPU time<" not in html
+
+
 def test_plan_page_has_no_inline_script(owner_client, plan):
     html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
     scripts = html.split("<script")[1:]
@@ -246,6 +253,7 @@ def test_engine_figures_are_formatted_per_locale(lang, value, expected):
 
 @pytest.mark.parametrize(("lang", "value", "expected"), [
     ("en", 1, "server"), ("en", 2, "servers"), ("en", 1.5, "servers"),
+    ("ru", 1, "сервер"), ("ru", 3, "сервера"), ("ru", 5, "серверов"), ("ru", 21, "сервер"), ("ru", 1.5, "сервера"),
 ])
 def test_counted_units_agree_with_their_number(lang, value, expected):
     from planner.presentation import quantity_rows
