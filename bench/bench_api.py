@@ -5,7 +5,8 @@ Measures, in this order and against the same server:
   plan      GET  /api/v1/plans/<id>/versions/<n>/     (a done version with a real result)
   estimate  POST /api/v1/estimate/                    (sizing + costs, nothing saved)
 and prints p50/p95/p99 latency and requests/s for each, the plan/floor throughput ratio
-(goal >= 0.70) and the estimate p95 (goal <= 200 ms).
+(goal >= 0.70) and the estimate p95 (goal <= 200 ms) at 1 connection, at one connection per
+gunicorn worker and at 32.
 
 The load generator is wrk (C, low overhead: a Python client on the same 2 cores would
 measure itself). Install it with `apt-get install -y wrk`.
@@ -200,8 +201,9 @@ def main() -> int:
         results = {label: _pool(rs) for label, rs in runs.items()}
         # Estimates last: a backlog of slow estimates would otherwise spill into other rounds.
         estimate = {"path": "/api/v1/estimate/", "method": "POST", "body": estimate_body}
-        results["estimate POST /api/v1/estimate/ (1 connection)"] = _wrk(
-            seconds=args.seconds, **estimate, **{**common, "connections": 1})
+        for connections in (1, args.workers):  # alone, then one per worker
+            results[f"estimate POST /api/v1/estimate/ ({connections} connection{'s' * (connections > 1)})"] = _wrk(
+                seconds=args.seconds, **estimate, **{**common, "connections": connections})
         results["estimate POST /api/v1/estimate/"] = _wrk(seconds=args.seconds, **estimate, **common)
     finally:
         if server is not None:
@@ -227,7 +229,8 @@ def main() -> int:
     print(f"\nplan GET throughput / floor throughput = {ratio:.2f} (goal >= 0.70); "
           f"revalidated with If-None-Match: {revalidated['rps'] / floor['rps']:.2f}")
     print(f"estimate p95 at {args.connections} connections = {est['p95_ms']:.0f} ms; "
-          f"at 1 connection = {results['estimate POST /api/v1/estimate/ (1 connection)']['p95_ms']:.0f} ms "
+          f"at 1 connection = {results['estimate POST /api/v1/estimate/ (1 connection)']['p95_ms']:.0f} ms; "
+          f"at {args.workers} = {results[f'estimate POST /api/v1/estimate/ ({args.workers} connections)']['p95_ms']:.0f} ms "
           f"(goal <= 200 ms)")
     return 0
 
