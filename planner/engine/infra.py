@@ -46,7 +46,7 @@ def servers_and_power(*, acc: AcceleratorSpec, count: int, gpus_per_server: int)
     per_server = min(count, gpus_per_server)
     servers = math.ceil(count / gpus_per_server)
     out = {
-        "servers": _q(servers, "servers", f"{count} GPUs at up to {gpus_per_server} per server ({acc.form_factor})"),
+        "servers": _q(servers, "servers", f"GPUs in total: {count}, at most {gpus_per_server} per server ({acc.form_factor})"),
         "gpus_per_server": _q(per_server, "GPUs", "GPUs in each server"),
     }
     if acc.tdp_w:
@@ -54,11 +54,11 @@ def servers_and_power(*, acc: AcceleratorSpec, count: int, gpus_per_server: int)
         total_kw = server_w * servers / 1000
         per_rack = int(RACK_BUDGET_KW * 1000 // server_w)
         racks = math.ceil(servers / per_rack) if per_rack else servers
-        rack_note = (f"{per_rack} servers per {RACK_BUDGET_KW:g} kW air-cooled rack" if per_rack
+        rack_note = (f"servers per {RACK_BUDGET_KW:g} kW air-cooled rack: {per_rack}" if per_rack
                      else f"one server draws {server_w / 1000:.1f} kW: needs a high-density (liquid-cooled) rack")
         out["server_power_kw"] = _q(round(server_w / 1000, 2), "kW",
                                     f"({per_server} x {acc.tdp_w:g} W GPU + {HOST_BASE_W:g} W host) x {COOLING_PSU_FACTOR} fans/PSU losses")
-        out["total_power_kw"] = _q(round(total_kw, 2), "kW", f"{servers} servers at full load")
+        out["total_power_kw"] = _q(round(total_kw, 2), "kW", f"servers at full load: {servers}")
         out["racks"] = _q(racks, "racks", rack_note)
     else:
         out["server_power_kw"] = _q(None, "kW", "unknown: the catalog has no board power for this accelerator")
@@ -161,7 +161,7 @@ def network(*, kind: str, servers: int, required_inter_node_gb_s: float | None, 
 
 def kubernetes(*, servers: int, replicas: int, services: int) -> dict:
     if servers > 1:
-        return {"value": True, "explain": f"{servers} servers: a scheduler with the GPU device plugin places jobs and restarts failures"}
+        return {"value": True, "explain": f"servers: {servers}; a scheduler with the GPU device plugin places jobs and restarts failures"}
     if replicas > 1 or services > 2:
         return {"value": True, "explain": "several services/replicas with health checks and rolling updates: Kubernetes pays off"}
     return {"value": False, "explain": "one GPU server running one workload: systemd or Docker Compose is simpler"}
