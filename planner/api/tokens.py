@@ -8,6 +8,7 @@ import secrets
 from datetime import datetime, timedelta
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from planner.services import PlannerError
 
@@ -25,7 +26,7 @@ def hash_api_key(key: str) -> str:
 def api_token_create(*, user, name: str, expires_at: datetime | None = None) -> tuple[ApiToken, str]:
     """A new token for `user`; returns (token, key). Only the key's sha256 is stored."""
     if expires_at is not None and expires_at <= timezone.now():
-        raise PlannerError("The expiry must be in the future.")
+        raise PlannerError(_("The expiry must be in the future."))
     key = secrets.token_urlsafe(32)  # 256 bits of randomness
     token = ApiToken.objects.create(
         user=user, name=name, key_hash=hash_api_key(key), prefix=key[:6], expires_at=expires_at
