@@ -215,7 +215,21 @@ def _first_fit_per_count(total: np.ndarray, tp: np.ndarray, starts: np.ndarray, 
     return first
 
 
-def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
+def training_calibration_arrays(cat: CatalogArrays, cals, *, pinned: bool) -> dict | None:
+    """Per-accelerator calibrated MFU and goodput (NaN / 1 where the preset applies)."""
+    if pinned or not cals or not cals.training:
+        return None
+    mfu = np.full(len(cat.accelerators), np.nan)
+    goodput = np.ones(len(cat.accelerators))
+    for i, acc in enumerate(cat.accelerators):
+        cal = cals.for_training(acc.id)
+        if cal is not None:
+            mfu[i] = float(cal.values.get("mfu", np.nan))
+            goodput[i] = float(cal.values.get("goodput") or 1.0)
+    return {"mfu": mfu, "goodput": goodput}
+
+
+def search_training(t: TrainingInputs, cat: CatalogArrays, *, calibrated: dict | None = None) -> dict:
     lay = training_layouts(t)
     n_lay = len(lay["count"])
     if n_lay == 0:
@@ -232,9 +246,13 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
         mfu = np.full(count.shape, t.mfu_pin)
     else:
         mfu = cat.mfu_base[a_idx] * size_f * method_f * compute.cluster_factor(count)
+    goodput = 1.0
+    if calibrated is not None:  # a team's measured MFU replaces the preset on its accelerator
+        mfu = np.where(np.isfinite(calibrated["mfu"][a_idx]), calibrated["mfu"][a_idx], mfu)
+        goodput = calibrated["goodput"][a_idx]
     factor = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
     executed = t.model_flops * factor[lay["ckpt"][lay_idx]]
-    wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu)
+    wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu) / goodput
     gpu_hours = wall * count
     cost = gpu_hours * cat.price_gpu_hour_usd[a_idx]
     target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
@@ -290,7 +308,25 @@ def _needs_pp(fits: np.ndarray, tp_l: np.ndarray, pp_l: np.ndarray) -> np.ndarra
     return keep
 
 
-def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
+def serving_calibration_arrays(cat: CatalogArrays, cals, *, runtime: str, compute_precision: str,
+                               weights: str) -> dict | None:
+    """Per-accelerator multipliers on the serving constants from a team's calibrations."""
+    if not cals or not cals.serving:
+        return None
+    n = len(cat.accelerators)
+    pre, dec_c, dec_m = np.ones(n), np.ones(n), np.ones(n)
+    for i, acc in enumerate(cat.accelerators):
+        cal = cals.for_serving(acc.id, runtime, compute_precision)
+        if cal is None:
+            continue
+        v = cal.values
+        pre[i] = float(v.get("prefill_efficiency", serving.PREFILL_EFFICIENCY)) / serving.PREFILL_EFFICIENCY
+        dec_c[i] = float(v.get("decode_compute_efficiency", serving.DECODE_COMPUTE_EFFICIENCY)) / serving.DECODE_COMPUTE_EFFICIENCY
+        dec_m[i] = float(v.get("mbu", serving.MBU[weights])) / serving.MBU[weights]
+    return {"prefill": pre, "decode_compute": dec_c, "decode_mbu": dec_m}
+
+
+def search_serving(s: ServingInputs, cat: CatalogArrays, *, scales: dict | None = None) -> dict:
     a = s.arch
     tp_l, pp_l = serving_layouts(s)
     tp = tp_l[None, :].astype(float)  # 1 x L
@@ -312,13 +348,20 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     fits = fits & _needs_pp(fits, tp_l, pp_l)
     bw = cat.bandwidth_gb_s[:, None]
     peak = np.nan_to_num(cat.peak_tflops[:, None], nan=1.0)
+    # A team's calibration scales the efficiency constants: equivalent to scaling the peak (or
+    # bandwidth) each constant multiplies, so the engine's formulas stay as they are.
+    pre_peak, dec_peak, dec_bw = peak, peak, bw
+    if scales is not None:
+        pre_peak = peak * scales["prefill"][:, None]
+        dec_peak = peak * scales["decode_compute"][:, None]
+        dec_bw = bw * scales["decode_mbu"][:, None]
     avg_ctx = s.input_tokens + s.output_tokens / 2
     kv_avg = memory.kv_bytes_per_sequence(a, tokens=int(avg_ctx), kv_precision=s.kv_precision)
-    pre = serving.prefill_s(a, input_tokens=s.input_tokens, tp=tp, bandwidth_gb_s=bw, peak_tflops=peak,
+    pre = serving.prefill_s(a, input_tokens=s.input_tokens, tp=tp, bandwidth_gb_s=bw, peak_tflops=pre_peak,
                             weight_bytes=w_bytes, weights_precision=s.weights, pp=pp)  # A x L
     B = serving.BATCH_GRID[None, None, :]  # 1 x 1 x G
-    step = serving.decode_step_s(a, batch=B, context_tokens=avg_ctx, tp=tp[..., None], bandwidth_gb_s=bw[..., None],
-                                 peak_tflops=peak[..., None], weight_bytes=w_bytes, kv_bytes_per_seq=kv_avg,
+    step = serving.decode_step_s(a, batch=B, context_tokens=avg_ctx, tp=tp[..., None], bandwidth_gb_s=dec_bw[..., None],
+                                 peak_tflops=dec_peak[..., None], weight_bytes=w_bytes, kv_bytes_per_seq=kv_avg,
                                  weights_precision=s.weights, pp=pp[..., None])  # A x L x G
     ok_b = B <= n_kv[..., None]
     if s.tpot_ms:

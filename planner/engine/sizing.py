@@ -10,7 +10,9 @@ import numpy as np
 
 from . import compute, infra, memory, search, serving
 from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_layer
+from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
+from .messages import Msg
 from .precision import weight_bytes_per_param
 from .resolve import resolve_accelerator
 from .result import SizingResult, q
@@ -35,7 +37,11 @@ def _fmt_gib(b: float) -> str:
     return f"{b / GIB:,.1f} GiB"
 
 
-def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]) -> SizingResult:
+def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec],
+                  calibrations: Calibrations | None = None) -> SizingResult:
+    """Size a workload; `calibrations` (a team's measured efficiencies) replace the presets of
+    the accelerators (and runtime/precision) they were measured on."""
+    cals = calibrations or NO_CALIBRATIONS
     accs = list(accelerators)
     warnings: list[str] = []
     if spec.hardware.accelerator:
@@ -48,8 +54,8 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
     if not accs:
         warnings.append("the accelerator catalog is empty: no candidates can be evaluated")
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
-        return _training(spec, accs, warnings)
-    return _serving(spec, accs, warnings)
+        return _training(spec, accs, warnings, cals)
+    return _serving(spec, accs, warnings, cals)
 
 
 # ------------------------------------------------------------------------------------- model
@@ -89,7 +95,7 @@ def _model_section(spec: WorkloadSpec) -> dict:
 # ---------------------------------------------------------------------------------- training
 
 
-def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str]) -> SizingResult:
+def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str], cals: Calibrations) -> SizingResult:
     a, t, p, hw = spec.model, spec.training, spec.precision, spec.hardware
     vision = spec.kind == "classic_training"
     if t.method == "full":
@@ -116,7 +122,8 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         mfu_pin=hw.mfu, vision=vision,
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
-    res = search.search_training(ti, cat) if cat is not None else None
+    calibrated = search.training_calibration_arrays(cat, cals, pinned=hw.mfu is not None) if cat is not None else None
+    res = search.search_training(ti, cat, calibrated=calibrated) if cat is not None else None
 
     candidates: list[dict] = []
     best: list[dict] = []
@@ -172,19 +179,33 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         count = int(res["count"][rec_i])
         eff = compute.mfu_preset(architecture=acc.architecture, params=a.params, gpus=count, method=t.method,
                                  vision=vision, pinned=hw.mfu)
+        cal = cals.for_training(acc.id) if hw.mfu is None else None
+        goodput = 1.0
+        if cal is not None and "mfu" in cal.values:
+            m = float(cal.values["mfu"])
+            eff = compute.Efficiency(value=m, low=float(cal.values.get("mfu_low", m)),
+                                     high=float(cal.values.get("mfu_high", m)),
+                                     explain=Msg("calibrated: {label}", label=cal.label))
+        if cal is not None and cal.values.get("goodput"):
+            goodput = float(cal.values["goodput"])
         peak = float(cat.peak_tflops[res["a"][rec_i]])
         wall = float(res["wall"][rec_i])
-        lo = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high)
-        hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low)
+        lo = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high) / goodput
+        hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low) / goodput
         compute_section.update({
             "mfu": {"value": round(eff.value, 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
                     "unit": "fraction of dense peak", "explain": eff.explain},
             "peak_tflops_per_gpu": q(peak, "TFLOP/s", f"{acc.model} dense {p.compute} peak ({cat.peak_column[res['a'][rec_i]]})"),
             "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
-                           f"executed FLOPs / ({peak:g} TFLOP/s x {eff.value:.3f}) / 3600"),
+                           f"executed FLOPs / ({peak:g} TFLOP/s x {eff.value:.3f}) / 3600"
+                           + (f" / goodput {goodput:.2f}" if goodput != 1.0 else "")),
             "wall_clock_hours": {"value": wall, "low": float(lo), "high": float(hi), "unit": "hours",
-                                 "explain": f"GPU-hours / {count} GPUs; range from efficiency {eff.low:.2f}-{eff.high:.2f}"},
+                                 "explain": f"GPU-hours / {count} GPUs; range from efficiency {eff.low:.2f}-{eff.high:.2f}"
+                                 + (Msg("; goodput {goodput:.2f} ({label})", goodput=goodput, label=cal.label)
+                                    if goodput != 1.0 else "")},
         })
+        if cal is not None:
+            compute_section["calibration"] = {"label": str(cal.label), "values": dict(cal.values)}
         if tokens is not None:
             compute_section["tokens_per_second_per_gpu"] = q(tokens / (wall * 3600 * count), "tokens/s",
                                                              "throughput implied by the estimate")
@@ -385,7 +406,7 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
 # ----------------------------------------------------------------------------------- serving
 
 
-def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str]) -> SizingResult:
+def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str], cals: Calibrations) -> SizingResult:
     a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
     si = search.ServingInputs(arch=a, weights=p.weights, compute_precision=p.compute, kv_precision=p.kv_cache,
                               context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
@@ -397,7 +418,10 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
     if not a.has_kv_cache:
         warnings.append(f"{a.name} is not a generative decoder: serving figures assume it answers like an LLM")
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
-    res = search.search_serving(si, cat) if cat is not None else None
+    runtime = getattr(s, "runtime", None) or "vllm"
+    scales = search.serving_calibration_arrays(cat, cals, runtime=runtime, compute_precision=p.compute,
+                                               weights=p.weights) if cat is not None else None
+    res = search.search_serving(si, cat, scales=scales) if cat is not None else None
     candidates, best, rec = [], [], None
     if res is not None:
         ai, li = np.nonzero(res["usable"] & np.isfinite(res["replicas"]))
@@ -432,6 +456,12 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
     }
     if rec is not None:
         memory_section, serving_section, recommendation = _serving_details(spec, res, cat, rec, warnings)
+        cal = cals.for_serving(cat.accelerators[rec[0]].id, runtime, p.compute)
+        if cal is not None:
+            serving_section["calibration"] = {"label": str(cal.label), "values": dict(cal.values)}
+            for key in ("prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "tpot_ms"):
+                serving_section[key]["explain"] = Msg("{explain}; calibrated: {label}",
+                                                      explain=serving_section[key]["explain"], label=cal.label)
     # Embedding ingest time is quoted on the recommended accelerator.
     rag_section = _rag_section(spec, cat.accelerators[rec[0]] if rec is not None else None) if spec.kind == "rag" else {}
     result_candidates = {

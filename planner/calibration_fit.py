@@ -1,0 +1,280 @@
+"""From a measured run to the engine's own efficiency terms, and back (docs/CALIBRATION.md).
+
+The only module of the planner app that knows the sizing engine's internals: the serving
+evaluation of one exact layout, the names of the efficiency constants and the training FLOP
+count. Everything here is pure (no database): it takes a run as a mapping of validated fields
+and the catalog accelerator it ran on.
+
+Serving: the engine's TTFT is a prefill bounded below by one weight read, its TPOT a decode
+step bounded by memory traffic or compute (planner/engine/serving.py). A run is fitted by two
+multiplicative scales on the preset constants: `prefill_scale` on PREFILL_EFFICIENCY so that
+the predicted TTFT equals the measured mean, `decode_scale` on MBU and DECODE_COMPUTE_EFFICIENCY
+so that the predicted TPOT equals the measured mean; each by a 1-D root find (bisection on the
+logarithm) over the engine's evaluation, bounded so no constant exceeds 1 (the chip's peak).
+Several runs combine by the median, with their range.
+
+Training: implied MFU = measured tokens/s x FLOPs per token x recomputation factor / (GPUs x
+dense peak), in the engine's convention (planner/engine/compute.py); goodput = useful time /
+wall-clock of a whole run, where the useful time is the run's tokens at the measured speed.
+
+When the engines of issues 10/11 land (serving_constants(), an exact-layout evaluation,
+implied_training_efficiency()), only this module changes.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from planner.engine import compute, memory, serving
+from planner.engine.calibration import Calibration, Calibrations
+from planner.engine.hardware import AcceleratorSpec
+from planner.engine.messages import Msg
+from planner.engine.precision import peak_tflops
+from planner.engine.presets import get_preset, preset_arch
+
+RUNTIMES = ("vllm", "sglang", "trtllm", "hf_transformers")
+RUNTIME_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM", "hf_transformers": "HF Transformers"}
+# The engine runs int4 (AWQ/GPTQ) weights with bf16 compute; other formats compute in their own.
+_COMPUTE_OF = {"int4": "bf16"}
+# vLLM's default --max-num-seqs: the running batch a replica holds at most.
+MAX_RUNNING_SEQUENCES = 256
+SCALE_MIN = 1e-3
+BISECT_STEPS = 80
+
+
+def compute_precision(precision: str) -> str:
+    return _COMPUTE_OF.get(precision, precision)
+
+
+def kv_precision(precision: str) -> str:
+    return "fp16" if precision == "fp16" else ("fp8" if precision == "fp8" else "bf16")
+
+
+# ------------------------------------------------------------------------------ constants
+
+
+def serving_preset_constants(precision: str) -> dict[str, float]:
+    """The engine's preset serving constants for runs of this (weights) precision."""
+    return {"prefill_efficiency": serving.PREFILL_EFFICIENCY,
+            "decode_compute_efficiency": serving.DECODE_COMPUTE_EFFICIENCY,
+            "mbu": serving.MBU[precision]}
+
+
+def serving_values(precision: str, *, prefill_scale: float, decode_scale: float) -> dict[str, float]:
+    """Calibration values under the engine's constant names (planner.engine.calibration)."""
+    c = serving_preset_constants(precision)
+    return {"prefill_efficiency": round(c["prefill_efficiency"] * prefill_scale, 6),
+            "decode_compute_efficiency": round(c["decode_compute_efficiency"] * decode_scale, 6),
+            "mbu": round(c["mbu"] * decode_scale, 6)}
+
+
+def _max_scales(precision: str) -> tuple[float, float]:
+    """The largest scales that keep every constant <= 1 (no more than the chip's peak)."""
+    c = serving_preset_constants(precision)
+    return 1.0 / c["prefill_efficiency"], 1.0 / max(c["decode_compute_efficiency"], c["mbu"])
+
+
+# ------------------------------------------------------------------------------- serving
+
+
+@dataclass(frozen=True)
+class ServingPrediction:
+    ttft_ms: float
+    tpot_ms: float
+    batch_per_replica: float
+
+
+def _serving_parts(run: Mapping, acc: AcceleratorSpec):
+    arch = preset_arch(run["model_preset"])
+    weights = run["precision"]
+    peak, _col = peak_tflops(acc, compute_precision(weights))
+    if not peak:
+        raise ValueError(f"{acc.id} has no known {compute_precision(weights)} peak")
+    tp, pp = int(run.get("tensor_parallel") or 1), int(run.get("pipeline_parallel") or 1)
+    replicas = max(1, int(run["count"]) // (tp * pp))
+    return arch, weights, float(peak), tp, pp, replicas
+
+
+def running_batch(run: Mapping, replicas: int, latency_s) -> float:
+    """Sequences running per replica: closed loop = the concurrency; open loop = arrival rate x
+    request latency (Little's law), never above the concurrency cap or the engine's batch limit."""
+    cap = run.get("concurrency") or run.get("num_prompts") or MAX_RUNNING_SEQUENCES
+    cap = min(float(cap) / replicas, MAX_RUNNING_SEQUENCES)
+    rate = run.get("request_rate")
+    if rate is None:
+        return max(1.0, cap)
+    return max(1.0, min(cap, float(rate) / replicas * latency_s))
+
+
+def predict_serving(run: Mapping, acc: AcceleratorSpec, *, prefill_scale: float = 1.0,
+                    decode_scale: float = 1.0) -> ServingPrediction:
+    """TTFT and TPOT the engine predicts for exactly this run's layout and load, with its
+    constants scaled (1.0 = the presets)."""
+    arch, weights, peak, tp, pp, replicas = _serving_parts(run, acc)
+    w_bytes = memory.inference_weight_bytes(arch, weights=weights)
+    n_in, n_out = int(run["input_tokens"]), int(run["output_tokens"])
+    avg_ctx = n_in + n_out / 2
+    kv_avg = memory.kv_bytes_per_sequence(arch, tokens=int(avg_ctx), kv_precision=kv_precision(weights))
+    pre = float(serving.prefill_s(arch, input_tokens=n_in, tp=tp, bandwidth_gb_s=acc.memory_bandwidth_gb_s,
+                                  peak_tflops=peak * prefill_scale, weight_bytes=w_bytes,
+                                  weights_precision=weights, pp=pp))
+    ttft = float(serving.ttft_s(pre))
+
+    def step(batch: float) -> float:
+        return float(serving.decode_step_s(arch, batch=batch, context_tokens=avg_ctx, tp=tp,
+                                           bandwidth_gb_s=acc.memory_bandwidth_gb_s * decode_scale,
+                                           peak_tflops=peak * decode_scale, weight_bytes=w_bytes,
+                                           kv_bytes_per_seq=kv_avg, weights_precision=weights, pp=pp))
+
+    batch = running_batch(run, replicas, 0.0) if run.get("request_rate") is None else 1.0
+    for _ in range(30):  # open loop: the batch and the latency settle together
+        new = running_batch(run, replicas, ttft + max(n_out - 1, 0) * step(batch))
+        if abs(new - batch) < 1e-6:
+            break
+        batch = new
+    return ServingPrediction(ttft_ms=ttft * 1000.0, tpot_ms=step(batch) * 1000.0, batch_per_replica=batch)
+
+
+def _solve_scale(f, target: float, hi: float) -> tuple[float, str]:
+    """The scale s in [SCALE_MIN, hi] with f(s) = target, f decreasing; at a bound with a note."""
+    lo_v, hi_v = f(SCALE_MIN), f(hi)
+    if target >= lo_v:
+        return SCALE_MIN, "slower than the model allows at its lowest efficiency"
+    if target <= hi_v:
+        return hi, "faster than the model allows at 100% of peak (bound at the chip's limit)"
+    a, b = math.log(SCALE_MIN), math.log(hi)
+    for _ in range(BISECT_STEPS):
+        m = (a + b) / 2
+        if f(math.exp(m)) > target:
+            a = m
+        else:
+            b = m
+    return math.exp((a + b) / 2), ""
+
+
+@dataclass(frozen=True)
+class ServingFit:
+    prefill_scale: float
+    decode_scale: float
+    preset: ServingPrediction
+    notes: tuple[str, ...] = field(default=())
+
+
+def fit_serving_run(run: Mapping, acc: AcceleratorSpec) -> ServingFit:
+    """The scales that make the engine's TTFT and TPOT equal this run's measured means."""
+    hi_p, hi_d = _max_scales(run["precision"])
+    preset = predict_serving(run, acc)
+    notes = []
+    pre, why = _solve_scale(lambda s: predict_serving(run, acc, prefill_scale=s).ttft_ms, run["ttft_mean_ms"], hi_p)
+    if why:
+        notes.append(f"TTFT: {why}")
+    dec, why = _solve_scale(lambda s: predict_serving(run, acc, decode_scale=s).tpot_ms, run["tpot_mean_ms"], hi_d)
+    if why:
+        notes.append(f"TPOT: {why}")
+    return ServingFit(prefill_scale=pre, decode_scale=dec, preset=preset, notes=tuple(notes))
+
+
+def tpot_floor_ms(run: Mapping, acc: AcceleratorSpec) -> float:
+    """No decode step can be faster than one read of the weights a GPU holds at full bandwidth."""
+    arch, weights, _peak, tp, pp, _r = _serving_parts(run, acc)
+    share = min(1.0, arch.active_params / arch.params) if arch.params else 1.0
+    w_bytes = memory.inference_weight_bytes(arch, weights=weights) * share
+    return w_bytes / (tp * pp * acc.memory_bandwidth_gb_s * 1e9) * 1000.0
+
+
+# ------------------------------------------------------------------------------ training
+
+
+def training_flops_per_token(run: Mapping) -> float:
+    """Model FLOPs per token of full training (6 x active parameters), as the engine counts."""
+    arch = preset_arch(run["model_preset"])
+    return 6.0 * arch.active_params
+
+
+def training_tokens_per_s(run: Mapping) -> float:
+    if run.get("tokens_per_s"):
+        return float(run["tokens_per_s"])
+    return float(run["global_batch_size"]) * float(run["sequence_length"]) / float(run["step_time_s"])
+
+
+def _recompute(run: Mapping) -> float:
+    return compute.recompute_factor(checkpointing=run.get("activation_checkpointing") or "selective", method="full")
+
+
+def implied_training_efficiency(run: Mapping, acc: AcceleratorSpec) -> dict[str, float | None]:
+    """{"mfu": executed FLOP/s / (GPUs x dense peak), "goodput": useful / wall-clock or None}."""
+    peak, _col = peak_tflops(acc, compute_precision(run["precision"]))
+    if not peak:
+        raise ValueError(f"{acc.id} has no known {run['precision']} peak")
+    tps = training_tokens_per_s(run)
+    mfu = tps * training_flops_per_token(run) * _recompute(run) / (int(run["count"]) * peak * 1e12)
+    goodput = None
+    wall = run.get("wall_clock_hours") or (run.get("gpu_hours") and float(run["gpu_hours"]) / int(run["count"]))
+    if run.get("total_tokens") and wall:
+        goodput = float(run["total_tokens"]) / tps / 3600.0 / float(wall)
+    return {"mfu": mfu, "goodput": goodput}
+
+
+def training_preset_mfu(run: Mapping, acc: AcceleratorSpec) -> float:
+    arch = preset_arch(run["model_preset"])
+    return compute.mfu_preset(architecture=acc.architecture, params=arch.params, gpus=int(run["count"])).value
+
+
+def predict_training_tokens_per_s(run: Mapping, acc: AcceleratorSpec, *, mfu: float) -> float:
+    peak, _col = peak_tflops(acc, compute_precision(run["precision"]))
+    return int(run["count"]) * float(peak) * 1e12 * mfu / (training_flops_per_token(run) * _recompute(run))
+
+
+# --------------------------------------------------------------------------- combination
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    vals = sorted(float(v) for v in values)
+    return {"median": statistics.median(vals), "low": vals[0], "high": vals[-1], "n": len(vals)}
+
+
+def rel_error(predicted: float, measured: float) -> float:
+    """Signed relative error of a prediction: +0.2 = 20% above the measurement."""
+    return (predicted - measured) / measured
+
+
+def serving_label(*, values: Mapping[str, float], runs: int, accelerator: str, runtime: str, versions: Sequence[str],
+                  measured_on: str) -> Msg:
+    engine = RUNTIME_NAMES.get(runtime, runtime) + (" " + ", ".join(versions) if versions else "")
+    return Msg("efficiency prefill {prefill:.2f}, decode compute {decode:.2f}, bandwidth {mbu:.2f} from {runs} "
+               "run(s) on {accelerator}, {engine}, {date}", prefill=values["prefill_efficiency"],
+               decode=values["decode_compute_efficiency"], mbu=values["mbu"], runs=runs, accelerator=accelerator,
+               engine=engine, date=measured_on)
+
+
+def training_label(*, values: Mapping[str, float], runs: int, accelerator: str, measured_on: str) -> Msg:
+    if values.get("goodput") is not None:
+        return Msg("MFU {mfu:.2f}, goodput {goodput:.2f} from {runs} run(s) on {accelerator}, {date}",
+                   mfu=values["mfu"], goodput=values["goodput"], runs=runs, accelerator=accelerator, date=measured_on)
+    return Msg("MFU {mfu:.2f} from {runs} run(s) on {accelerator}, {date}", mfu=values["mfu"], runs=runs,
+               accelerator=accelerator, date=measured_on)
+
+
+def build_calibrations(rows: Sequence[Mapping]) -> Calibrations:
+    """The engine's Calibrations from stored active calibrations
+    ({kind, accelerator, runtime, precision, label, values})."""
+    serving_cals, training_cals = {}, {}
+    for r in rows:
+        cal = Calibration(label=str(r["label"]), values={k: float(v) for k, v in r["values"].items() if v is not None})
+        if r["kind"] == "serving":
+            serving_cals[(r["accelerator"], r["runtime"], r["precision"])] = cal
+        else:
+            training_cals[r["accelerator"]] = cal
+    return Calibrations(serving=serving_cals, training=training_cals)
+
+
+def accelerator_label(acc: AcceleratorSpec) -> str:
+    return acc.model
+
+
+def preset_name(preset_id: str) -> str:
+    p = get_preset(preset_id)
+    return p.name if p else preset_id
