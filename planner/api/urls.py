@@ -3,7 +3,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from . import views
+from . import calibration, views
 from .errors import json_not_found
 
 app_name = "api"
@@ -38,6 +38,12 @@ urlpatterns = [
     path(f"shared/<str:token>/versions/<int:number>/export/{FMT}/", views.SharedExportView.as_view(),
          name="shared-export"),
     path("estimate/", views.EstimateView.as_view(), name="estimate"),
+    path("calibration/runs/", calibration.RunListView.as_view(), name="calibration-run-list"),
+    path("calibration/runs/<int:pk>/", calibration.RunDetailView.as_view(), name="calibration-run-detail"),
+    path("calibration/scoreboard/", calibration.ScoreboardView.as_view(), name="calibration-scoreboard"),
+    path("calibration/calibrations/", calibration.CalibrationListView.as_view(), name="calibration-list"),
+    path("calibration/calibrations/<int:pk>/", calibration.CalibrationDetailView.as_view(),
+         name="calibration-detail"),
     # Unknown URLs under /api/v1/ answer in the API's error shape. Keep this include last.
     re_path(r"^.*$", json_not_found),
 ]
