@@ -253,7 +253,7 @@ def clean_serving(data: dict, *, line: int | None, resolver: Resolver, errors: l
     out["concurrency"] = row.number("concurrency", integer=True, high=1_000_000, required=False)
     out["request_rate"] = row.number("request_rate", high=1_000_000, required=False)
     out["num_prompts"] = row.number("num_prompts", integer=True, high=100_000_000, required=False)
-    if out["concurrency"] is None and out["request_rate"] is None and out["num_prompts"] is None:
+    if not any(row.present(k) for k in ("concurrency", "request_rate", "num_prompts")):
         row.err("concurrency", "give the concurrency (closed loop) or the request rate (open loop)")
     out["ttft_mean_ms"] = row.number("ttft_mean_ms", high=3_600_000)
     out["ttft_p95_ms"] = row.number("ttft_p95_ms", high=3_600_000, required=False)
@@ -597,6 +597,7 @@ def detect_format(content: bytes) -> str:
 
 def parse_file(content: bytes, *, fmt: str, context: dict, resolver: Resolver) -> tuple[str, list[dict]]:
     """(format, validated records) or RunFileError; fmt "auto" detects the format."""
+    _decode(content)  # size and encoding first, whatever the format
     if fmt == "auto":
         fmt = detect_format(content)
     return fmt, PARSERS[fmt](content, context=context, resolver=resolver)
