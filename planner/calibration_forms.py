@@ -46,6 +46,7 @@ class RunUploadForm(forms.Form):
     measured_on = forms.DateField(label=_("Measured on"), required=False, help_text=_("YYYY-MM-DD"))
 
     def __init__(self, *args, teams, **kwargs):
+        kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
 
@@ -92,6 +93,7 @@ class RunForm(forms.Form):
     team = TeamField(queryset=None, label=_("Team"), empty_label=None)
 
     def __init__(self, *args, teams, kind: str, **kwargs):
+        kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.kind = kind
         self.fields["team"].queryset = teams
