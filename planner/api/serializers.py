@@ -76,6 +76,8 @@ class ShareLinkCreateIn(serializers.Serializer):
 
 class EstimateIn(serializers.Serializer):
     spec = ObjectField(help_text="A WorkloadSpec (docs/WORKLOADSPEC.md).")
+    team = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False,
+                                    help_text="Use this team's active calibrations (docs/CALIBRATION.md).")
     costs = ObjectField(required=False, help_text="Cost options (docs/COSTS.md); defaults apply when omitted.")
 
 

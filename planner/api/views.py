@@ -668,6 +668,14 @@ class EstimateView(ApiView):
         ser.is_valid(raise_exception=True)
         spec = spec_validate(data=ser.validated_data["spec"])
         costs = costs_validate(data=ser.validated_data.get("costs") or {})
-        return Response(estimate(spec=spec, costs=costs))
+        calibrations = None
+        if ser.validated_data.get("team") is not None:
+            from planner.calibration_services import active_calibrations
+
+            team = teams_for_user(user=request.user).filter(pk=ser.validated_data["team"]).first()
+            if team is None:
+                raise FieldErrors([("team", _("No such team among yours."))])
+            calibrations = active_calibrations(team_id=team.id).to_data()
+        return Response(estimate(spec=spec, costs=costs, calibrations=calibrations))
 
 

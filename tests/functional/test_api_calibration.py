@@ -89,3 +89,22 @@ def test_schema_documents_the_endpoints(anon):
     paths = anon.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()["paths"]
     for path in (RUNS, BOARD, CALS, "/api/v1/calibration/calibrations/{id}/", "/api/v1/calibration/runs/{id}/"):
         assert path in paths
+
+
+def test_estimate_of_a_team_uses_its_active_calibrations(world, catalog):  # noqa: F811
+    api = client_for(world.users["editor"])
+    assert api.post(RUNS, {"team": world.team.id, "kind": "serving", "run": ONE_RUN}, format="json").status_code == 201
+    [group] = api.get(BOARD, {"team": world.team.id}).json()["groups"]
+    label = api.post(CALS, {"team": world.team.id, "key": group["key"]}, format="json").json()["label"]
+    spec = {"kind": "inference", "model": {"preset": "qwen3-32b"}, "hardware": {"accelerator": "H100 SXM"},
+            "serving": {"concurrency": 16, "input_tokens": 1024, "output_tokens": 128}}
+    mine = api.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
+    assert mine.status_code == 200, mine.json()
+    assert label in mine.json()["sizing"]["serving"]["ttft_ms"]["explain"]
+    plain = api.post("/api/v1/estimate/", {"spec": spec}, format="json").json()
+    assert "calibration" not in plain["sizing"]["serving"]
+    outsider = client_for(world.outsider)
+    theirs = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.other_team.id}, format="json").json()
+    assert theirs["sizing"]["serving"] == plain["sizing"]["serving"]
+    r = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "team"

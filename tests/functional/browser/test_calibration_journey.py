@@ -6,7 +6,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.functional.browser.test_planner_journey import PLAN_TIMEOUT_MS, catalog, log_in, owner  # noqa: F401
+from tests.functional.browser.test_planner_journey import (  # noqa: F401
+    PLAN_TIMEOUT_MS,
+    catalog,
+    log_in,
+    owner,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
