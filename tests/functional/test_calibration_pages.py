@@ -206,3 +206,16 @@ def test_viewers_read_and_outsiders_do_not_see(owner, client_for):
     assert outsider.get(reverse("calibration") + f"?team={team.id}").status_code == 404
     assert outsider.post(reverse("calibration_run_delete", args=[run.id])).status_code == 404
     assert MeasuredRun.objects.count() == 1
+
+
+def test_import_command_all_or_nothing(owner):
+    from django.core.management import CommandError, call_command
+
+    team = owner.teams.get()
+    call_command("import_runs", str(DATA / "serving_runs.csv"), team=team.slug)
+    assert MeasuredRun.objects.filter(team=team, source="serving_csv").count() == 3
+    bad = DATA.parent / "calibration" / "training_runs.csv"
+    with pytest.raises(CommandError) as info:
+        call_command("import_runs", str(bad), team=team.slug, format="serving_csv")
+    assert info.value.returncode == 2 and "training_runs.csv: line 1, data_parallel: unknown column" in str(info.value)
+    assert MeasuredRun.objects.filter(team=team).count() == 3
