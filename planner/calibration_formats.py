@@ -447,6 +447,8 @@ def parse_vllm_json(content: bytes, *, context: dict, resolver: Resolver) -> lis
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RunFileError([RunError(exc.lineno, "file", f"not JSON: {exc.msg}")]) from None
+    except RecursionError:
+        raise RunFileError([RunError(1, "file", "JSON nested too deeply")]) from None
     if not isinstance(obj, dict):
         raise RunFileError([RunError(1, "file", "expected one JSON object (vllm bench serve --save-result)")])
     line_of = _line_finder(text)
@@ -494,6 +496,9 @@ def parse_sglang_jsonl(content: bytes, *, context: dict, resolver: Resolver) -> 
         except json.JSONDecodeError as exc:
             errors.append(RunError(n, "file", f"not a JSON object: {exc.msg}"))
             continue
+        except RecursionError:
+            errors.append(RunError(n, "file", "JSON nested too deeply"))
+            continue
         if not isinstance(obj, dict):
             errors.append(RunError(n, "file", "expected one JSON object per line (sglang.bench_serving output)"))
             continue
@@ -525,6 +530,13 @@ def parse_sglang_jsonl(content: bytes, *, context: dict, resolver: Resolver) -> 
 
 def _parse_csv(content: bytes, *, required: Sequence[str], optional: Sequence[str], clean, resolver) -> list[dict]:
     text = _decode(content)
+    try:
+        return _read_csv(text, required=required, optional=optional, clean=clean, resolver=resolver)
+    except csv.Error as exc:  # NUL bytes, a field above the csv module's limit, a broken quote
+        raise RunFileError([RunError(None, "file", f"not a readable CSV: {exc}")]) from None
+
+
+def _read_csv(text: str, *, required, optional, clean, resolver) -> list[dict]:
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
     errors: list[RunError] = []

@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -46,7 +47,11 @@ def _store(*, team, user, kind: str, source: str, records: list[dict], source_na
         for rec in records:
             run = MeasuredRun(team=team, kind=kind, source=source, source_name=source_name[:255], created_by=user,
                               **{k: v for k, v in rec.items() if k in RUN_FIELDS})
-            run.full_clean(exclude=["team", "created_by", "raw"])
+            try:
+                run.full_clean(exclude=["team", "created_by", "raw"])
+            except ValidationError as exc:  # a bound the validator missed: still a message, not a 500
+                raise RunFileError([RunError(rec.get("source_line"), f, "; ".join(m))
+                                    for f, m in exc.message_dict.items()]) from None
             run.save()  # one by one: the audit log records each run
             runs.append(run)
     return runs

@@ -245,3 +245,14 @@ def test_training_calibration_replaces_mfu_and_applies_goodput(accelerators):
     # Same executed FLOPs: wall-clock scales with preset / calibrated MFU and 1 / goodput.
     ratio = base["mfu"]["value"] / 0.36 / 0.88
     assert cal["wall_clock_hours"]["value"] == pytest.approx(base["wall_clock_hours"]["value"] * ratio, rel=1e-6)
+
+
+@pytest.mark.parametrize("content,fmt", [
+    (b"[" * 100_000 + b"]" * 100_000, "vllm_json"),
+    (b"[" * 100_000 + b"]" * 100_000, "sglang_jsonl"),
+    (b"model,accelerator\nqwen3-32b,H\x00100\n", "serving_csv"),
+    (b'model,accelerator\n"' + b"x" * 200_000 + b'",H100\n', "serving_csv"),
+    (b'{"mean_ttft_ms": 1e400, "mean_tpot_ms": NaN, "completed": true}', "vllm_json"),
+], ids=["deep-json", "deep-jsonl", "nul-byte", "huge-field", "non-finite"])
+def test_hostile_files_are_messages_not_crashes(resolver, content, fmt):
+    assert errors_of(content, resolver, fmt=fmt)
