@@ -139,7 +139,8 @@ def _fit_serving(group: Group, accs: dict) -> None:
     pre = fit.spread([f.prefill_scale for _r, f in fits])
     dec = fit.spread([f.decode_scale for _r, f in fits])
     weights = statistics.mode(run.precision for run in group.runs)
-    group.values = fit.serving_values(weights, prefill_scale=pre["median"], decode_scale=dec["median"])
+    group.values = fit.serving_values(acc, group.runtime, weights, prefill_scale=pre["median"],
+                                      decode_scale=dec["median"])
     versions = sorted({r.runtime_version for r in group.runs if r.runtime_version})
     day = max(_day(r) for r in group.runs).isoformat()
     group.label = fit.serving_label(values=group.values, runs=len(group.runs), accelerator=group.accelerator_name,
@@ -149,7 +150,8 @@ def _fit_serving(group: Group, accs: dict) -> None:
         cal = fit.predict_serving(fields, acc, prefill_scale=pre["median"], decode_scale=dec["median"])
         group.scores.append(RunScore(
             run=run,
-            implied=fit.serving_values(run.precision, prefill_scale=f.prefill_scale, decode_scale=f.decode_scale),
+            implied=fit.serving_values(acc, run.runtime, run.precision, prefill_scale=f.prefill_scale,
+                                       decode_scale=f.decode_scale),
             preset={"ttft_ms": f.preset.ttft_ms, "tpot_ms": f.preset.tpot_ms,
                     "ttft_error": fit.rel_error(f.preset.ttft_ms, run.ttft_mean_ms),
                     "tpot_error": fit.rel_error(f.preset.tpot_ms, run.tpot_mean_ms)},
@@ -181,11 +183,11 @@ def _fit_training(group: Group, accs: dict) -> None:
     for run, imp in implied:
         fields = _run_fields(run)
         measured = fit.training_tokens_per_s(fields)
-        preset_mfu = fit.training_preset_mfu(fields, acc)
-        p_tps = fit.predict_training_tokens_per_s(fields, acc, mfu=preset_mfu)
-        c_tps = fit.predict_training_tokens_per_s(fields, acc, mfu=mfu["median"])
+        preset_mfu = imp["preset_mfu"]
+        p_tps = fit.predict_training_tokens_per_s(fields, imp, mfu=preset_mfu)
+        c_tps = fit.predict_training_tokens_per_s(fields, imp, mfu=mfu["median"])
         group.scores.append(RunScore(
-            run=run, implied=imp,
+            run=run, implied={"mfu": imp["mfu"], "goodput": imp["goodput"]},
             preset={"mfu": preset_mfu, "tokens_per_s": p_tps, "tokens_per_s_error": fit.rel_error(p_tps, measured)},
             calibrated={"mfu": mfu["median"], "tokens_per_s": c_tps,
                         "tokens_per_s_error": fit.rel_error(c_tps, measured)}))
