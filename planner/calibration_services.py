@@ -7,11 +7,14 @@ of one key when the team activates it, and frozen (values + label) until it is r
 
 from __future__ import annotations
 
+import hashlib
+import json
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date
 
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -133,9 +136,27 @@ def _median_abs(values) -> float | None:
     return statistics.median(vals) if vals else None
 
 
+FIT_CACHE_SECONDS = 24 * 3600
+
+
+def _memo(name: str, run: MeasuredRun, acc, compute, *extra):
+    """Fits cost the engine tens of evaluations per run: keep them per (engine, run, accelerator)."""
+    from planner.engine import ENGINE_VERSION
+
+    raw = json.dumps([name, ENGINE_VERSION, fit.engine_generation(), _run_fields(run), asdict(acc), *extra],
+                     sort_keys=True, default=str)
+    key = "calibration-fit:" + hashlib.sha256(raw.encode()).hexdigest()
+    hit = cache.get(key)
+    if hit is None:
+        hit = compute()
+        cache.set(key, hit, FIT_CACHE_SECONDS)
+    return hit
+
+
 def _fit_serving(group: Group, accs: dict) -> None:
     acc = accs[group.accelerator]
-    fits = [(run, fit.fit_serving_run(_run_fields(run), acc)) for run in group.runs]
+    fits = [(run, _memo("serving-fit", run, acc, lambda r=run: fit.fit_serving_run(_run_fields(r), acc)))
+            for run in group.runs]
     pre = fit.spread([f.prefill_scale for _r, f in fits])
     dec = fit.spread([f.decode_scale for _r, f in fits])
     weights = statistics.mode(run.precision for run in group.runs)
@@ -147,7 +168,8 @@ def _fit_serving(group: Group, accs: dict) -> None:
                                     runtime=group.runtime, versions=versions, measured_on=day)
     for run, f in fits:
         fields = _run_fields(run)
-        cal = fit.predict_serving(fields, acc, prefill_scale=pre["median"], decode_scale=dec["median"])
+        cal = _memo("serving-predict", run, acc, lambda f=fields: fit.predict_serving(
+            f, acc, prefill_scale=pre["median"], decode_scale=dec["median"]), pre["median"], dec["median"])
         group.scores.append(RunScore(
             run=run,
             implied=fit.serving_values(acc, run.runtime, run.precision, prefill_scale=f.prefill_scale,
@@ -170,7 +192,8 @@ def _fit_serving(group: Group, accs: dict) -> None:
 
 def _fit_training(group: Group, accs: dict) -> None:
     acc = accs[group.accelerator]
-    implied = [(run, fit.implied_training_efficiency(_run_fields(run), acc)) for run in group.runs]
+    implied = [(run, _memo("training-implied", run, acc, lambda r=run: fit.implied_training_efficiency(_run_fields(r), acc)))
+               for run in group.runs]
     mfu = fit.spread([i["mfu"] for _r, i in implied])
     goodputs = [i["goodput"] for _r, i in implied if i["goodput"] is not None]
     gp = fit.spread(goodputs) if goodputs else None
