@@ -149,6 +149,8 @@ class VersionOut(VersionSummaryOut):
     plan = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
     inputs = ObjectField(help_text='Frozen inputs: {"spec": WorkloadSpec, "costs": cost options}.')
+    calibrations = ObjectField(help_text="The team's active calibrations this version used "
+                                         "(docs/CALIBRATION.md); empty lists: the presets.")
     result = ObjectField(allow_null=True, help_text='{"sizing": ..., "costs": ...}; null until done.')
     exports = serializers.DictField(child=serializers.CharField(), help_text="Download URLs by format.")
 

@@ -153,7 +153,8 @@ def version_data(v: PlanVersion, *, exports_base: str | None = None) -> dict:
     if v.status == VersionStatus.DONE:
         base = exports_base or version_url(v.plan_id, v.number)
         exports = {fmt: f"{base}export/{fmt}/" for fmt in EXPORT_FORMATS}
-    data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "result": v.result, "exports": exports})
+    data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "calibrations": v.calibrations,
+                 "result": v.result, "exports": exports})
     return data
 
 
