@@ -68,6 +68,8 @@ class MeasuredRun(models.Model):
     measured_on = models.DateField(_("measured on"), null=True, blank=True)
     # The source record as read (large per-request arrays left out).
     raw = models.JSONField(_("source record"), default=dict, blank=True)
+    # sha256 of the validated figures: the same run recorded twice would count twice in a fit.
+    fingerprint = models.CharField(max_length=64, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -81,6 +83,7 @@ class MeasuredRun(models.Model):
             models.CheckConstraint(condition=Q(kind__in=RunKind.values), name="planner_measuredrun_kind_valid"),
             models.CheckConstraint(condition=Q(source__in=RunSource.values), name="planner_measuredrun_source_valid"),
             models.CheckConstraint(condition=Q(count__gte=1), name="planner_measuredrun_count_positive"),
+            models.UniqueConstraint(fields=["team", "fingerprint"], name="planner_measuredrun_team_fingerprint_uniq"),
         ]
         indexes = [models.Index(fields=["team", "kind", "accelerator"], name="planner_run_team_kind_acc")]
 

@@ -16,7 +16,7 @@ from datetime import date
 
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -35,7 +35,15 @@ from .calibration_formats import (
 from .calibration_models import Calibration, MeasuredRun, RunKind, RunSource
 
 RUN_FIELDS = [f.name for f in MeasuredRun._meta.fields
-              if f.name not in ("id", "team", "kind", "source", "source_name", "created_by", "created_at")]
+              if f.name not in ("id", "team", "kind", "source", "source_name", "created_by", "created_at",
+                                "fingerprint")]
+# What makes two records the same run (not where it came from or what the file called things).
+SAME_RUN_FIELDS = [f for f in RUN_FIELDS if f not in ("raw", "source_line", "model_given", "accelerator_given")]
+
+
+def fingerprint(kind: str, rec: dict) -> str:
+    canon = json.dumps([kind, {k: rec.get(k) for k in SAME_RUN_FIELDS}], sort_keys=True, default=str)
+    return hashlib.sha256(canon.encode()).hexdigest()
 
 
 def catalog_resolver() -> Resolver:
@@ -45,13 +53,34 @@ def catalog_resolver() -> Resolver:
 
 
 def _store(*, team, user, kind: str, source: str, records: list[dict], source_name: str = "") -> list[MeasuredRun]:
+    seen, dupes = {}, []
+    for rec in records:
+        fp = fingerprint(kind, rec)
+        if fp in seen:
+            dupes.append(RunError(rec.get("source_line"), "file", _("the same run as line %(line)s") % {
+                "line": seen[fp]}))
+        seen[fp] = rec.get("source_line")
+    known = dict(MeasuredRun.objects.filter(team=team, fingerprint__in=list(seen)).values_list("fingerprint", "created_at"))
+    for fp, line in seen.items():
+        if fp in known:
+            dupes.append(RunError(line, "file", _("this run is already recorded (%(when)s)") % {
+                "when": timezone.localtime(known[fp]).strftime("%Y-%m-%d %H:%M")}))
+    if dupes:
+        raise RunFileError(dupes)
+    try:
+        return _save(team=team, user=user, kind=kind, source=source, records=records, source_name=source_name)
+    except IntegrityError:  # the same run recorded at the same moment by another request
+        raise RunFileError([RunError(None, "file", _("this run is already recorded"))]) from None
+
+
+def _save(*, team, user, kind, source, records, source_name) -> list[MeasuredRun]:
     runs = []
     with transaction.atomic():
         for rec in records:
             run = MeasuredRun(team=team, kind=kind, source=source, source_name=source_name[:255], created_by=user,
-                              **{k: v for k, v in rec.items() if k in RUN_FIELDS})
+                              fingerprint=fingerprint(kind, rec), **{k: v for k, v in rec.items() if k in RUN_FIELDS})
             try:
-                run.full_clean(exclude=["team", "created_by", "raw"])
+                run.full_clean(exclude=["team", "created_by", "raw", "fingerprint"], validate_constraints=False)
             except ValidationError as exc:  # a bound the validator missed: still a message, not a 500
                 raise RunFileError([RunError(rec.get("source_line"), f, "; ".join(m))
                                     for f, m in exc.message_dict.items()]) from None

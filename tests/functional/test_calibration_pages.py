@@ -219,3 +219,19 @@ def test_import_command_all_or_nothing(owner):
         call_command("import_runs", str(bad), team=team.slug, format="serving_csv")
     assert info.value.returncode == 2 and "training_runs.csv: line 1, data_parallel: unknown column" in str(info.value)
     assert MeasuredRun.objects.filter(team=team).count() == 3
+
+
+def test_the_same_run_is_not_recorded_twice(owner, client_for):
+    team = owner.teams.get()
+    client = client_for(owner)
+    assert upload(client, team).status_code == 302
+    again = upload(client, team)
+    assert again.status_code == 400 and "this run is already recorded" in again.content.decode()
+    rows = (DATA / "serving_runs.csv").read_text().splitlines()
+    twice = "\n".join([rows[0], rows[1], rows[2], rows[1]]) + "\n"
+    response = upload(client, team, "twice.csv", content=twice.encode(), count="", precision="")
+    assert response.status_code == 400 and "line 4, file: the same run as line 2" in response.content.decode()
+    assert MeasuredRun.objects.filter(team=team).count() == 1
+    # Another team may record the same figures: it is their run.
+    other = member(Role.OWNER)
+    assert upload(client_for(other), other.teams.get()).status_code == 302
