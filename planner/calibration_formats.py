@@ -407,12 +407,21 @@ def _serving_from_bench(obj: dict, *, context: dict, line_of: Callable, errors: 
         return None
 
     p95 = obj.get("p95_ttft_ms"), obj.get("p95_tpot_ms")
+    tp = pick("tensor_parallel", _meta(obj, "tensor_parallel"), server.get("tp_size"))
+    pp = pick("pipeline_parallel", _meta(obj, "pipeline_parallel"), server.get("pp_size"))
+    count = pick("count", _meta(obj, "count"))
+    if count is None and tp is not None:
+        # A benchmark drives one server: it runs on tp x pp (x data-parallel) GPUs.
+        try:
+            count = int(tp) * int(pp or 1) * int(server.get("dp_size") or 1)
+        except (TypeError, ValueError):
+            count = None  # the tensor_parallel error is reported by the validator
     return {
         "model": pick("model", obj.get(model_key) if model_key else None, server.get("model_path")),
         "accelerator": pick("accelerator", _meta(obj, "accelerator")),
-        "count": pick("count", _meta(obj, "count")),
-        "tensor_parallel": pick("tensor_parallel", _meta(obj, "tensor_parallel"), server.get("tp_size")),
-        "pipeline_parallel": pick("pipeline_parallel", _meta(obj, "pipeline_parallel"), server.get("pp_size")),
+        "count": count,
+        "tensor_parallel": tp,
+        "pipeline_parallel": pp,
         "precision": pick("precision", _meta(obj, "precision")),
         "engine": pick("engine", _meta(obj, "engine"), _runtime_from_backend(obj.get("backend"), default_runtime)),
         "engine_version": pick("engine_version", _meta(obj, "engine_version"), server.get("version")),

@@ -235,3 +235,17 @@ def test_the_same_run_is_not_recorded_twice(owner, client_for):
     # Another team may record the same figures: it is their run.
     other = member(Role.OWNER)
     assert upload(client_for(other), other.teams.get()).status_code == 302
+
+
+def test_sglang_output_file_gives_its_own_key(owner, client_for):
+    team = owner.teams.get()
+    client = client_for(owner)
+    response = upload(client, team, "sglang_qwen3_32b_h100.jsonl", count="", format="auto")
+    assert response.status_code == 302
+    [group] = cs.team_groups(team=team)
+    assert (group.runtime, group.precision, len(group.scores)) == ("sglang", "bf16", 2)
+    # From server_info.tp_size; one server each, so tp x pp GPUs.
+    assert [(s.run.tensor_parallel, s.run.count) for s in group.scores] == [(2, 2), (4, 4)]
+    scales = [s.implied["prefill_efficiency"] for s in group.scores]
+    assert group.values["prefill_efficiency"] == pytest.approx(sum(scales) / 2, abs=1e-6)  # median of two
+    assert "SGLang 0.5.1.post1" in group.label

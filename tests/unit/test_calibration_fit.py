@@ -45,7 +45,7 @@ def parse(content: bytes, resolver, fmt="auto", **context):
 
 
 def test_vllm_result_file_reads_its_own_field_names(resolver):
-    fmt, [run] = parse(read("vllm_qwen3_32b_h100_tp2_c16.json"), resolver, count=2, precision="bf16")
+    fmt, [run] = parse(read("vllm_qwen3_32b_h100_tp2_c16.json"), resolver, precision="bf16")
     assert fmt == "vllm_json"
     # model_id, the --metadata keys gpu / tensor_parallel_size / version, and the metrics.
     assert run["model_preset"] == "qwen3-32b" and run["model_given"] == "Qwen/Qwen3-32B"
@@ -66,12 +66,11 @@ def test_form_context_wins_over_the_files_metadata(resolver):
 
 
 def test_sglang_jsonl_one_run_per_line(resolver):
-    fmt, runs = parse(read("sglang_qwen3_32b_h100.jsonl"), resolver, accelerator="H100 SXM", count=4,
-                      precision="bf16")
+    fmt, runs = parse(read("sglang_qwen3_32b_h100.jsonl"), resolver, accelerator="H100 SXM", precision="bf16")
     assert fmt == "sglang_jsonl"
     assert [r["source_line"] for r in runs] == [1, 2]
     # server_info carries the model path, tp_size and version; request_rate Infinity = all at once.
-    assert [r["tensor_parallel"] for r in runs] == [2, 4]
+    assert [(r["tensor_parallel"], r["count"]) for r in runs] == [(2, 2), (4, 4)]  # one server: tp x pp GPUs
     assert {r["model_preset"] for r in runs} == {"qwen3-32b"}
     assert {(r["runtime"], r["runtime_version"]) for r in runs} == {("sglang", "0.5.1.post1")}
     assert [r["ttft_mean_ms"] for r in runs] == [840.806, 492.761]
