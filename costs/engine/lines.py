@@ -63,7 +63,7 @@ class Line:
             utilisation_driven=self.utilisation_driven,
             inputs=self.inputs,
             schedule=self.schedule,
-            breakdown=tuple({**b, "share": str(share)} for b in self.breakdown),
+            breakdown=tuple({**b, "share": _num(share)} for b in self.breakdown) if share != ONE else self.breakdown,
         )
 
     def months_factor(self, n: int) -> Decimal:
@@ -200,20 +200,17 @@ def item(
         "amount": _num(amount, 2),
     }
     if price is not None:
-        out.update(
-            {
-                "price": {
-                    "amount": str(price.amount),
-                    "currency": price.currency,
-                    "unit": price.unit,
-                    "vat_included": price.vat_included,
-                },
-                "source": price.source,
-                "date": price.as_of.isoformat() if price.as_of else None,
-                "basis": _basis(price),
-                "stale": price.stale,
-            }
+        # the price as published (before FX and VAT), its date and what kind of figure it is;
+        # a rate-card entry names its key (its source is listed once, in inputs_used.rates)
+        out["price"] = f"{price.amount} {price.currency} {price.unit}".strip() + (
+            " incl. VAT" if price.vat_included else ""
         )
+        out["date"] = price.as_of.isoformat() if price.as_of else None
+        out["basis"] = _basis(price)
+        if not name:
+            out["source"] = price.source
+        if price.stale:
+            out["stale"] = True
     if name:
         out["rate"] = name
     return out
@@ -222,7 +219,7 @@ def item(
 def _num(d: Decimal, places: int | None = None) -> str:
     if places is not None:
         return str(d.quantize(Decimal(1).scaleb(-places)))
-    d = d.quantize(Decimal("1e-6")).normalize()
+    d = d.quantize(Decimal("1e-9")).normalize()
     return f"{d:f}"
 
 

@@ -796,7 +796,8 @@ def _line_dict(lt: LineTotals, n: int, cache: dict) -> dict:
                 "vat_applies": lt.line.vat,
                 "follows_price_drift": lt.line.market,
                 "origin_currency": lt.line.origin_currency,
-                "inputs": lt.line.inputs,
+                # quantities; the rates now sit in the breakdown (each with its source and date)
+                "inputs": {k: v for k, v in lt.line.inputs.items() if k != "rates"},
                 # quantity x unit price x months = amount, each unit price with source and date
                 "breakdown": list(lt.line.breakdown),
                 "months_billed": str(lt.line.months_factor(n).quantize(Decimal("0.0001")).normalize()),

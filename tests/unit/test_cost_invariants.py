@@ -72,8 +72,9 @@ def test_break_even_month_matches_the_cumulative_curves():
     assert crossing, "expected on-prem to overtake on-demand cloud at 90 % utilisation"
     opts = {o["id"]: o for o in d["options"]}
     for b in crossing:
-        cum_a = [D(x) for x in opts[b["a"]]["cash_flow"]["cumulative_net"]]
-        cum_b = [D(x) for x in opts[b["b"]]["cash_flow"]["cumulative_net"]]
+        key = f"cumulative_{b['on']}"  # the decision's basis: gross when VAT is shown and not recovered
+        cum_a = [D(x) for x in opts[b["a"]]["cash_flow"][key]]
+        cum_b = [D(x) for x in opts[b["b"]]["cash_flow"][key]]
         m = b["month"]
         winner, loser = (cum_a, cum_b) if b["cheaper_after"] == "a" else (cum_b, cum_a)
         assert all(winner[k] <= loser[k] for k in range(m, len(cum_a)))
