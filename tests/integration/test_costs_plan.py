@@ -258,3 +258,16 @@ def test_serving_spot_warns_and_prices_outages(costs):
         downtime = next(r for r in o["rows"] if r["row"] == "downtime_risk")
         if downtime["lines"] is not None:
             assert "downtime_risk.spot_interruptions" in {ln["key"] for ln in downtime["lines"]}
+
+
+def test_csv_and_xlsx_carry_the_per_line_breakdown(costs):
+    res = costs({"api_prices": API, "horizon_months": 12})
+    rows = list(csv.DictReader(io.StringIO(costs_csv(res).decode("utf-8-sig"))))
+    items = [r for r in rows if r["row"] == "item"]
+    assert items and all(r["amount"] and r["unit_price"] for r in items)
+    gpu = next(r for r in items if r["kind"] == "cloud_on_demand" and r["line"] == "gpu_time.useful")
+    assert gpu["source"] and gpu["date"] and gpu["basis"] == "list price"
+    wb = load_workbook(io.BytesIO(costs_xlsx(res)))
+    sheet = wb.worksheets[1]
+    texts = [c.value for row in sheet.iter_rows() for c in row if isinstance(c.value, str)]
+    assert any(t.startswith("Breakdown") for t in texts)
