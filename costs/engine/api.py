@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from planner.engine.messages import Msg
+
 from .inputs import ApiPrice, Workload
 from .lines import (
     MILLION,
@@ -49,7 +51,7 @@ def api_option(ctx: Context, w: Workload, api: ApiPrice) -> OptionCost | None:
                 ctx.price_item(
                     api.input_per_1m_tokens,
                     path=path,
-                    label="input tokens",
+                    label=Msg("input tokens"),
                     quantity=t_in / MILLION,
                     quantity_unit="M tokens per month",
                     months=n,
@@ -57,7 +59,7 @@ def api_option(ctx: Context, w: Workload, api: ApiPrice) -> OptionCost | None:
                 ctx.price_item(
                     api.output_per_1m_tokens,
                     path=path,
-                    label="output tokens",
+                    label=Msg("output tokens"),
                     quantity=t_out / MILLION,
                     quantity_unit="M tokens per month",
                     months=n,

@@ -124,8 +124,13 @@ def cloud_option(
             ctx.price_item(
                 base,
                 path=path,
-                label=f"{instances} x {offer.instance_type} x billed hours"
-                + (f" (incl. {spot_lost.normalize()} h re-run per interruption month)" if spot_lost else ""),
+                label=Msg(
+                    "{instances} x {instance_type} x billed hours (incl. {hours} h re-run a running month)",
+                    instances=instances, instance_type=offer.instance_type, hours=str(spot_lost.normalize()),
+                )
+                if spot_lost
+                else Msg("{instances} x {instance_type} x billed hours", instances=instances,
+                         instance_type=offer.instance_type),
                 quantity=instances * billed_total / n if n else ZERO,
                 quantity_unit="instance-hours per month (average)",
                 months=n,
@@ -151,7 +156,8 @@ def cloud_option(
                         ctx.price_item(
                             base,
                             path=path,
-                            label=f"{instances} x {offer.instance_type} x 730 h x {rest} months after the horizon",
+                            label=Msg("{instances} x {instance_type} x 730 h x {months} months after the horizon",
+                                      instances=instances, instance_type=offer.instance_type, months=rest),
                             quantity=instances * HOURS_PER_MONTH * rest,
                             quantity_unit="instance-hours",
                             per="end",
@@ -253,8 +259,10 @@ def _spot_outage_line(ctx: Context, w: Workload, *, use: Usage, instances: int) 
         },
         breakdown=(
             item(
-                label=f"{instances} instances x {interruptions} interruptions x {w.restart_hours} h x "
-                f"1/{instances} of capacity x u {use.u} x (1 - {reduction})",
+                label=Msg("{instances} instances x {interruptions} interruptions x {restart} h x 1/{instances} of "
+                          "capacity x u {u} x (1 - {reduction})", instances=instances,
+                          interruptions=str(interruptions), restart=str(w.restart_hours), u=str(use.u),
+                          reduction=str(reduction)),
                 quantity=hours,
                 quantity_unit="outage hours per month",
                 unit_price=hour_cost,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from planner.engine.messages import Msg
+
 from .inputs import HOURS_PER_MONTH, DedicatedOffer, Workload
 from .lines import (
     Context,
@@ -48,7 +50,7 @@ def dedicated_option(
             ctx.price_item(
                 offer.monthly,
                 path=path,
-                label=f"{servers} x {offer.provider} {offer.name}",
+                label=Msg("{servers} x {provider} {name}", servers=servers, provider=offer.provider, name=offer.name),
                 quantity=Decimal(servers),
                 quantity_unit="servers",
                 months=months,
@@ -74,7 +76,7 @@ def dedicated_option(
                     ctx.price_item(
                         offer.setup_fee,
                         path=path,
-                        label="setup fee",
+                        label=Msg("setup fee"),
                         quantity=Decimal(servers),
                         quantity_unit="servers",
                         per="once",

@@ -356,7 +356,8 @@ def _engineering_lines(ctx: Context, kind: str, *, hosts: int, active) -> list[L
         r = ctx.rate(f"engineering_rate_per_hour.{role}").price()
         setup_items.append(
             item(
-                label=f"{role} setup: {s_h} h + {s_per} h x {hosts} hosts",
+                label=Msg("{role} setup: {floor_h} h + {per_host_h} h x {hosts} hosts", role=role, floor_h=str(s_h),
+                          per_host_h=str(s_per), hosts=hosts),
                 quantity=s_total,
                 quantity_unit="hours",
                 unit_price=rate,
@@ -367,7 +368,8 @@ def _engineering_lines(ctx: Context, kind: str, *, hosts: int, active) -> list[L
         )
         ops_items.append(
             item(
-                label=f"{role} operations: {o_h} h + {o_per} h x {hosts} hosts a month",
+                label=Msg("{role} operations: {floor_h} h + {per_host_h} h x {hosts} hosts a month", role=role,
+                          floor_h=str(o_h), per_host_h=str(o_per), hosts=hosts),
                 quantity=o_total,
                 quantity_unit="hours per month",
                 unit_price=rate,
@@ -451,7 +453,8 @@ def downtime_lines(
             inputs={"rates": shown},
             breakdown=(
                 item(
-                    label=f"{incidents_y}/year platform incidents x (1 - {reduction}) / 12 x {mttr} h down",
+                    label=Msg("{incidents}/year platform incidents x (1 - {reduction}) / 12 x {mttr} h down",
+                              incidents=str(incidents_y), reduction=str(reduction), mttr=str(mttr)),
                     quantity=per_month * mttr,
                     quantity_unit="outage hours per month",
                     unit_price=hour_cost,
@@ -460,7 +463,7 @@ def downtime_lines(
                     name="downtime_cost_per_hour",
                 ),
                 item(
-                    label="SLA penalty per incident",
+                    label=Msg("SLA penalty per incident"),
                     quantity=per_month,
                     quantity_unit="incidents per month",
                     unit_price=penalty,
@@ -506,8 +509,9 @@ def downtime_lines(
                 },
                 breakdown=(
                     item(
-                        label=f"{gpu_count} GPUs x {rate_y}/GPU-year / 12 failures x "
-                        f"({w.checkpoint_interval_hours}/2 + {w.restart_hours}) h x {gpu_count} GPUs redone",
+                        label=Msg("{gpus} GPUs x {rate}/GPU-year / 12 failures x ({ckpt}/2 + {restart}) h x "
+                                  "{gpus} GPUs redone", gpus=gpu_count, rate=str(rate_y),
+                                  ckpt=str(w.checkpoint_interval_hours), restart=str(w.restart_hours)),
                         quantity=lost_gpu_h / run_share if run_share else ZERO,
                         quantity_unit="GPU-hours per running month",
                         unit_price=gpu_hour_net,
@@ -532,8 +536,9 @@ def downtime_lines(
                 inputs={"rates": [fail_shown, show(f"mttr_hours.{kind}", mttr, None, "hours", "")], "hosts": hosts},
                 breakdown=(
                     item(
-                        label=f"{gpu_count} GPUs x {rate_y}/GPU-year / 12 failures x {mttr} h x "
-                        f"1/{hosts} of capacity x (1 - {reduction})",
+                        label=Msg("{gpus} GPUs x {rate}/GPU-year / 12 failures x {mttr} h x 1/{hosts} of capacity "
+                                  "x (1 - {reduction})", gpus=gpu_count, rate=str(rate_y), mttr=str(mttr),
+                                  hosts=hosts, reduction=str(reduction)),
                         quantity=hours / run_share if run_share else ZERO,
                         quantity_unit="outage-equivalent hours per running month",
                         unit_price=hour_cost,
@@ -584,7 +589,7 @@ def _storage_lines(ctx: Context, w: Workload, *, scope: str, active) -> list[Lin
                 inputs={"quantity": str(gb), "unit": "GB", "rates": [shown]},
                 breakdown=(
                     ctx.rate_item(
-                        k, scope=scope, label=f"{tier} storage", quantity=gb, quantity_unit="GB", months=months
+                        k, scope=scope, label=Msg("{tier} storage", tier=tier), quantity=gb, quantity_unit="GB", months=months
                     ),
                 ),
             ).with_schedule(active)
@@ -645,7 +650,7 @@ def user_support_lines(ctx: Context, kind: str, *, gpus: int, servers: int, acti
                 inputs={"quantity": str(qty), "unit": s.scale, "per": s.per},
                 breakdown=(
                     item(
-                        label=s.label + (" (per year / 12)" if s.per == "year" else ""),
+                        label=Msg("{label} (per year / 12)", label=s.label) if s.per == "year" else Msg("{label}", label=s.label),
                         quantity=qty,
                         quantity_unit={"fixed": "contract", "per_gpu": "GPUs", "per_server": "servers"}[s.scale],
                         unit_price=per_month if not once else unit,

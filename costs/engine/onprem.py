@@ -49,7 +49,7 @@ def amortised(
     used = (capex - residual) * min(ctx.horizon_months, months) / months if months else capex - residual
     book = capex - used
     credit = item(
-        label=f"book value left after {ctx.horizon_months} months (credited)",
+        label=Msg("book value left after {months} months (credited)", months=ctx.horizon_months),
         quantity=ONE,
         quantity_unit="",
         unit_price=-book,
@@ -102,7 +102,7 @@ def onprem_option(
             ctx.price_item(
                 server.price,
                 path=path,
-                label=f"{servers} x {server_name}",
+                label=Msg("{servers} x {server}", servers=servers, server=server_name),
                 quantity=Decimal(servers),
                 quantity_unit="servers",
                 per="once",
@@ -126,7 +126,7 @@ def onprem_option(
             inputs={"rates": [show("spares_share", spares, None, "share", "")]},
             breakdown=(
                 item(
-                    label=f"spares_share {spares} x server capex",
+                    label=Msg("spares_share {share} x server capex", share=str(spares)),
                     quantity=spares,
                     quantity_unit="share",
                     unit_price=capex_servers,
@@ -150,7 +150,7 @@ def onprem_option(
             breakdown=(
                 ctx.rate_item(
                     "network_capex_per_server",
-                    label="network per server",
+                    label=Msg("network per server"),
                     quantity=Decimal(servers),
                     quantity_unit="servers",
                     per="once",
@@ -175,7 +175,7 @@ def onprem_option(
                 currency=ctx.rate(k).currency or "",
                 tag="capex",
                 inputs={"quantity": str(gb), "unit": "GB", "rates": [shown]},
-                breakdown=(ctx.rate_item(k, label=f"{tier} storage", quantity=gb, quantity_unit="GB", per="once"),),
+                breakdown=(ctx.rate_item(k, label=Msg("{tier} storage", tier=tier), quantity=gb, quantity_unit="GB", per="once"),),
             )
         )
     unknowns = []
@@ -216,8 +216,8 @@ def onprem_option(
                     ctx.price_item(
                         tariff_price,
                         path="prices.power_tariff_per_kwh",
-                        label=f"{servers} x {power_w / 1000} kW x PUE {pue} x 730 h x load "
-                        f"(idle {idle} + running share)",
+                        label=Msg("{servers} x {kw} kW x PUE {pue} x 730 h x load (idle {idle} + running share)",
+                                  servers=servers, kw=str(power_w / 1000), pue=str(pue), idle=str(idle)),
                         quantity=full_kwh * sum(loads, ZERO) / n,
                         quantity_unit="kWh per month (average)",
                         months=n,
@@ -239,7 +239,7 @@ def onprem_option(
                 breakdown=(
                     ctx.rate_item(
                         "colocation_per_kw_month",
-                        label=f"{servers} x {power_w / 1000} kW of IT load",
+                        label=Msg("{servers} x {kw} kW of IT load", servers=servers, kw=str(power_w / 1000)),
                         quantity=kw,
                         quantity_unit="kW",
                         months=n,
@@ -265,7 +265,7 @@ def onprem_option(
                     breakdown=(
                         ctx.rate_item(
                             "colocation_per_u_month",
-                            label=f"{servers} x {rack_units} U",
+                            label=Msg("{servers} x {units} U", servers=servers, units=rack_units),
                             quantity=Decimal(units),
                             quantity_unit="U",
                             months=n,
@@ -290,7 +290,7 @@ def onprem_option(
             },
             breakdown=(
                 item(
-                    label=f"support_share_per_year {support} / 12 x capex",
+                    label=Msg("support_share_per_year {share} / 12 x capex", share=str(support)),
                     quantity=support / 12,
                     quantity_unit="share of capex per month",
                     unit_price=capex_total,
