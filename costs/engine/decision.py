@@ -253,9 +253,9 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
             "Totals are the deterministic value at the base inputs; in the Monte Carlo (net) it sits at "
             "the {pct}th percentile: P10 {p10}, P50 {p50}, P90 {p90}",
             pct=s["base_percentile"],
-            p10=s["p10"],
-            p50=s["p50"],
-            p90=s["p90"],
+            p10=f"{s['p10']} {options.currency}",
+            p50=f"{s['p50']} {options.currency}",
+            p90=f"{s['p90']} {options.currency}",
         )
     else:
         out["statistic"] = Msg("Totals are the deterministic value at the base inputs")
