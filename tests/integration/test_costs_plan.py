@@ -271,3 +271,21 @@ def test_csv_and_xlsx_carry_the_per_line_breakdown(costs):
     sheet = wb.worksheets[1]
     texts = [c.value for row in sheet.iter_rows() for c in row if isinstance(c.value, str)]
     assert any(t.startswith("Breakdown") for t in texts)
+
+
+def test_cli_one_plan_date(db, tmp_path):
+    # costs.as_of and --as-of must agree: prices, FX and VAT of one day
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**SPEC, "costs": {"as_of": "2026-11-01"}}), encoding="utf-8")
+    with pytest.raises(CommandError) as exc:
+        call_command("plan", str(path), "--as-of", "2026-11-30")
+    assert exc.value.returncode == 2
+    assert "costs.as_of" in str(exc.value)
+
+
+def test_costs_as_of_must_match_the_price_snapshot(costs):
+    from costs.engine.errors import CostValidationError
+
+    with pytest.raises(CostValidationError) as exc:
+        costs({"as_of": "2026-01-01"})
+    assert exc.value.errors[0].path == "costs.as_of"
