@@ -212,6 +212,7 @@ def _fit_serving(group: Group, accs: dict) -> None:
             notes=f.notes))
     implied = [s.implied for s in group.scores]
     group.fit = {
+        "label_msg": group.label.to_data(),  # template + parameters, for rendering in the user's language
         "prefill_scale": pre, "decode_scale": dec, "runs": [r.id for r in group.runs],
         "range": {k: {"low": min(i[k] for i in implied), "high": max(i[k] for i in implied)} for k in group.values},
         "error_before": {m: _median_abs(s.preset[f"{m}_error"] for s in group.scores) for m in ("ttft", "tpot")},
@@ -244,6 +245,7 @@ def _fit_training(group: Group, accs: dict) -> None:
             calibrated={"mfu": mfu["median"], "tokens_per_s": c_tps,
                         "tokens_per_s_error": fit.rel_error(c_tps, measured)}))
     group.fit = {
+        "label_msg": group.label.to_data(),
         "mfu": mfu, "goodput": gp, "runs": [r.id for r in group.runs],
         "error_before": {"tokens_per_s": _median_abs(s.preset["tokens_per_s_error"] for s in group.scores)},
         "error_after": {"tokens_per_s": _median_abs(s.calibrated["tokens_per_s_error"] for s in group.scores)},

@@ -249,3 +249,14 @@ def test_sglang_output_file_gives_its_own_key(owner, client_for):
     scales = [s.implied["prefill_efficiency"] for s in group.scores]
     assert group.values["prefill_efficiency"] == pytest.approx(sum(scales) / 2, abs=1e-6)  # median of two
     assert "SGLang 0.5.1.post1" in group.label
+
+
+def test_the_scoreboard_in_russian(owner, client_for):
+    team = owner.teams.get()
+    client = client_for(owner)
+    assert upload(client, team).status_code == 302
+    client.cookies["django_language"] = "ru"
+    page = client.get(reverse("calibration"), HTTP_ACCEPT_LANGUAGE="ru")
+    text = page.content.decode()
+    assert "Калибровка по вашим измеренным прогонам" in text and "Включить" in text
+    assert "После калибровки: TTFT / TPOT, мс (ошибка)" in text
