@@ -1,0 +1,259 @@
+"""How a serving engine runs, as array arithmetic (docs/SIZING.md, "Serving model").
+
+Continuous batching: every engine step runs the decodes of the running sequences plus a chunk of
+pending prompt (prefill) tokens, within a per-step token budget. A step takes
+
+    T = max(compute, memory traffic) + fixed overheads + tensor-parallel all-reduces
+
+compute = the step's tokens x 2 x active parameters (+ attention over each token's context) over
+the GPUs' dense peak x prefill_efficiency; memory = the weights (read once per step, shared by the
+whole batch; MoE: the experts the step's tokens touch) + each decoding sequence's KV cache over
+bandwidth x decode_bandwidth_efficiency.
+
+Load: at a steady arrival rate lam (requests/s per replica) Little's law gives the decoding
+sequences per step (lam x osl x T) and the prompt tokens per step (lam x isl x T); both are linear
+in T, so the steady step time solves a linear fixed point in closed form. A closed loop of C
+clients is the rate at which lam x (TTFT + osl x T) = C (bisection), with the wait for a free
+slot when C exceeds what the KV memory / scheduler admits. Every function takes numpy arrays that
+broadcast (accelerators x layouts in the search, rows in the replay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .architecture import ModelArch, kv_cache_bytes_per_token
+from .precision import weight_bytes_per_param
+from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERHEAD_S
+
+Z95 = 1.645  # one-sided 95 % normal quantile
+LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
+BISECT_STEPS = 36
+
+
+def moe_split(a: ModelArch) -> tuple[float, float]:
+    """(parameters always read, routed-expert parameters) of a model."""
+    if not a.is_moe or not a.is_transformer:
+        return float(a.params), 0.0
+    width = a.moe_ffn_hidden_size or a.ffn_hidden_size
+    expert = (3 if a.gated_ffn else 2) * a.hidden_size * width
+    routed = float((a.layers - a.dense_layers) * a.experts * expert)
+    return float(a.params) - routed, routed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """One replica's engine, as broadcastable arrays (per GPU unless named otherwise)."""
+
+    isl: np.ndarray
+    osl: np.ndarray
+    flops_per_token: np.ndarray  # 2 x active params
+    attn_flops_per_ctx: np.ndarray  # attention FLOPs per token per context token
+    layers: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    dense_weight_bytes: np.ndarray  # whole replica
+    expert_weight_bytes: np.ndarray  # whole replica (routed experts)
+    expert_touch: np.ndarray  # k / E: probability a token routes to a given expert (0 for dense)
+    kv_bytes_per_token_gpu: np.ndarray  # one token of one sequence's KV, per GPU (split by KV heads x PP)
+    kv_split: np.ndarray
+    flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
+    bytes_s: np.ndarray  # per GPU: bandwidth x decode_bandwidth_efficiency x kernel factor
+    overhead_s: np.ndarray  # per step: step_overhead_s + layers x layer_overhead_s (+ PP hops)
+    comm_fixed_s: np.ndarray  # per step: all-reduce latencies
+    comm_per_token_s: np.ndarray  # per step token: all-reduce bytes over the link
+    budget: np.ndarray  # tokens per step
+    n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
+    cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
+    request_overhead_s: np.ndarray = REQUEST_OVERHEAD_S
+
+    # ------------------------------------------------------------------ one step
+
+    def compute_s_per_token(self, ctx):
+        return (self.flops_per_token + self.attn_flops_per_ctx * ctx) / (self.tp * self.pp * self.flops_s)
+
+    def weight_read_s(self, tokens):
+        """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
+        per_micro = np.maximum(tokens / self.pp, 1.0)
+        touched = 1.0 - (1.0 - self.expert_touch) ** per_micro
+        w = self.dense_weight_bytes + self.expert_weight_bytes * touched
+        return w / (self.tp * self.bytes_s)
+
+    def step_s(self, n_decode, prefill_tokens):
+        """Seconds of one engine step (one token pass through every stage) and its parts.
+
+        The matmuls (bounded by their FLOPs or by reading the weights) and attention (bounded by
+        its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
+        ctx_d = self.isl + self.osl / 2.0
+        tokens = n_decode + prefill_tokens
+        gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s)
+        attn_c = (n_decode * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
+            self.tp * self.pp * self.flops_s)
+        kv = (n_decode * ctx_d + prefill_tokens) * self.kv_bytes_per_token_gpu / self.bytes_s
+        w = self.weight_read_s(tokens)
+        comm = self.comm_fixed_s + tokens * self.comm_per_token_s
+        t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm
+        return t, gemm_c + attn_c, w + kv, comm
+
+    # ------------------------------------------------------------ steady state at a rate
+
+    def steady(self, lam):
+        """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
+
+        Returns a dict of arrays: T (mean step = TPOT), ttft (mean), ttft_p95, tpot_p95, n_running,
+        stable (the engine keeps up within its token budget and KV memory) and the step's parts."""
+        lam = np.asarray(lam, dtype=float)
+        tokens_rate = lam * (self.isl + self.osl)
+        ctx_d = self.isl + self.osl / 2.0
+        # Everything per step is proportional to T: decodes lam*osl*T, prompt tokens lam*isl*T.
+        # T = max(gemm FLOPs, weights) + max(attention FLOPs, KV) + fixed + comm: four linear branches.
+        g_c = tokens_rate * self.flops_per_token / (self.tp * self.pp * self.flops_s)
+        a_c = lam * (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx / (
+            self.tp * self.pp * self.flops_s)
+        a_kv = lam * (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
+        a_k = tokens_rate * self.comm_per_token_s
+        fixed = self.overhead_s + self.comm_fixed_s
+        T = None
+        ok = None
+        w0 = self.weight_read_s(np.ones_like(tokens_rate))
+        for _ in range(2):  # MoE: experts touched depend on the step's tokens, hence on T
+            best = None
+            ok = np.ones(np.shape(tokens_rate), dtype=bool)
+            for slope_g, const_g in ((g_c, 0.0), (0.0, w0)):
+                for slope_a in (a_c, a_kv):
+                    den = 1.0 - slope_g - slope_a - a_k
+                    ok = ok & (den > 0)
+                    t = (fixed + const_g) / np.where(den > 0, den, 1.0)
+                    best = t if best is None else np.maximum(best, t)
+            T = np.where(ok, best, np.inf)
+            w0 = self.weight_read_s(np.where(np.isfinite(T), tokens_rate * T, 1.0))
+        tokens_step = tokens_rate * T
+        n_decode = lam * self.osl * T
+        # A new prompt waits for the running step (on average half of it), then rides the next step
+        # with the prompts that arrived meanwhile; beyond the budget it waits for more steps (M/D/1).
+        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        own = self.isl * (c_pre + self.comm_per_token_s)
+        chunks = np.ceil(self.isl / self.budget)
+        own = own + (chunks - 1.0) * (fixed + w0)
+        room = np.maximum(self.budget - n_decode, 1.0)
+        rho = np.clip(lam * self.isl * T / room, 0.0, None)
+        wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
+        ttft = 0.5 * T + T + own + wait + self.request_overhead_s
+        # p95: the whole running step, the prompts sharing the step (Poisson), an exponential queue tail.
+        prompts = lam * T
+        share = self.isl * c_pre * Z95 * np.sqrt(prompts)
+        ttft_p95 = T + T + own + share + wait * LN20 + self.request_overhead_s
+        # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry.
+        tpot_p95 = T + Z95 * self.isl * c_pre * np.sqrt(prompts) / np.sqrt(np.maximum(self.osl, 1.0))
+        n_running = lam * (ttft - self.request_overhead_s + self.osl * T)
+        stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (n_running <= self.n_max)
+        step_t, compute, memory, comm = self.step_s(n_decode, lam * self.isl * T)
+        return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "n_running": n_running,
+                "n_decode": n_decode, "stable": stable, "compute_s": compute, "memory_s": memory, "comm_s": comm,
+                "tokens_per_step": tokens_step}
+
+    def unloaded(self):
+        """One request alone: TTFT = its prefill, TPOT = one decode step."""
+        T1, *_ = self.step_s(np.ones_like(self.isl * 1.0), 0.0)
+        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        chunks = np.ceil(self.isl / self.budget)
+        pre = (np.maximum(self.isl * c_pre, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
+               + chunks * (self.overhead_s + self.comm_fixed_s) + self.isl * self.comm_per_token_s)
+        return pre + self.request_overhead_s, T1
+
+    def max_stable_rate(self):
+        """Highest rate the engine sustains (token budget, compute, bandwidth or KV memory)."""
+        def ok(lam):
+            return self.steady(lam)["stable"]
+        return self._bisect(ok, self._rate_upper())
+
+    def _rate_upper(self):
+        t_min = np.maximum(self.overhead_s, 1e-6)
+        return np.broadcast_to(self.budget / ((self.isl + self.osl) * t_min), np.broadcast_shapes(
+            np.shape(self.isl), np.shape(self.flops_s), np.shape(self.n_max), np.shape(self.tp))).astype(float)
+
+    @staticmethod
+    def _bisect(ok, hi):
+        """Largest lam in [0, hi] with ok(lam) (ok is monotone: true below a threshold)."""
+        lo = np.zeros_like(hi)
+        hi = hi.copy()
+        for _ in range(BISECT_STEPS):
+            mid = 0.5 * (lo + hi)
+            good = ok(mid)
+            lo = np.where(good, mid, lo)
+            hi = np.where(good, hi, mid)
+        return lo
+
+    def rate_meeting(self, ttft_s, tpot_s):
+        """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never)."""
+        def ok(lam):
+            s = self.steady(lam)
+            return s["stable"] & (s["ttft_p95"] <= ttft_s) & (s["tpot_p95"] <= tpot_s)
+        lam = self._bisect(ok, self._rate_upper())
+        # lam is the top of the feasible range; 0 with an infeasible floor means never.
+        return np.where(ok(np.maximum(lam, 1e-9)), lam, 0.0)
+
+    def closed_loop(self, clients):
+        """Closed loop: `clients` each send the next request when the last one ends (benchmark tools).
+
+        The throughput lam solves lam x (TTFT + osl x T) = clients; when the engine cannot run all
+        clients at once (scheduler cap, KV memory, prefill budget) the rest wait, and TTFT grows by
+        that wait (Little's law on the whole loop)."""
+        clients = np.asarray(clients, dtype=float)
+        cap = self.max_stable_rate()
+
+        def fewer(lam):
+            s = self.steady(lam)
+            return s["stable"] & (lam * (s["ttft"] + (self.osl - 1.0) * s["T"]) <= clients)
+        lam = self._bisect(fewer, cap)
+        s = self.steady(lam)
+        cycle = s["ttft"] + (self.osl - 1.0) * s["T"]
+        queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
+        queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
+        # Closed loops with equal request lengths run in cohorts: clients that started together finish
+        # together and send their next prompts together, so a prompt shares its prefill with others.
+        cohort = self.cohort_factor * np.sqrt(np.maximum(np.minimum(clients, self.n_max) - 1.0, 0.0))
+        own = self.isl * self.compute_s_per_token(self.isl / 2.0)
+        s["ttft"] = s["ttft"] + queued + cohort * own
+        s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort * own
+        s["rate"] = lam
+        s["queued_s"] = queued
+        return s
+
+
+def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
+                 consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max) -> Engine:
+    """Engine arrays from a model, a layout and the constants (all array-friendly)."""
+    f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
+    tp, pp = f(tp), f(pp)
+    dense, routed = moe_split(arch)
+    bpp = weight_bytes_per_param(weights)
+    kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
+    if arch.is_mla:
+        kv_split = np.ones_like(tp)
+    else:
+        kv_split = np.minimum(tp, float(arch.kv_heads or 1))
+    layers = float(arch.layers or 1)
+    attn = 0.0
+    if arch.is_transformer and arch.attention_heads:
+        qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
+        attn = 4.0 * layers * arch.attention_heads * qk
+    c = {k: f(v) for k, v in consts.items()}
+    lat = np.where(np.isnan(f(link_latency_s)), c["allreduce_latency_s"], f(link_latency_s))
+    hidden = float(arch.hidden_size or 0)
+    ar = np.where(tp > 1, 2.0 * layers, 0.0)  # all-reduces per token pass
+    # Ring all-reduce of one token's 16-bit hidden state: 2 (tp-1)/tp x bytes over the one-way link.
+    per_token = ar * 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * hidden * 2.0 / (f(link_gb_s) * 1e9 * ALLREDUCE_BUS_EFFICIENCY)
+    return Engine(
+        isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
+        tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
+        expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
+        kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
+        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel,
+        bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
+        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S,
+        comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
+        cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
+    )
