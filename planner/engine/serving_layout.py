@@ -8,6 +8,8 @@ inputs and it returns the predicted TTFT/TPOT. Arrays are accepted for the numer
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
+
 import numpy as np
 
 from . import memory
@@ -27,13 +29,13 @@ from .serving_model import Engine, build_engine
 GIB = memory.GIB
 
 
-def memory_plan(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,
+def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, compute: str, kv_precision: str,
                 tp, pp, isl, osl) -> dict:
     """Per-GPU memory of a layout under the runtime's budget, and the sequences its KV pool holds."""
     rt = RUNTIME_SPECS[runtime]
     tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
     isl, osl = np.asarray(isl, dtype=float), np.asarray(osl, dtype=float)
-    cap = acc.memory_gib * GIB
+    cap = np.asarray(capacity_bytes, dtype=float)
     w_gpu = memory.inference_weight_bytes(arch, weights=weights) / (tp * pp)
     chunk = np.minimum(rt.step_token_budget, np.maximum(isl, 512.0)) if rt.continuous_batching else isl
     act = memory.inference_activation_bytes(arch, tokens_in_flight=chunk, tp=tp, compute_precision=compute)
@@ -55,31 +57,68 @@ def memory_plan(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights:
             "kv_per_seq_bytes": per_seq, "n_kv": n_kv, "n_max": n_max, "fits": (pool > 0) & (n_kv >= 1)}
 
 
-def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,
-                tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
-    """(Engine, memory plan, notes) for a layout; `consts` overrides the presets (used by the fit)."""
-    peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
-    values, source = resolve_constants(acc, runtime, compute, calibrations)
-    if consts:
-        values = {**values, **consts}
-    mem = memory_plan(arch=arch, acc=acc, runtime=runtime, weights=weights, compute=compute, kv_precision=kv_precision,
-                      tp=tp, pp=pp, isl=isl, osl=osl)
-    tp_arr = np.asarray(tp, dtype=float)
-    links = [link(acc, int(t)) for t in np.unique(tp_arr).tolist()] if tp_arr.size else []
-    bw_by_tp = {int(t): lk for t, lk in zip(np.unique(tp_arr).tolist(), links, strict=True)}
-    link_gb_s = np.vectorize(lambda t: bw_by_tp[int(t)][0], otypes=[float])(tp_arr) if tp_arr.size else tp_arr
-    link_lat = np.vectorize(lambda t: np.nan if bw_by_tp[int(t)][1] is None else bw_by_tp[int(t)][1],
-                            otypes=[float])(tp_arr) if tp_arr.size else tp_arr
+def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
+                 tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
+    """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp)."""
+    tp = np.asarray(tp, dtype=float)
+    pp = np.asarray(pp, dtype=float)
+    shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))
+    n = len(accs)
+    lead = (n,) + (1,) * len(shape)
+    peaks, kernels, notes, vals = [], [], [], []
+    for acc in accs:
+        peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
+        values, source = resolve_constants(acc, runtime, compute, calibrations)
+        if consts:
+            values = {**values, **consts}
+        peaks.append(np.nan if peak is None else peak)
+        kernels.append(kernel_factor(weights=weights, compute_fmt=fmt))
+        low_bit = fmt in ("fp8", "fp4", "int8")
+        values = {**values, "compute_factor": values["low_bit_gemm_factor"] if low_bit else 1.0}
+        vals.append(values)
+        notes.append({"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
+                      "peak_tflops": peak})
+    col = lambda xs: np.array(xs, dtype=float).reshape(lead)  # noqa: E731
+    consts_arr = {k: col([v[k] for v in vals]) for k in vals[0]} if vals else {}
+    tps = np.unique(np.broadcast_to(tp, shape)).tolist() if tp.size else []
+    link_bw = np.ones((n,) + shape)
+    link_lat = np.full((n,) + shape, np.nan)
+    tp_b = np.broadcast_to(tp, shape)
+    for i, acc in enumerate(accs):
+        kinds = set()
+        for t in tps:
+            bw, lat, kind = link(acc, int(t))
+            link_bw[i][tp_b == t] = bw
+            link_lat[i][tp_b == t] = np.nan if lat is None else lat
+            if t > 1:
+                kinds.add(kind)
+        notes[i]["link"] = ", ".join(sorted(kinds))
+    mem = memory_plan(arch=arch, capacity_bytes=col([a.memory_gib * GIB for a in accs]), runtime=runtime,
+                      weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl)
     rt = RUNTIME_SPECS[runtime]
     eng = build_engine(arch=arch, weights=weights, kv_precision=kv_precision, isl=isl, osl=osl, tp=tp, pp=pp,
-                       peak_tflops=np.nan if peak is None else peak, bandwidth_gb_s=acc.memory_bandwidth_gb_s,
-                       consts=values, kernel=kernel_factor(weights=weights, compute_fmt=fmt),
-                       link_gb_s=link_gb_s, link_latency_s=link_lat,
+                       peak_tflops=col(peaks), bandwidth_gb_s=col([a.memory_bandwidth_gb_s for a in accs]),
+                       consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
                        budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"])
-    kinds = sorted({bw_by_tp[int(t)][2] for t in np.unique(tp_arr).tolist() if t > 1})
-    notes = {"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
-             "peak_tflops": peak, "link": ", ".join(kinds)}
     return eng, mem, notes
+
+
+def _first(x):
+    return np.asarray(x)[0] if np.ndim(x) else x
+
+
+def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,
+                tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
+    """(Engine, memory plan, notes) for one accelerator; `consts` overrides the presets (used by the fit)."""
+    eng, mem, notes = make_engines(arch=arch, accs=[acc], runtime=runtime, weights=weights, compute=compute,
+                                   kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
+                                   calibrations=calibrations, consts=consts)
+    full = np.broadcast_shapes(*(np.shape(getattr(eng, f.name)) for f in fields(eng)))
+    eng = replace(eng, **{f.name: np.broadcast_to(np.asarray(getattr(eng, f.name), dtype=float), full)[0]
+                          for f in fields(eng)})
+    mshape = np.broadcast_shapes(*(np.shape(v) for v in mem.values()))
+    mem = {k: np.broadcast_to(np.asarray(v), mshape)[0] for k, v in mem.items()}
+    return eng, mem, notes[0]
 
 
 def bottleneck(eng: Engine, s: dict) -> np.ndarray:

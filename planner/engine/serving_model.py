@@ -31,6 +31,11 @@ from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERH
 Z95 = 1.645  # one-sided 95 % normal quantile
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
 BISECT_STEPS = 36
+# Without stated targets a plan keeps p95 latencies within these multiples of one request alone
+# (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
+# prefill and batching up to ~3x the single-stream step).
+DEFAULT_TTFT_SLACK = 4.0
+DEFAULT_TPOT_SLACK = 3.0
 
 
 def moe_split(a: ModelArch) -> tuple[float, float]:
@@ -251,7 +256,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
         expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
-        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel,
+        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
         bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
         overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S,
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),

@@ -28,7 +28,7 @@ SYSTEMS = {"h100_sxm": "nvidia-h100-sxm5-80gb", "gb200": "nvidia-gb200-186gb"}
 MODELS = {"Qwen/Qwen3-32B": "qwen3-32b", "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b"}
 # The file gives the GEMM format; the KV-cache format is not in it. Assumption: fp8/fp4 GEMM rows
 # run an fp8 KV cache (TensorRT-LLM's and vLLM's usual pairing), bf16 rows a bf16 KV cache.
-PRECISIONS = {"bf16": ("bf16", "bf16", "bf16"), "fp8": ("fp8", "fp8", "fp8"), "fp4": ("fp4", "fp4", "fp8")}
+PRECISIONS = {"bf16": ("bf16", "bf16", "bf16"), "fp8": ("fp8", "fp8", "bf16"), "fp4": ("fp4", "fp4", "fp8")}
 
 
 def load_rows(path: Path | None = None) -> list[dict]:
