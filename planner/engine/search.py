@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import compute, memory
-from .calibration import NO_CALIBRATIONS, Calibrations
 from .architecture import ModelArch
+from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
 from .serving_layout import bottleneck, make_engines
@@ -308,6 +308,27 @@ def serving_targets(s: ServingInputs, ttft1: np.ndarray, tpot1: np.ndarray) -> t
     return np.broadcast_to(ttft, ttft1.shape), np.broadcast_to(tpot, tpot1.shape), stated
 
 
+def _compress(eng, idx, shape):
+    """The engine restricted to the (accelerator, layout) pairs at `idx` (1-D arrays)."""
+    return type(eng)(**{f: np.broadcast_to(np.asarray(getattr(eng, f), dtype=float), shape)[idx]
+                        for f in eng.__dataclass_fields__})
+
+
+def _operating_point(e, s: ServingInputs, replicas, max_stable) -> dict:
+    """Open loop at rps / replicas and closed loop at concurrency / replicas: the worse of each figure."""
+    rps = s.requests_per_second
+    op_open = e.steady(rps / replicas)
+    op_closed = e.closed_loop(np.ceil(s.concurrency / replicas), cap=max_stable)
+    op = {k: np.maximum(op_open[k], op_closed[k]) for k in ("T", "ttft", "ttft_p95", "tpot_p95", "n_running")}
+    heavier = op_open["T"] >= op_closed["T"]
+    for k in ("compute_s", "memory_s", "comm_s"):
+        op[k] = np.where(heavier, op_open[k], op_closed[k])
+    op["queued_s"] = op_closed["queued_s"]
+    op["rate"] = np.maximum(op_closed["rate"], rps / replicas)
+    op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
+    return op
+
+
 def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     """Every accelerator x (TP, PP) layout: does one replica fit, how fast a request rate it sustains
     within the p95 targets, how many replicas the stated load needs, and the operating point."""
@@ -318,49 +339,67 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
                                    isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations)
     tp = tp_l[None, :].astype(float)
     pp = pp_l[None, :].astype(float)
+    shape = (len(cat.accelerators), len(tp_l))
+    mem = {k: np.broadcast_to(np.asarray(v, dtype=float), shape) if k != "fits" else np.broadcast_to(v, shape)
+           for k, v in mem.items()}
     ctx_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
     kv_split = memory.kv_split(a, tp)
     fits = (mem["fits"] & (mem["kv_pool_bytes"] >= ctx_seq / (kv_split * pp))
             & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(eng.flops_s))
     if not (s.pp_pin or s.tp_pin):
         fits = fits & _needs_pp(fits, tp_l, pp_l)
+    idx = np.nonzero(fits)
+    e = _compress(eng, idx, shape)  # only layouts that fit are evaluated
+    tp_e, pp_e = np.broadcast_to(tp, shape)[idx], np.broadcast_to(pp, shape)[idx]
+    rps = s.requests_per_second
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        ttft1, tpot1 = eng.unloaded()
+        ttft1, tpot1 = e.unloaded()
         ttft_t, tpot_t, stated = serving_targets(s, ttft1, tpot1)
-        lam = eng.rate_meeting(ttft_t, tpot_t)  # A x L requests/s per replica within the p95 targets
-        at = eng.steady(lam)
+        max_stable = e.max_stable_rate()
+        lam = e.rate_meeting(ttft_t, tpot_t)  # requests/s per replica within the p95 targets
+        at = e.steady(lam, parts=False)
         clients_max = lam * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients at that rate
-        rps = s.requests_per_second
         need = np.maximum(np.ceil(rps / np.where(lam > 0, lam, np.nan)) if rps > 0 else 1.0,
                           np.ceil(s.concurrency / np.where(clients_max >= 1, clients_max, np.nan)))
-        need = np.where(fits & (lam > 0), np.maximum(need, 1.0), np.inf)
-        need = np.where(np.isnan(need), np.inf, need)
-        meets = np.isfinite(need)
-        replicas = need
-        count = replicas * tp * pp
+        meets = np.isfinite(need) & (lam > 0)
+        need = np.where(meets, np.maximum(need, 1.0), np.inf)
+        # Where no rate meets the targets, the closest plan is the one that keeps the queue stable.
+        stable_need = np.ceil(rps / np.where(max_stable > 0, max_stable, np.nan)) if rps > 0 else np.ones_like(lam)
+        stable_need = np.where(np.isfinite(stable_need), np.maximum(stable_need, 1.0), np.inf)
+        replicas = np.where(meets, need, stable_need)
         if s.count_pin:
-            pinned = np.maximum(np.floor(s.count_pin / (tp * pp)), 1.0)
-            meets = meets & (count <= s.count_pin)
-            replicas = np.where(fits, pinned, np.inf) + 0.0 * lam
-            count = replicas * tp * pp
-        meets = meets & (count <= MAX_GPUS)
-        # The operating point at the planned replicas: open loop at rps / replicas, closed loop at
-        # concurrency / replicas; the worse p95 is reported.
-        r_eval = np.where(np.isfinite(replicas), replicas, 1.0)
-        op_open = eng.steady(rps / r_eval)
-        op_closed = eng.closed_loop(np.ceil(s.concurrency / r_eval))
-        worse = op_closed["ttft_p95"] > op_open["ttft_p95"]
-        op = {k: np.where(worse, op_closed[k], op_open[k]) for k in ("T", "ttft", "ttft_p95", "tpot_p95", "n_running",
-                                                                     "compute_s", "memory_s", "comm_s")}
-        op["queued_s"] = np.where(worse, op_closed["queued_s"], 0.0)
-        op["rate"] = np.maximum(op_closed["rate"], rps / r_eval)
-        ok_op = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
-        meets = meets & fits & ok_op & (op["ttft_p95"] <= ttft_t * (1 + 1e-6)) & (op["tpot_p95"] <= tpot_t * (1 + 1e-6))
-        max_stable = eng.max_stable_rate()
-    usable = fits & (np.isfinite(replicas) | ~meets) & (np.where(np.isfinite(count), count, 0) <= MAX_GPUS)
+            meets = meets & (replicas * tp_e * pp_e <= s.count_pin)
+            replicas = np.maximum(np.floor(s.count_pin / (tp_e * pp_e)), 1.0)
+        op = _operating_point(e, s, replicas, max_stable)
+        if not s.count_pin:
+            # Closed loops also see cohort queueing: add replicas until the p95s hold (or give up).
+            for _ in range(4):
+                short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
+                if not short.any():
+                    break
+                replicas = np.where(short, np.ceil(replicas * 1.5), replicas)
+                op = _operating_point(e, s, replicas, max_stable)
+        count = replicas * tp_e * pp_e
+        meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))
+                 & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)))
+        neck = bottleneck(e, op)
+
+    def full(x, fill=np.inf, dtype=float):
+        out = np.full(shape, fill, dtype=dtype)
+        out[idx] = x
+        return out
+
+    replicas_f, count_f = full(replicas), full(count)
+    op = {k: full(v) for k, v in op.items() if k != "ok"}
+    ttft1, tpot1, ttft_t, tpot_t = full(ttft1), full(tpot1), full(ttft_t), full(tpot_t)
+    lam, max_stable = full(lam, 0.0), full(max_stable, 0.0)
+    meets = full(meets, False, bool)
+    neck = full(neck, "", object)
+    replicas, count = replicas_f, count_f
+    usable = fits & np.isfinite(count) & (np.where(np.isfinite(count), count, np.inf) <= MAX_GPUS)
     return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": mem["n_max"], "replicas": replicas, "count": count,
             "meets": meets, "usable": usable, "engine": eng, "mem": mem, "notes": notes, "op": op,
-            "bottleneck": bottleneck(eng, op), "ttft1": ttft1, "tpot1": tpot1, "ttft_target": ttft_t,
+            "bottleneck": neck, "ttft1": ttft1, "tpot1": tpot1, "ttft_target": ttft_t,
             "tpot_target": tpot_t, "targets_stated": stated, "rate_meeting": lam, "max_stable_rate": max_stable,
             "kv_seq": ctx_seq, "weights_bytes": memory.inference_weight_bytes(a, weights=s.weights),
             "evaluated": int(fits.size)}

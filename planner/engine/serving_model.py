@@ -30,7 +30,7 @@ from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERH
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
-BISECT_STEPS = 36
+BISECT_STEPS = 26  # relative precision 1.5e-8 of the capacity bound
 # Without stated targets a plan keeps p95 latencies within these multiples of one request alone
 # (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
 # prefill and batching up to ~3x the single-stream step).
@@ -81,6 +81,8 @@ class Engine:
 
     def weight_read_s(self, tokens):
         """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
+        if not np.any(self.expert_weight_bytes):
+            return self.dense_weight_bytes / (self.tp * self.bytes_s) + 0.0 * tokens
         per_micro = np.maximum(tokens / self.pp, 1.0)
         touched = 1.0 - (1.0 - self.expert_touch) ** per_micro
         w = self.dense_weight_bytes + self.expert_weight_bytes * touched
@@ -104,7 +106,17 @@ class Engine:
 
     # ------------------------------------------------------------ steady state at a rate
 
-    def steady(self, lam):
+    def _slopes(self, lam):
+        tokens_rate = lam * (self.isl + self.osl)
+        ctx_d = self.isl + self.osl / 2.0
+        g_c = tokens_rate * self.flops_per_token / (self.tp * self.pp * self.flops_s)
+        a_c = lam * (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx / (
+            self.tp * self.pp * self.flops_s)
+        a_kv = lam * (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
+        a_k = tokens_rate * self.comm_per_token_s
+        return g_c, a_c, a_kv, a_k
+
+    def steady(self, lam, parts=True):
         """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
 
         Returns a dict of arrays: T (mean step = TPOT), ttft (mean), ttft_p95, tpot_p95, n_running,
@@ -123,7 +135,7 @@ class Engine:
         T = None
         ok = None
         w0 = self.weight_read_s(np.ones_like(tokens_rate))
-        for _ in range(2):  # MoE: experts touched depend on the step's tokens, hence on T
+        for _ in range(2 if np.any(self.expert_weight_bytes) else 1):  # MoE: experts touched depend on T
             best = None
             ok = np.ones(np.shape(tokens_rate), dtype=bool)
             for slope_g, const_g in ((g_c, 0.0), (0.0, w0)):
@@ -153,7 +165,18 @@ class Engine:
         # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry.
         tpot_p95 = T + Z95 * self.isl * c_pre * np.sqrt(prompts) / np.sqrt(np.maximum(self.osl, 1.0))
         n_running = lam * (ttft - self.request_overhead_s + self.osl * T)
-        stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (n_running <= self.n_max)
+        # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
+        # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
+        residence = ttft - self.request_overhead_s + self.osl * T
+        rho_s = n_running / np.maximum(self.n_max, 1.0)
+        c = np.maximum(self.n_max, 1.0)
+        slot_wait = np.where(rho_s < 1.0, residence / c * rho_s ** (np.sqrt(2.0 * (c + 1.0)) - 1.0)
+                             / np.maximum(1.0 - rho_s, 1e-9), np.inf)
+        ttft = ttft + slot_wait
+        ttft_p95 = ttft_p95 + slot_wait * LN20
+        stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (rho_s < 1.0)
+        if not parts:
+            return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "stable": stable}
         step_t, compute, memory, comm = self.step_s(n_decode, lam * self.isl * T)
         return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "n_running": n_running,
                 "n_decode": n_decode, "stable": stable, "compute_s": compute, "memory_s": memory, "comm_s": comm,
@@ -171,13 +194,15 @@ class Engine:
     def max_stable_rate(self):
         """Highest rate the engine sustains (token budget, compute, bandwidth or KV memory)."""
         def ok(lam):
-            return self.steady(lam)["stable"]
+            return self.steady(lam, parts=False)["stable"]
         return self._bisect(ok, self._rate_upper())
 
     def _rate_upper(self):
-        t_min = np.maximum(self.overhead_s, 1e-6)
-        return np.broadcast_to(self.budget / ((self.isl + self.osl) * t_min), np.broadcast_shapes(
-            np.shape(self.isl), np.shape(self.flops_s), np.shape(self.n_max), np.shape(self.tp))).astype(float)
+        """The rate where compute or KV traffic alone would fill every second (no steady state beyond)."""
+        g_c, a_c, a_kv, a_k = self._slopes(1.0)
+        slope = np.maximum(g_c + np.maximum(a_c, a_kv), np.maximum(a_c, a_kv)) + a_k
+        full = np.broadcast_shapes(np.shape(slope), np.shape(self.n_max), np.shape(self.overhead_s))
+        return np.broadcast_to(1.0 / np.maximum(slope, 1e-12), full).astype(float)
 
     @staticmethod
     def _bisect(ok, hi):
@@ -194,23 +219,23 @@ class Engine:
     def rate_meeting(self, ttft_s, tpot_s):
         """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never)."""
         def ok(lam):
-            s = self.steady(lam)
+            s = self.steady(lam, parts=False)
             return s["stable"] & (s["ttft_p95"] <= ttft_s) & (s["tpot_p95"] <= tpot_s)
         lam = self._bisect(ok, self._rate_upper())
         # lam is the top of the feasible range; 0 with an infeasible floor means never.
         return np.where(ok(np.maximum(lam, 1e-9)), lam, 0.0)
 
-    def closed_loop(self, clients):
+    def closed_loop(self, clients, cap=None):
         """Closed loop: `clients` each send the next request when the last one ends (benchmark tools).
 
         The throughput lam solves lam x (TTFT + osl x T) = clients; when the engine cannot run all
         clients at once (scheduler cap, KV memory, prefill budget) the rest wait, and TTFT grows by
         that wait (Little's law on the whole loop)."""
         clients = np.asarray(clients, dtype=float)
-        cap = self.max_stable_rate()
+        cap = self.max_stable_rate() if cap is None else cap
 
         def fewer(lam):
-            s = self.steady(lam)
+            s = self.steady(lam, parts=False)
             return s["stable"] & (lam * (s["ttft"] + (self.osl - 1.0) * s["T"]) <= clients)
         lam = self._bisect(fewer, cap)
         s = self.steady(lam)
