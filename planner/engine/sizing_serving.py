@@ -170,8 +170,8 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
             curves.append({"accelerator_id": cat.accelerators[x[0]].id, "accelerator": cat.accelerators[x[0]].model,
                            "layout": {"tensor_parallel": int(res["tp"][x[1]]), "pipeline_parallel": int(res["pp"][x[1]])},
                            "points": curve(res, x[0], x[1], s)})
-    if rec is None and pinned:
-        _refuse_pin(spec, res, cat, full_catalog)
+    if rec is None and pinned and hw.count:
+        _refuse_pin(spec, res, cat, full_catalog, calibrations)
     if rec is None:
         warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way "
                             "pipeline parallelism"))
@@ -196,19 +196,28 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     return memory_section, compute_section, serving_section, cands, recommendation, acc
 
 
-def _refuse_pin(spec, res, cat, full_catalog) -> None:
+def _refuse_pin(spec, res, cat, full_catalog, calibrations) -> None:
     """A pinned accelerator that cannot hold the weights at any layout within the count: a field error."""
+    from dataclasses import replace  # noqa: PLC0415
+
     hw = spec.hardware
     acc = cat.accelerators[0]
     need = res["weights_bytes"] + res["kv_seq"]
-    fitting = sorted((x for x in full_catalog if x.memory_gib * GIB * 0.85 > need / (8 * 8)), key=lambda x: -x.memory_gib)
-    within = Msg("within {count} GPUs", count=hw.count) if hw.count else Msg("with tensor parallel <= {gps} and 8 pipeline stages",
-                                                                             gps=search.gpus_per_server(acc))
-    tip = [str(r) for r in _memory_remedies(spec, sorted(fitting, key=lambda x: x.memory_gib),
-                                            sorted(x.memory_gib for x in fitting), acc)]
+    free = replace(spec, hardware=replace(hw, accelerator=None, count=None, tensor_parallel=None, pipeline_parallel=None))
+    full = search.catalog_arrays(full_catalog, compute_precision=spec.precision.compute)
+    fres = search.search_serving(serving_inputs(free, calibrations), full)
+    fit_any = fres["fits"].any(axis=1)
+    fitting = sorted((x for j, x in enumerate(full.accelerators) if fit_any[j]), key=lambda x: x.memory_gib)
+    tips = [str(r) for r in _memory_remedies(spec, fitting, [x.memory_gib for x in fitting], acc)]
+    same = fres["fits"][[j for j, x in enumerate(full.accelerators) if x.id == acc.id]]
+    if same.size and same.any():
+        j = int(np.nonzero(same[0])[0][0])
+        tips.insert(0, str(Msg("{n} x {acc} (TP{tp} x PP{pp})", n=int(fres["tp"][j] * fres["pp"][j]), acc=acc.model,
+                               tp=int(fres["tp"][j]), pp=int(fres["pp"][j]))))
     raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
-        "{acc} cannot hold the weights and one {ctx}-token sequence ({need}) at any layout {within}; what would: {tips}",
-        acc=acc.model, ctx=spec.serving.context_length, need=_fmt_gib(need), within=within, tips="; ".join(tip)))])
+        "{acc} cannot hold the weights and one {ctx}-token sequence ({need}) at any layout within {count} GPUs; "
+        "what would: {tips}", acc=acc.model, ctx=spec.serving.context_length, need=_fmt_gib(need), count=hw.count,
+        tips="; ".join(tips)))])
 
 
 def _not_meeting(spec, res, cat, rec, full_catalog, calibrations, *, pinned: bool) -> Msg:
@@ -228,6 +237,13 @@ def _not_meeting(spec, res, cat, rec, full_catalog, calibrations, *, pinned: boo
             tips.append(Msg("{count} x {acc}", count=other["count"], acc=other["accelerator"]))
     if spec.precision.weights in ("bf16", "fp16", "fp32"):
         tips.append(Msg("lower precision (fp8 on chips with FP8 units, or int4 weights)"))
+    if not np.isfinite(op["ttft_p95"][ai, li]):
+        return Msg("{what} cannot sustain the stated load: {rps:g} requests/s per replica exceed the {cap:.3g} it "
+                   "serves before its queue grows without bound (limited by {neck}). What would: {tips}",
+                   what=Msg("the pinned layout") if pinned else Msg("no layout within 1024 GPUs; the closest"),
+                   rps=spec.serving.requests_per_second / max(_g(res, "replicas", ai, li), 1.0),
+                   cap=_g(res, "max_stable_rate", ai, li), neck=str(res["bottleneck"][ai, li]),
+                   tips="; ".join(tips) or Msg("more replicas"))
     return Msg("{what} does not meet the p95 targets at the stated load: TTFT p95 {ttft:.0f} ms (target {tt:.0f} ms), "
                "TPOT p95 {tpot:.1f} ms (target {tpt:.1f} ms); limited by {neck}. What would: {tips}",
                what=Msg("the pinned layout") if pinned else Msg("no layout within 1024 GPUs; the closest"),
@@ -309,6 +325,9 @@ def _details(spec, res, cat, rec, warnings, calibrations):
                          be=consts["decode_bandwidth_efficiency"], so=consts["step_overhead_s"]),
         "single_stream_tokens_per_s": q(1.0 / float(res["tpot1"][ai, li]), "tokens/s",
                                         "one sequence alone: weights / (bandwidth x efficiency) + step overheads"),
+        "prefill_ms": q((float(res["ttft1"][ai, li]) - float(consts["request_overhead_s"])) * 1e3, "ms",
+                        Msg("one {n}-token prompt alone, inside the engine (no HTTP/tokenisation): max(its FLOPs at "
+                            "the efficiency, one weight read) + step overheads", n=s.input_tokens)),
         "ttft_ms": q(float(op["ttft"][ai, li]) * 1e3, "ms", Msg(
             "mean at the stated load: the running step, this prompt's prefill in the next step, queueing for the "
             "step token budget ({budget}) and for a free slot, + {ro:.0f} ms per-request overhead",
@@ -335,7 +354,7 @@ def _details(spec, res, cat, rec, warnings, calibrations):
             pin=Msg("; pinned: hardware.count / (TP x PP)") if spec.hardware.count else "")),
         "meets_targets": bool(res["meets"][ai, li]),
     }
-    if s.ttft_p95_ms and float(op["ttft_p95"][ai, li]) * 1e3 > s.ttft_p95_ms:
+    if s.ttft_p95_ms and np.isfinite(op["ttft_p95"][ai, li]) and float(op["ttft_p95"][ai, li]) * 1e3 > s.ttft_p95_ms:
         warnings.append(Msg("TTFT p95 {ttft:.0f} ms exceeds the {target:g} ms target", ttft=float(op["ttft_p95"][ai, li]) * 1e3,
                             target=s.ttft_p95_ms))
     gps = int(cat.gpus_per_server[ai])
