@@ -88,8 +88,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         kinds = set()
         for t in tps:
             bw, lat, kind = link(acc, int(t))
-            link_bw[i][tp_b == t] = bw
-            link_lat[i][tp_b == t] = np.nan if lat is None else lat
+            link_bw[i, ...] = np.where(tp_b == t, bw, link_bw[i])
+            link_lat[i, ...] = np.where(tp_b == t, np.nan if lat is None else lat, link_lat[i])
             if t > 1:
                 kinds.add(kind)
         notes[i]["link"] = ", ".join(sorted(kinds))
