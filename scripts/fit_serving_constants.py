@@ -31,10 +31,10 @@ def _names(runtime):
     return NAMES if runtime == "trtllm" else NAMES[:-1]
 
 
-def _loss(x, rows, runtime):
-    n = len(_names(runtime))
+def _loss(x, rows, runtime, start, names):
+    n = len(names)
     x = np.clip(x, BOUNDS[0][:n], BOUNDS[1][:n])
-    consts = {**FITTED[runtime], **dict(zip(_names(runtime), x * SCALE[:n], strict=True))}
+    consts = {**start, **dict(zip(names, x * SCALE[:n], strict=True))}
     out = replay(rows, consts_by_runtime={runtime: consts})
     lt = np.array([np.log(max(r["predicted_ttft_ms"], 1e-3) / r["measured_ttft_ms"]) for r in out])
     lp = np.array([np.log(max(r["predicted_tpot_ms"], 1e-3) / r["measured_tpot_ms"]) for r in out])
@@ -77,10 +77,13 @@ def nelder_mead(f, x0, steps=120):
     return np.clip(pts[i], BOUNDS[0][:n], BOUNDS[1][:n]), vals[i]
 
 
-def fit(rows, runtime, steps=120):
+def fit(rows, runtime, steps=120, start=None):
+    start = start or FITTED[runtime]
     names = _names(runtime)
-    x0 = np.array([FITTED[runtime][k] for k in names]) / SCALE[:len(names)]
-    x, v = nelder_mead(lambda x: _loss(x, rows, runtime), x0, steps=steps)
+    if not any(r["precision"] in ("fp8", "fp4") for r in rows):
+        names = tuple(n for n in names if n != "low_bit_gemm_factor")
+    x0 = np.array([start[k] for k in names]) / SCALE[:len(names)]
+    x, v = nelder_mead(lambda x: _loss(x, rows, runtime, start, names), x0, steps=steps)
     return dict(zip(names, (x * SCALE[:len(names)]).tolist(), strict=True)), v
 
 
@@ -108,8 +111,11 @@ def main(argv=None) -> int:
             if not train:
                 print(f"{runtime}: only one {key} ({g}); no held-out check possible")
                 continue
-            c, _ = fit(train, runtime, args.steps)
-            out = replay(test, consts_by_runtime={runtime: {**FITTED[runtime], **c}})
+            start = dict(FITTED[runtime])
+            if not any(r["precision"] in ("fp8", "fp4") for r in train):
+                start["low_bit_gemm_factor"] = 1.0  # no low-bit rows to learn from: neutral, not the full fit
+            c, _ = fit(train, runtime, args.steps, start=start)
+            out = replay(test, consts_by_runtime={runtime: {**start, **c}})
             for r in out:
                 r["heldout"] = f"{runtime} {key}={g}"
             held.extend(out)

@@ -63,6 +63,9 @@ def candidate(res, cat, ai: int, li: int, s) -> dict:
         "output_tokens_per_s_per_gpu": fin(float(op["rate"][ai, li]) * s.output_tokens / (tp * pp)),
         "max_rps_per_replica_meeting_targets": fin(_g(res, "rate_meeting", ai, li)),
         "bottleneck": str(res["bottleneck"][ai, li]),
+        "sustained_rps_per_replica": fin(float(op["rate"][ai, li])),
+        "kv_bytes_per_gpu": fin(float(op["n_running"][ai, li]) * float(res["mem"]["kv_per_seq_bytes"][ai, li])),
+        "kv_memory_left_bytes_per_gpu": float(res["mem"]["kv_pool_bytes"][ai, li]),
         "cost_usd_per_hour": float(price) if math.isfinite(price) else None,
     }
 
