@@ -38,6 +38,9 @@ WORKLOADS = {
     "QLoRA Llama 3.1 70B": {
         "kind": "finetuning", "model": {"preset": "llama-3.1-70b"},
         "training": {"method": "qlora", "tokens": 2e8, "sequence_length": 4096}},
+    "serving Llama 3.1 70B, 5 rps (issue 10 example)": {
+        "kind": "inference", "model": {"preset": "llama-3.1-70b"},
+        "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 5}},
     "serving Llama 3.1 70B, 20 rps": {
         "kind": "inference", "model": {"preset": "llama-3.1-70b"},
         "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 20, "concurrency": 64,

@@ -356,9 +356,10 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
         ttft1, tpot1 = e.unloaded()
         ttft_t, tpot_t, stated = serving_targets(s, ttft1, tpot1)
         max_stable = e.max_stable_rate()
-        lam = e.rate_meeting(ttft_t, tpot_t)  # requests/s per replica within the p95 targets
-        at = e.steady(lam, parts=False)
-        clients_max = lam * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients at that rate
+        lam = e.rate_meeting(ttft_t, tpot_t, hi=max_stable * 1.000001)  # open loop, per replica, within targets
+        lam_c = e.rate_meeting(ttft_t, tpot_t, closed=True, hi=max_stable * 1.000001)
+        at = e.steady(lam_c, parts=False)
+        clients_max = lam_c * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients within targets
         need = np.maximum(np.ceil(rps / np.where(lam > 0, lam, np.nan)) if rps > 0 else 1.0,
                           np.ceil(s.concurrency / np.where(clients_max >= 1, clients_max, np.nan)))
         meets = np.isfinite(need) & (lam > 0)
@@ -372,12 +373,10 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
             replicas = np.maximum(np.floor(s.count_pin / (tp_e * pp_e)), 1.0)
         op = _operating_point(e, s, replicas, max_stable)
         if not s.count_pin:
-            # Closed loops also see cohort queueing: add replicas until the p95s hold (or give up).
-            for _ in range(4):
-                short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
-                if not short.any():
-                    break
-                replicas = np.where(short, np.ceil(replicas * 1.5), replicas)
+            # Rounding to whole clients per replica can still miss by a hair: one more replica there.
+            short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
+            if short.any():
+                replicas = np.where(short, replicas + 1.0, replicas)
                 op = _operating_point(e, s, replicas, max_stable)
         count = replicas * tp_e * pp_e
         meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))

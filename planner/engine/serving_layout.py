@@ -66,33 +66,45 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     n = len(accs)
     lead = (n,) + (1,) * len(shape)
     peaks, kernels, notes, vals = [], [], [], []
+    tp_b = np.broadcast_to(tp, shape)
+    tps = np.unique(tp_b).tolist() if tp.size else []
+    # Accelerators of one chip/interconnect share everything but capacity and bandwidth: computed once.
+    memo: dict = {}
+    link_rows = []
     for acc in accs:
-        peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
-        values, source = resolve_constants(acc, runtime, compute, calibrations)
-        if consts:
-            values = {**values, **consts}
-        peaks.append(np.nan if peak is None else peak)
-        kernels.append(kernel_factor(weights=weights, compute_fmt=fmt))
-        low_bit = fmt in ("fp8", "fp4", "int8")
-        values = {**values, "compute_factor": values["low_bit_gemm_factor"] if low_bit else 1.0}
+        cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
+        key = (acc.architecture, acc.model, acc.fp32_tflops, acc.tf32_tflops_dense, acc.bf16_tflops_dense,
+               acc.fp16_tflops_dense, acc.fp8_tflops_dense, acc.fp4_tflops_dense, acc.int8_tops_dense,
+               acc.interconnect, acc.interconnect_gb_s, acc.pcie_gen, acc.id if cal is not None else None)
+        if key not in memo:
+            peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
+            values, source = resolve_constants(acc, runtime, compute, calibrations)
+            if consts:
+                values = {**values, **consts}
+            low_bit = fmt in ("fp8", "fp4", "int8")
+            values = {**values, "compute_factor": values["low_bit_gemm_factor"] if low_bit else 1.0}
+            links = [link(acc, int(t)) for t in tps]
+            kinds = ", ".join(sorted({lk[2] for t, lk in zip(tps, links, strict=True) if t > 1}))
+            memo[key] = (np.nan if peak is None else peak, kernel_factor(weights=weights, compute_fmt=fmt), values,
+                         {"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
+                          "peak_tflops": peak, "link": kinds},
+                         [lk[0] for lk in links], [np.nan if lk[1] is None else lk[1] for lk in links])
+        peak, kern, values, note, bws, lats = memo[key]
+        peaks.append(peak)
+        kernels.append(kern)
         vals.append(values)
-        notes.append({"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
-                      "peak_tflops": peak})
+        notes.append(note)
+        link_rows.append((bws, lats))
     col = lambda xs: np.array(xs, dtype=float).reshape(lead)  # noqa: E731
     consts_arr = {k: col([v[k] for v in vals]) for k in vals[0]} if vals else {}
-    tps = np.unique(np.broadcast_to(tp, shape)).tolist() if tp.size else []
-    link_bw = np.ones((n,) + shape)
-    link_lat = np.full((n,) + shape, np.nan)
-    tp_b = np.broadcast_to(tp, shape)
-    for i, acc in enumerate(accs):
-        kinds = set()
-        for t in tps:
-            bw, lat, kind = link(acc, int(t))
-            link_bw[i, ...] = np.where(tp_b == t, bw, link_bw[i])
-            link_lat[i, ...] = np.where(tp_b == t, np.nan if lat is None else lat, link_lat[i])
-            if t > 1:
-                kinds.add(kind)
-        notes[i]["link"] = ", ".join(sorted(kinds))
+    if tps:
+        pos = np.searchsorted(np.array(tps, dtype=float), tp_b)
+        bw_tab = np.array([r[0] for r in link_rows], dtype=float)  # accelerators x distinct TP
+        lat_tab = np.array([r[1] for r in link_rows], dtype=float)
+        link_bw, link_lat = bw_tab[:, pos], lat_tab[:, pos]
+    else:
+        link_bw = np.ones((n,) + shape)
+        link_lat = np.full((n,) + shape, np.nan)
     mem = memory_plan(arch=arch, capacity_bytes=col([a.memory_gib * GIB for a in accs]), runtime=runtime,
                       weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl)
     rt = RUNTIME_SPECS[runtime]

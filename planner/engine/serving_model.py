@@ -21,6 +21,7 @@ broadcast (accelerators x layouts in the search, rows in the replay).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERH
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
-BISECT_STEPS = 26  # relative precision 1.5e-8 of the capacity bound
+BISECT_STEPS = 22  # relative precision 2.4e-7 of the capacity bound
 # Without stated targets a plan keeps p95 latencies within these multiples of one request alone
 # (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
 # prefill and batching up to ~3x the single-stream step).
@@ -106,73 +107,70 @@ class Engine:
 
     # ------------------------------------------------------------ steady state at a rate
 
-    def _slopes(self, lam):
-        tokens_rate = lam * (self.isl + self.osl)
+    @cached_property
+    def _k(self) -> dict:
+        """Per-engine invariants of the steady state (computed once; steady() runs inside bisections)."""
         ctx_d = self.isl + self.osl / 2.0
-        g_c = tokens_rate * self.flops_per_token / (self.tp * self.pp * self.flops_s)
-        a_c = lam * (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx / (
-            self.tp * self.pp * self.flops_s)
-        a_kv = lam * (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
-        a_k = tokens_rate * self.comm_per_token_s
-        return g_c, a_c, a_kv, a_k
+        per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
+        g = (self.isl + self.osl) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
+        a = (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx * per_flop
+        kv = (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
+        k = (self.isl + self.osl) * self.comm_per_token_s
+        fixed = self.overhead_s + self.comm_fixed_s
+        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        chunks = np.ceil(self.isl / self.budget)
+        w1 = self.weight_read_s(1.0)
+        return {"g": g, "m": np.maximum(a, kv), "k": k, "fixed": fixed, "c_pre": c_pre, "chunks": chunks,
+                "own": self.isl * (c_pre + self.comm_per_token_s) + (chunks - 1.0) * (fixed + w1), "w1": w1,
+                "moe": bool(np.any(self.expert_weight_bytes)), "slots": np.maximum(self.n_max, 1.0),
+                "slot_exp": np.sqrt(2.0 * (np.maximum(self.n_max, 1.0) + 1.0)) - 1.0,
+                "tpot_share": Z95 * self.isl * c_pre / np.sqrt(np.maximum(self.osl, 1.0))}
+
+    def _slopes(self, lam):
+        k = self._k
+        return lam * k["g"], lam * k["m"], lam * k["m"], lam * k["k"]
 
     def steady(self, lam, parts=True):
         """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
 
-        Returns a dict of arrays: T (mean step = TPOT), ttft (mean), ttft_p95, tpot_p95, n_running,
-        stable (the engine keeps up within its token budget and KV memory) and the step's parts."""
+        Everything per step is proportional to the step time T (decodes lam*osl*T, prompt tokens
+        lam*isl*T), and T = max(matmul FLOPs, weight read) + max(attention FLOPs, KV read) + fixed +
+        all-reduces, so T solves a linear fixed point per branch in closed form.
+        Returns arrays: T (mean step = TPOT), ttft (mean), ttft_p95, tpot_p95, n_running, stable (the
+        engine keeps up within its token budget and KV memory) and, with parts, the step's parts."""
+        k = self._k
         lam = np.asarray(lam, dtype=float)
-        tokens_rate = lam * (self.isl + self.osl)
-        ctx_d = self.isl + self.osl / 2.0
-        # Everything per step is proportional to T: decodes lam*osl*T, prompt tokens lam*isl*T.
-        # T = max(gemm FLOPs, weights) + max(attention FLOPs, KV) + fixed + comm: four linear branches.
-        g_c = tokens_rate * self.flops_per_token / (self.tp * self.pp * self.flops_s)
-        a_c = lam * (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx / (
-            self.tp * self.pp * self.flops_s)
-        a_kv = lam * (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
-        a_k = tokens_rate * self.comm_per_token_s
-        fixed = self.overhead_s + self.comm_fixed_s
+        g, m, kk = lam * k["g"], lam * k["m"], lam * k["k"]
+        fixed = k["fixed"]
+        den_c = 1.0 - g - m - kk
+        den_m = 1.0 - m - kk
+        ok = den_c > 0
+        w0 = k["w1"]
         T = None
-        ok = None
-        w0 = self.weight_read_s(np.ones_like(tokens_rate))
-        for _ in range(2 if np.any(self.expert_weight_bytes) else 1):  # MoE: experts touched depend on T
-            best = None
-            ok = np.ones(np.shape(tokens_rate), dtype=bool)
-            for slope_g, const_g in ((g_c, 0.0), (0.0, w0)):
-                for slope_a in (a_c, a_kv):
-                    den = 1.0 - slope_g - slope_a - a_k
-                    ok = ok & (den > 0)
-                    t = (fixed + const_g) / np.where(den > 0, den, 1.0)
-                    best = t if best is None else np.maximum(best, t)
-            T = np.where(ok, best, np.inf)
-            w0 = self.weight_read_s(np.where(np.isfinite(T), tokens_rate * T, 1.0))
-        tokens_step = tokens_rate * T
+        for _ in range(2 if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
+            T = np.where(ok, np.maximum(fixed / np.where(ok, den_c, 1.0), (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
+            if k["moe"]:
+                w0 = self.weight_read_s(np.where(np.isfinite(T), lam * (self.isl + self.osl) * T, 1.0))
+        tokens_step = lam * (self.isl + self.osl) * T
         n_decode = lam * self.osl * T
         # A new prompt waits for the running step (on average half of it), then rides the next step
         # with the prompts that arrived meanwhile; beyond the budget it waits for more steps (M/D/1).
-        c_pre = self.compute_s_per_token(self.isl / 2.0)
-        own = self.isl * (c_pre + self.comm_per_token_s)
-        chunks = np.ceil(self.isl / self.budget)
-        own = own + (chunks - 1.0) * (fixed + w0)
-        room = np.maximum(self.budget - n_decode, 1.0)
-        rho = np.clip(lam * self.isl * T / room, 0.0, None)
+        own = k["own"]
+        rho = lam * self.isl * T / np.maximum(self.budget - n_decode, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
-        ttft = 0.5 * T + T + own + wait + self.request_overhead_s
+        residence = 1.5 * T + own + wait + self.osl * T
         # p95: the whole running step, the prompts sharing the step (Poisson), an exponential queue tail.
-        prompts = lam * T
-        share = self.isl * c_pre * Z95 * np.sqrt(prompts)
-        ttft_p95 = T + T + own + share + wait * LN20 + self.request_overhead_s
+        root = np.sqrt(lam * T)
+        ttft_p95 = 2.0 * T + own + self.isl * k["c_pre"] * Z95 * root + wait * LN20 + self.request_overhead_s
         # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry.
-        tpot_p95 = T + Z95 * self.isl * c_pre * np.sqrt(prompts) / np.sqrt(np.maximum(self.osl, 1.0))
-        n_running = lam * (ttft - self.request_overhead_s + self.osl * T)
+        tpot_p95 = T + k["tpot_share"] * root
+        n_running = lam * residence
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
-        residence = ttft - self.request_overhead_s + self.osl * T
-        rho_s = n_running / np.maximum(self.n_max, 1.0)
-        c = np.maximum(self.n_max, 1.0)
-        slot_wait = np.where(rho_s < 1.0, residence / c * rho_s ** (np.sqrt(2.0 * (c + 1.0)) - 1.0)
+        rho_s = n_running / k["slots"]
+        slot_wait = np.where(rho_s < 1.0, residence / k["slots"] * rho_s ** k["slot_exp"]
                              / np.maximum(1.0 - rho_s, 1e-9), np.inf)
-        ttft = ttft + slot_wait
+        ttft = residence - self.osl * T + slot_wait + self.request_overhead_s
         ttft_p95 = ttft_p95 + slot_wait * LN20
         stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (rho_s < 1.0)
         if not parts:
@@ -216,12 +214,25 @@ class Engine:
             hi = np.where(good, hi, mid)
         return lo
 
-    def rate_meeting(self, ttft_s, tpot_s):
-        """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never)."""
+    def cohort_s(self, clients):
+        """Closed loops with equal request lengths run in cohorts: clients that started together finish
+        together and send their next prompts together, so a prompt shares its prefill with others
+        (ttft_cohort_factor x sqrt(clients - 1) prompts' worth, fitted on the measured closed loops)."""
+        c = np.maximum(np.minimum(clients, self.n_max) - 1.0, 0.0)
+        return self.cohort_factor * np.sqrt(c) * self.isl * self.compute_s_per_token(self.isl / 2.0)
+
+    def rate_meeting(self, ttft_s, tpot_s, *, closed=False, hi=None):
+        """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never).
+
+        closed=True: the rate of a closed loop (clients = rate x cycle, Little's law) including the
+        cohort wait of closed loops."""
         def ok(lam):
             s = self.steady(lam, parts=False)
-            return s["stable"] & (s["ttft_p95"] <= ttft_s) & (s["tpot_p95"] <= tpot_s)
-        lam = self._bisect(ok, self._rate_upper())
+            ttft = s["ttft_p95"]
+            if closed:
+                ttft = ttft + 2.0 * self.cohort_s(lam * (s["ttft"] + (self.osl - 1.0) * s["T"]))
+            return s["stable"] & (ttft <= ttft_s) & (s["tpot_p95"] <= tpot_s)
+        lam = self._bisect(ok, self._rate_upper() if hi is None else hi)
         # lam is the top of the feasible range; 0 with an infeasible floor means never.
         return np.where(ok(np.maximum(lam, 1e-9)), lam, 0.0)
 
@@ -242,12 +253,9 @@ class Engine:
         cycle = s["ttft"] + (self.osl - 1.0) * s["T"]
         queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
         queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
-        # Closed loops with equal request lengths run in cohorts: clients that started together finish
-        # together and send their next prompts together, so a prompt shares its prefill with others.
-        cohort = self.cohort_factor * np.sqrt(np.maximum(np.minimum(clients, self.n_max) - 1.0, 0.0))
-        own = self.isl * self.compute_s_per_token(self.isl / 2.0)
-        s["ttft"] = s["ttft"] + queued + cohort * own
-        s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort * own
+        cohort = self.cohort_s(clients)
+        s["ttft"] = s["ttft"] + queued + cohort
+        s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort
         s["rate"] = lam
         s["queued_s"] = queued
         return s

@@ -76,9 +76,12 @@ def curve(res, ai: int, li: int, s) -> list[dict]:
     lam_max = _g(res, "max_stable_rate", ai, li)
     if not (lam_max > 0 and math.isfinite(lam_max)):
         return []
-    pick = lambda x: np.asarray(x)[ai, li]  # noqa: E731
-    one = {f: pick(np.broadcast_to(np.asarray(getattr(eng, f), dtype=float), np.shape(res["fits"])))
-           for f in eng.__dataclass_fields__}
+    def pick(x):
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 0:
+            return x
+        return x[min(ai, x.shape[0] - 1), min(li, x.shape[1] - 1)]
+    one = {f: pick(getattr(eng, f)) for f in eng.__dataclass_fields__}
     e1 = type(eng)(**one)
     lam = lam_max * np.array(CURVE_POINTS)
     st = e1.steady(lam)
