@@ -80,6 +80,8 @@ def curve(res, ai: int, li: int, s) -> list[dict]:
         x = np.asarray(x, dtype=float)
         if x.ndim == 0:
             return x
+        if x.ndim == 1:  # a layouts-only array broadcasts along the last axis
+            return x[min(li, x.shape[0] - 1)]
         return x[min(ai, x.shape[0] - 1), min(li, x.shape[1] - 1)]
     one = {f: pick(getattr(eng, f)) for f in eng.__dataclass_fields__}
     e1 = type(eng)(**one)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from planner.engine import parse_workload_spec, size_workload
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.precision import weight_bytes_per_param
+from planner.engine.presets import preset_arch
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCS = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
@@ -40,6 +41,8 @@ def _peak_bound_tflops(acc, compute):
 @given(specs)
 def test_candidates_meeting_targets_respect_peak_bandwidth_and_memory(d):
     w, c, kv = d["precision"]
+    ctx = preset_arch(d["preset"]).max_position_embeddings or 8192
+    d["isl"], d["osl"] = min(d["isl"], ctx // 2), min(d["osl"], ctx // 2)  # within the model's context
     serving = {"input_tokens": d["isl"], "output_tokens": d["osl"], "requests_per_second": d["rps"],
                "concurrency": d["concurrency"], "runtime": d["runtime"]}
     if d["ttft"]:
