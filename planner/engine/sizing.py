@@ -18,7 +18,7 @@ from .result import SizingResult, q
 from .sizing_serving import size_serving
 from .spec import WorkloadSpec
 
-ENGINE_VERSION = "1.0.0"
+ENGINE_VERSION = "1.1.0"  # 1.1: serving on the continuous-batching model fitted on measured engines
 GIB = memory.GIB
 TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
