@@ -25,6 +25,34 @@ from planner.engine.serving_replay import error_table, format_table, load_rows, 
 PEER_CSV = ROOT / "bench" / "results" / "aiconfigurator_serving_measured.csv"
 
 
+def _mdape(vals):
+    return f"{statistics.median(vals):.1%}" if vals else "–"
+
+
+def side_by_side(out: list[dict]) -> None:
+    """GPU Planner next to AIConfigurator's recorded predictions (bench/bench_serving_peer.py), on
+    the rows the peer predicts."""
+    with PEER_CSV.open(encoding="utf-8") as f:
+        peer = {r["id"]: r for r in csv.DictReader(f) if r["status"] == "ok"}
+    groups: dict = {}
+    for r in out:
+        if r["id"] in peer:
+            groups.setdefault((r["backend"], r["system"]), []).append(r)
+    print(f"\nSide by side on the {sum(map(len, groups.values()))} rows AIConfigurator predicts "
+          f"({PEER_CSV.relative_to(ROOT)}):\n")
+    print("| backend | system | rows | GPU Planner TTFT | AIConfigurator TTFT | GPU Planner TPOT | AIConfigurator TPOT |")
+    print("|---|---|---|---|---|---|---|")
+    everything = [r for g in groups.values() for r in g]
+    for key, rows in [*sorted(groups.items()), (("all", ""), everything)]:
+        def err(rs, who, what):
+            if who == "ours":
+                return [abs(r[f"{what}_error"]) for r in rs]
+            return [abs(float(peer[r["id"]][f"peer_{what}_ms"]) / r[f"measured_{what}_ms"] - 1) for r in rs]
+        print(f"| {key[0]} | {key[1]} | {len(rows)} | {_mdape(err(rows, 'ours', 'ttft'))} | "
+              f"{_mdape(err(rows, 'peer', 'ttft'))} | {_mdape(err(rows, 'ours', 'tpot'))} | "
+              f"{_mdape(err(rows, 'peer', 'tpot'))} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", type=Path, default=None)
@@ -41,9 +69,7 @@ def main(argv=None) -> int:
     print()
     print(format_table(error_table(out, by=("model", "backend", "precision"))))
     if PEER_CSV.exists():
-        peer = {r["id"]: r for r in csv.DictReader(PEER_CSV.open(encoding="utf-8"))}
-        both = [r for r in out if r["id"] in peer and peer[r["id"]].get("predicted_ttft_ms")]
-        print(f"\nPeer file {PEER_CSV.relative_to(ROOT)}: {len(both)} rows in common")
+        side_by_side(out)
     if args.csv:
         with args.csv.open("w", encoding="utf-8", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(out[0]))

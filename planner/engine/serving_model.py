@@ -31,7 +31,7 @@ from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERH
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
-BISECT_STEPS = 22  # relative precision 2.4e-7 of the capacity bound
+BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
 # Without stated targets a plan keeps p95 latencies within these multiples of one request alone
 # (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
 # prefill and batching up to ~3x the single-stream step).

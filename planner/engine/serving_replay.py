@@ -71,6 +71,7 @@ def replay(rows: Iterable[Mapping], *, calibrations: Calibrations = NO_CALIBRATI
                 "tensor_parallel": int(float(r["tensor_parallel"])), "isl": int(float(r["isl"])),
                 "osl": int(float(r["osl"])), "concurrency": int(float(r["concurrency"])),
                 "measured_ttft_ms": mt, "measured_tpot_ms": mp, "predicted_ttft_ms": pt, "predicted_tpot_ms": pq,
+                "ttft_ms": pt, "tpot_ms": pq,  # the names bench/bench_serving_peer.py reads
                 "ttft_error": (pt - mt) / mt, "tpot_error": (pq - mp) / mp,
                 "bottleneck": str(res["bottleneck"][j]), "fits": bool(res["fits"][j]),
             }
