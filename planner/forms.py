@@ -360,8 +360,9 @@ class WorkloadForm(CostOptionsForm):
         from planner.engine.spec import parse_workload_spec
 
         try:
-            parse_workload_spec(spec)
+            parsed = parse_workload_spec(spec)
             self._check_accelerator_pin(spec)
+            self._check_serving_pin_fits(parsed)
         except SpecValidationError as exc:
             for err in exc.errors:
                 self.add_error(self.field_for_path(err.field), self.message_for(err))
@@ -382,6 +383,19 @@ class WorkloadForm(CostOptionsForm):
         from planner.engine.resolve import resolve_accelerator
 
         resolve_accelerator(pin, accelerator_specs(as_of=timezone.localdate()))
+
+    @staticmethod
+    def _check_serving_pin_fits(parsed) -> None:
+        """A pinned accelerator that cannot hold the model within the pinned count is refused on
+        hardware.accelerator, with what would fit (the engine's own check)."""
+        if not (parsed.hardware.accelerator and parsed.hardware.count):
+            return
+        from django.utils import timezone
+
+        from catalog.selectors import accelerator_specs
+        from planner.engine.sizing_serving import check_pinned_fit
+
+        check_pinned_fit(parsed, accelerator_specs(as_of=timezone.localdate()))
 
     def field_for_path(self, path: str) -> str | None:
         """The form field showing an error at a spec path: the field itself, or its section's."""

@@ -204,6 +204,26 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     return memory_section, compute_section, serving_section, cands, recommendation, acc
 
 
+def check_pinned_fit(spec: WorkloadSpec, accelerators, calibrations: Calibrations | None = None) -> None:
+    """For edges that validate before computing (the web form): raise the field error size_workload
+    would raise when a pinned accelerator cannot hold the model within the pinned count."""
+    from .calibration import NO_CALIBRATIONS  # noqa: PLC0415
+    from .resolve import resolve_accelerator  # noqa: PLC0415
+
+    hw = spec.hardware
+    if spec.kind not in ("inference", "rag") or not hw.accelerator or not hw.count or spec.model is None:
+        return
+    if spec.kind == "rag" and spec.rag is not None and spec.rag.generator == "external_api":
+        return
+    accs = list(accelerators)
+    acc, _ = resolve_accelerator(hw.accelerator, accs)
+    cal = calibrations or NO_CALIBRATIONS
+    cat = search.catalog_arrays([acc], compute_precision=spec.precision.compute, gpus_per_server_pin=hw.gpus_per_server)
+    res = search.search_serving(serving_inputs(spec, cal), cat)
+    if not (res["usable"] & res["fits"]).any():
+        _refuse_pin(spec, res, cat, accs, cal)
+
+
 def _refuse_pin(spec, res, cat, full_catalog, calibrations) -> None:
     """A pinned accelerator that cannot hold the weights at any layout within the count: a field error."""
     from dataclasses import replace  # noqa: PLC0415
