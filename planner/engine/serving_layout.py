@@ -16,7 +16,6 @@ from . import memory
 from .architecture import ModelArch, kv_cache_bytes_per_token
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
-from .messages import Msg
 from .serving_constants import (
     RUNTIME_SPECS,
     compute_format,
@@ -115,10 +114,6 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     return eng, mem, notes
 
 
-def _first(x):
-    return np.asarray(x)[0] if np.ndim(x) else x
-
-
 def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,
                 tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
     """(Engine, memory plan, notes) for one accelerator; `consts` overrides the presets (used by the fit)."""
@@ -198,12 +193,3 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
     out["max_stable_rps"] = np.where(mem["fits"], eng.max_stable_rate(), 0.0)
     out["engine"] = eng
     return out
-
-
-def describe(out: dict, i=()) -> Msg:
-    """A one-line explanation of an evaluated layout (scalar index `i` into array results)."""
-    g = lambda k: float(np.asarray(out[k])[i])  # noqa: E731
-    return Msg("TTFT {ttft:.0f} ms (p95 {ttft95:.0f} ms), TPOT {tpot:.1f} ms (p95 {tpot95:.1f} ms), "
-               "{tps:.0f} output tokens/s per GPU, limited by {neck}",
-               ttft=g("ttft_ms"), ttft95=g("ttft_p95_ms"), tpot=g("tpot_ms"), tpot95=g("tpot_p95_ms"),
-               tps=g("output_tokens_per_s_per_gpu"), neck=str(np.asarray(out["bottleneck"])[i]))
