@@ -89,7 +89,7 @@ def fit(rows, runtime, steps=120, start=None):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--holdout", choices=("none", "model", "isl"), default="none")
+    ap.add_argument("--holdout", choices=("none", "model", "isl", "engine"), default="none")
     ap.add_argument("--steps", type=int, default=120)
     ap.add_argument("--runtimes", default="vllm,sglang,trtllm")
     args = ap.parse_args(argv)
@@ -99,6 +99,18 @@ def main(argv=None) -> int:
             sub = [r for r in rows if r["backend"] == runtime]
             c, v = fit(sub, runtime, args.steps)
             print(runtime, len(sub), "rows", {k: float(f"{x:.4g}") for k, x in c.items()}, f"loss {v:.3f}")
+        return 0
+    if args.holdout == "engine":
+        # An engine never measured: the mean of the other engines' fitted constants (no refit).
+        held = []
+        for runtime in ("vllm", "sglang", "trtllm"):
+            others = [FITTED[o] for o in ("vllm", "sglang", "trtllm") if o != runtime]
+            consts = {k: float(np.mean([o[k] for o in others])) for k in FITTED[runtime]}
+            out = replay([r for r in rows if r["backend"] == runtime], consts_by_runtime={runtime: consts})
+            for r in out:
+                r["heldout"] = f"{runtime} with the other engines' mean constants"
+            held.extend(out)
+        print(format_table(error_table(held, by=("heldout",))))
         return 0
     key = "model" if args.holdout == "model" else "isl"
     # Leave one group out: fit on the other groups of the same runtime, predict the held-out group.
