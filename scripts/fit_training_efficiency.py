@@ -22,7 +22,12 @@ sys.path.insert(0, str(ROOT))
 
 from planner.engine import compute, parse_workload_spec, size_workload  # noqa: E402
 from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
-from planner.engine.training_reference import load_rows, published_goodput, throughput_rows, whole_run_spec  # noqa: E402
+from planner.engine.training_reference import (  # noqa: E402
+    load_rows,
+    published_goodput,
+    throughput_rows,
+    whole_run_spec,
+)
 
 
 def fit(rows):

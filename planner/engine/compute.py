@@ -291,12 +291,17 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
     """
     if gpus < 1 or peak_tflops <= 0 or sequence_length < 1 or global_batch_tokens <= 0:
         raise ValueError("gpus, peak_tflops, sequence_length and global_batch_tokens must be positive")
-    if tokens_per_second is None and step_time_s is not None:
+    if step_time_s is not None:
         if step_time_s <= 0:
             raise ValueError("step_time_s must be positive")
+        if tokens_per_second is not None:
+            raise ValueError("give tokens_per_second or step_time_s, not both")
         tokens_per_second = global_batch_tokens / step_time_s
     flops_per_token = training_flops(arch, tokens=1.0, method=method, trainable_params=trainable_params)
     flops_per_token *= recompute_factor(checkpointing=checkpointing, method=method)
+    for name, value in (("gpu_hours", gpu_hours), ("wall_clock_hours", wall_clock_hours), ("tokens", tokens)):
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be positive")
     run_hours = None
     if tokens and gpu_hours:
         run_hours = gpu_hours / gpus
