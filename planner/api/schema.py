@@ -15,12 +15,14 @@ SPEC_EXAMPLES = {
     "finetuning": {
         "kind": "finetuning", "name": "QLoRA on support tickets",
         "model": {"preset": "llama-3.1-70b"},
-        "training": {"method": "qlora", "tokens": 200_000_000, "sequence_length": 4096, "epochs": 2},
+        "training": {"method": "qlora", "tokens": 200_000_000, "sequence_length": 4096, "epochs": 2,
+                     "optimizer": "paged_adamw_8bit", "double_quant": True},
     },
     "pretraining": {
         "kind": "pretraining", "name": "Small model from scratch",
         "model": {"preset": "llama-3.2-1b"},
-        "training": {"tokens": 100_000_000_000, "sequence_length": 4096, "deadline_hours": 720},
+        "training": {"tokens": 100_000_000_000, "sequence_length": 4096, "deadline_hours": 720,
+                     "optimizer": "adamw", "optimizer_states": "fp32", "master_weights": "fp32", "goodput": 0.9},
     },
     "rag": {
         "kind": "rag", "name": "Document search with answers",
