@@ -118,6 +118,7 @@ class TrainingInputs:
 
 
 CP_OPTIONS = (1, 2, 4, 8, 16, 32)
+VPP_OPTIONS = (8, 4, 2, 1)  # interleaved 1F1B depths searched when virtual_pipeline_stages is not given
 MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism splits long sequences only (NeMo/Megatron practice)
 
 
@@ -137,10 +138,10 @@ def max_data_parallel(t: TrainingInputs) -> int | None:
 
 
 def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
-    """All (count, tp, pp, cp, zero, ckpt) combinations, in preference order inside each count:
-    least model parallelism first, then lowest ZeRO stage (less communication)."""
+    """All (count, tp, pp, cp, zero, ckpt, vpp) combinations, in preference order inside each count:
+    fastest first (layout_speed), then least model parallelism, then lowest ZeRO stage."""
     a = t.arch
-    counts = np.array([t.count_pin]) if t.count_pin else COUNTS
+    counts = np.array([t.count_pin], dtype=np.int64) if t.count_pin else COUNTS
     tps = (t.tp_pin,) if t.tp_pin else TP_OPTIONS
     pps = (t.pp_pin,) if t.pp_pin else PP_OPTIONS
     cps = context_parallel_options(t)
@@ -151,35 +152,46 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
     if not a.is_transformer:
         ckpts = ckpts[:1]
     max_dp = max_data_parallel(t)
-    rows = []
-    for c in counts.tolist():
-        for tp in tps:
-            if a.is_transformer and a.attention_heads % tp:
-                continue
-            for pp in pps:
-                if a.is_transformer and pp > a.layers:
-                    continue
-                vpps = virtual_stage_options(t, pp)
-                for cp in cps:
-                    if c % (tp * pp * cp):
-                        continue
-                    dp = c // (tp * pp * cp)
-                    if max_dp is not None and dp > max_dp:
-                        continue
-                    for z in zeros:
-                        if z > 0 and dp * cp == 1 and t.zero_pin is None:
-                            continue  # ZeRO shards across data-parallel ranks: nothing to shard
-                        for ck in ckpts:
-                            rows.extend((c, tp, pp, dp, z, ck, cp, v) for v in vpps)
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
-    lay = {"count": arr[:, 0], "tp": arr[:, 1], "pp": arr[:, 2], "dp": arr[:, 3], "zero": arr[:, 4],
-           "ckpt": arr[:, 5], "cp": arr[:, 6], "vpp": arr[:, 7]}
+    if a.is_transformer:
+        tps = tuple(tp for tp in tps if a.attention_heads % tp == 0)
+        pps = tuple(pp for pp in pps if pp <= a.layers)
+    # Vectorised Cartesian product: (count, tp, pp, cp) first, then x ZeRO x checkpointing x interleaving.
+    c, tp, pp, cp = (x.ravel() for x in np.meshgrid(counts, np.array(tps, dtype=np.int64), np.array(pps, dtype=np.int64),
+                                                    np.array(cps, dtype=np.int64), indexing="ij"))
+    ok = c % (tp * pp * cp) == 0
+    c, tp, pp, cp = c[ok], tp[ok], pp[ok], cp[ok]
+    dp = c // (tp * pp * cp)
+    if max_dp is not None:
+        ok = dp <= max_dp
+        c, tp, pp, cp, dp = c[ok], tp[ok], pp[ok], cp[ok], dp[ok]
+    # Interleaving depths per (count, tp, pp, cp) row: pinned, else 8/4/2 where every virtual stage keeps
+    # a layer (pipeline stages only) and 1 (plain 1F1B).
+    if t.vpp:
+        v = np.full(len(c), t.vpp, dtype=np.int64)
+    else:
+        layers = a.layers if a.is_transformer else 0
+        vs = np.array(VPP_OPTIONS, dtype=np.int64)
+        allowed = (vs[None, :] == 1) | ((pp[:, None] > 1) & (layers >= pp[:, None] * vs[None, :]))
+        row, col = np.nonzero(allowed)
+        c, tp, pp, cp, dp, v = c[row], tp[row], pp[row], cp[row], dp[row], vs[col]
+    zc = [x.ravel() for x in np.meshgrid(np.array(zeros, dtype=np.int64), np.array(ckpts, dtype=np.int64), indexing="ij")]
+    n, k = len(c), len(zc[0])
+    c, tp, pp, cp, dp, v = (np.repeat(x, k) for x in (c, tp, pp, cp, dp, v))
+    z, ck = (np.tile(x, n) for x in zc)
+    if t.zero_pin is None:  # ZeRO shards across data-parallel ranks: with none there is nothing to shard
+        keep = ~((z > 0) & (dp * cp == 1))
+        c, tp, pp, cp, dp, v, z, ck = (x[keep] for x in (c, tp, pp, cp, dp, v, z, ck))
+    lay = {"count": c, "tp": tp, "pp": pp, "dp": dp, "zero": z, "ckpt": ck, "cp": cp, "vpp": v}
     # Preference inside each count: the fastest layout first (the efficiency model's layout terms and
     # the recomputation cost, the same on every accelerator), then the least model parallelism, the
-    # lowest ZeRO stage (less communication). The search keeps the first layout that fits.
-    speed = np.round(layout_speed(t, lay), 3)
-    order = np.lexsort((lay["vpp"], lay["cp"], lay["tp"], lay["zero"], lay["tp"] * lay["pp"] * lay["cp"], -speed, lay["count"]))
-    return {k: v[order] for k, v in lay.items()}
+    # lowest ZeRO stage (less communication). The search keeps the first layout that fits. One packed
+    # int64 key (count | speed | parallelism | ZeRO | TP | CP | VPP) sorts it in one pass.
+    slow = np.clip(np.round((1.0 - layout_speed(t, lay)) * 1000), 0, 1023).astype(np.int64)
+    par = np.minimum(tp * pp * cp, 65535)
+    key = (((((((c << 10) | slow) << 16 | par) << 2 | z) << 4 | np.minimum(tp, 15)) << 6 | np.minimum(cp, 63)) << 4
+           | np.minimum(v, 15))
+    order = np.argsort(key, kind="stable")
+    return {k: x[order] for k, x in lay.items()}
 
 
 def layout_speed(t: TrainingInputs, lay: dict[str, np.ndarray]) -> np.ndarray:
@@ -191,19 +203,6 @@ def layout_speed(t: TrainingInputs, lay: dict[str, np.ndarray]) -> np.ndarray:
                                           micro_batch=t.micro_batch, dp=lay["dp"])
     return (compute.width_factor(compute.model_width(t.arch) / lay["tp"]) * compute.bubble_factor(lay["pp"], m, lay["vpp"])
             / recompute[lay["ckpt"]])
-
-
-VPP_OPTIONS = (8, 4, 2, 1)
-
-
-def virtual_stage_options(t: TrainingInputs, pp: int) -> tuple[int, ...]:
-    """Interleaved schedule depths: pinned, else 8/4/2 virtual stages per GPU where every virtual stage
-    keeps at least one layer, and 1 (plain 1F1B, the least activation memory)."""
-    if t.vpp:
-        return (t.vpp,)
-    if pp == 1 or not t.arch.is_transformer:
-        return (1,)
-    return tuple(v for v in VPP_OPTIONS if v == 1 or t.arch.layers >= pp * v)
 
 
 def trainable_bytes_per_param(t: TrainingInputs) -> dict[str, float]:

@@ -310,7 +310,7 @@ def _no_layout_reason(spec: WorkloadSpec, ti: search.TrainingInputs) -> Msg:
                "context parallel, and tensor parallel must divide the attention heads")
 
 
-def _remedy_needs(spec, ti: search.TrainingInputs, cat) -> list[tuple[str, np.ndarray]]:
+def _remedy_needs(spec, ti: search.TrainingInputs, cat, top_count: int | None) -> list[tuple[str, np.ndarray]]:
     """Each applicable remedy with the smallest per-GPU memory it reaches on every accelerator,
     from the same memory model, so the remedies can be ordered by how much they help."""
     t, hw = spec.training, spec.hardware
@@ -342,7 +342,12 @@ def _remedy_needs(spec, ti: search.TrainingInputs, cat) -> list[tuple[str, np.nd
         trials.append((Msg("QLoRA (NF4 base weights) instead of full fine-tuning"),
                        {"method": "qlora", "weights": "int4", "trainable_params": lora, "master_weights": "none"}))
     out = []
+    # The least memory a layout reaches is at the largest GPU count searched (most sharding): only that
+    # count is evaluated for each remedy (unless the remedy is the count itself).
+    top = None if hw.count else top_count
     for label, change in trials:
+        if top is not None and "count_pin" not in change:
+            change = {**change, "count_pin": top}
         alt = dataclasses.replace(ti, **change)
         lay = search.training_layouts(alt)
         if not len(lay["count"]):
@@ -358,7 +363,8 @@ def _training_not_fitting(spec, res, cat, ti=None) -> list[dict]:
     fits_any = res.get("fits_any")
     fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
     fitting_mem = [x.memory_gib for x in fitting]
-    needs = _remedy_needs(spec, ti, cat) if ti is not None and not fits_any.all() else []
+    top = int(res["layouts"]["count"].max()) if len(res["layouts"]["count"]) else None
+    needs = _remedy_needs(spec, ti, cat, top) if ti is not None and not fits_any.all() else []
     for ai, acc in enumerate(cat.accelerators):
         if fits_any[ai]:
             continue
