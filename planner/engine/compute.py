@@ -33,23 +33,24 @@ from .messages import Msg
 
 # Fitted by scripts/fit_training_efficiency.py on the rows with role "fit" of
 # planner/engine/data/training_published.json (MosaicML llm-foundry benchmark tables on A100/H100,
-# BF16 and FP8; Korthikanti et al. 2022 MFU table; NeMo 25.02 B200 FP8 table); the rows with role
+# BF16 and FP8; Korthikanti et al. 2022 MFU table; NeMo 24.07 H100 and 25.02 B200 FP8 pre-training
+# tables; PaLM); the rows with role
 # "held_out" were not used. Fit and held-out errors: docs/BENCHMARKS.md "Training efficiency".
-GEMM_HALF_WIDTH = 575.0  # per-GPU hidden width at which GEMM efficiency is half its asymptote
-ATTENTION_COST = 1.1  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
+GEMM_HALF_WIDTH = 650.0  # per-GPU hidden width at which GEMM efficiency is half its asymptote
+ATTENTION_COST = 1.2  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
 
 # Asymptotic efficiency (wide GEMMs, no attention, no bubble) by generation and format class.
 # "16" covers bf16/fp16 (and tf32/fp32 against their own peak), "8" fp8/int8 against the fp8 peak.
 # Generations without a published training run read are assumptions and say so: the former
-# ">= 13B" presets x 1.3, Hopper's ratio of fitted base to its former preset (0.52 / 0.40). An fp8
+# ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). An fp8
 # base is never above the 16-bit base of the same generation (fp8 never beats its peak ratio).
 BASE = {
-    ("ampere", "16"): (0.76, "fitted: MosaicML A100 table, Korthikanti et al. 2022"),
-    ("hopper", "16"): (0.52, "fitted: MosaicML H100 BF16 table"),
-    ("hopper", "8"): (0.39, "fitted: MosaicML H100 FP8 table"),
-    ("blackwell", "16"): (0.52, "assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)"),
-    ("blackwell", "8"): (0.47, "fitted: NeMo 25.02 B200 FP8 table"),
-    ("tpu", "16"): (0.64, "PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)"),
+    ("ampere", "16"): (0.79, "fitted: MosaicML A100 table, Korthikanti et al. 2022"),
+    ("hopper", "16"): (0.54, "fitted: MosaicML H100 BF16 table"),
+    ("hopper", "8"): (0.47, "fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table"),
+    ("blackwell", "16"): (0.54, "assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)"),
+    ("blackwell", "8"): (0.49, "fitted: NeMo 25.02 B200 FP8 table"),
+    ("tpu", "16"): (0.66, "PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)"),
     ("volta", "16"): (0.45, "assumption (pre-BF16 generation)"),
     ("turing", "16"): (0.33, "assumption (inference card, FP16 only)"),
     ("ada", "16"): (0.45, "assumption (PCIe cards without NVLink)"),

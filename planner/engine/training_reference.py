@@ -18,6 +18,7 @@ import numpy as np
 from . import compute
 from .architecture import ModelArch
 from .hardware import AcceleratorSpec
+from .memory import lora_adapter_params
 from .precision import peak_tflops
 
 DATA = Path(__file__).with_name("data") / "training_published.json"
@@ -96,6 +97,10 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
         seq = r["sequence_length"]
         x = compute.attention_ratio(a, seq=seq)
         tps = tokens_per_s_per_gpu(r["observed"], a, peak=peak, x=x)
+        trainable = 0.0
+        if r["method"] != "full":
+            lora = r.get("lora", {})
+            trainable = float(lora_adapter_params(a, rank=lora.get("rank", 16), targets=tuple(lora.get("targets", ("q", "v")))))
         gbt = r["global_batch_tokens"]
         if gbt is None:  # FSDP without pipeline: the batch only matters for the bubble (pp = 1)
             gbt = seq * r["gpus"]
@@ -103,7 +108,8 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
             arch=a, peak_tflops=peak, peak_bf16_tflops=bf16, architecture=acc.architecture, compute_precision=prec,
             gpus=r["gpus"], tensor_parallel=r["tp"], pipeline_parallel=r["pp"], virtual_pipeline_stages=r["vpp"],
             context_parallel=r["cp"], sequence_length=seq, global_batch_tokens=gbt, micro_batch_size=r["micro_batch"],
-            checkpointing=r["checkpointing"], tokens_per_second=tps * r["gpus"])
+            checkpointing=r["checkpointing"], tokens_per_second=tps * r["gpus"], method=r["method"],
+            trainable_params=trainable)
         dp = max(1, r["gpus"] // (r["tp"] * r["pp"] * r["cp"]))
         m = float(compute.microbatches_per_pipeline(global_batch_tokens=gbt, seq=seq, micro_batch=r["micro_batch"], dp=dp))
         out.append(ThroughputRow(

@@ -52,7 +52,7 @@ def test_every_published_row_names_its_source_and_tolerance():
 
 
 def test_fit_and_held_out_errors_stay_small():
-    for role, median_max, share_min in (("fit", 0.08, 0.9), ("held_out", 0.12, 0.7)):
+    for role, median_max, share_min in (("fit", 0.08, 0.9), ("held_out", 0.15, 0.7)):
         rows = [r for r in ROWS if r.role == role]
         err = np.abs(np.expm1(log_errors(rows)))
         assert np.median(err) <= median_max, role
@@ -138,7 +138,7 @@ def test_fp8_runs_against_its_own_peak_with_its_own_base():
     fp8 = run({**spec, "precision": {"compute": "fp8"}})
     assert fp8["compute"]["peak_tflops_per_gpu"]["value"] == pytest.approx(2 * bf16["compute"]["peak_tflops_per_gpu"]["value"], rel=0.01)
     speedup = bf16["compute"]["step_hours"]["value"] / fp8["compute"]["step_hours"]["value"]
-    assert 1.0 < speedup < 1.6  # MosaicML/NeMo: FP8 gains tens of percent, never 2x
+    assert 1.1 < speedup < 1.8  # FP8 gains tens of percent (MosaicML, NeMo tables), never the 2x peak ratio
     assert "8-bit base" in fp8["compute"]["mfu"]["explain"]
 
 
