@@ -274,21 +274,25 @@ def _first_fit_per_count(total: np.ndarray, tp: np.ndarray, starts: np.ndarray, 
     Within one count the first layout with memory <= capacity is where the running minimum of
     memory first drops to <= capacity; the running minimum never increases, so a binary search
     answers all accelerators at once without materialising the accelerators x layouts matrix.
+    All counts are searched in one pass: count k's memory is lowered by k x BIG (BIG larger than
+    any memory or capacity), so one running minimum over all layouts restarts at every count and
+    stays non-increasing, and capacity - k x BIG is the target inside count k.
     """
-    n_acc = len(cat.accelerators)
+    n_acc, n_c = len(cat.accelerators), len(starts)
     ends = np.append(starts[1:], len(total))
-    first = np.full((n_acc, len(starts)), -1, dtype=np.int64)
+    first = np.full((n_acc, n_c), -1, dtype=np.int64)
     usable = np.isfinite(cat.peak_tflops)
+    finite = total[np.isfinite(total)]
+    big = 2.0 * max(float(finite.max()) if len(finite) else 0.0, float(cat.capacity_bytes.max(initial=0.0))) + 1.0
+    seg = np.repeat(np.arange(n_c, dtype=float), ends - starts)
     for g in np.unique(cat.gpus_per_server):
         rows = np.nonzero((cat.gpus_per_server == g) & usable)[0]
         if not len(rows):
             continue
-        mem = np.where(tp <= g, total, np.inf)
-        neg_cap = -cat.capacity_bytes[rows]
-        for c, (s, e) in enumerate(zip(starts, ends, strict=True)):
-            running_min = np.minimum.accumulate(mem[s:e])
-            j = np.searchsorted(-running_min, neg_cap, side="left")
-            first[rows, c] = np.where(j < e - s, s + j, -1)
+        running_min = np.minimum.accumulate(np.where(tp <= g, total, np.inf) - seg * big)
+        target = cat.capacity_bytes[rows][:, None] - np.arange(n_c, dtype=float)[None, :] * big  # rows x counts
+        j = np.searchsorted(-running_min, -target.ravel(), side="left").reshape(target.shape)
+        first[rows] = np.where(j < ends[None, :], j, -1)
     return first
 
 

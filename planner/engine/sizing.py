@@ -141,10 +141,11 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         if not res["meets"].any():
             fastest = int(np.argmin(res["wall"]))
             warnings.append(
-                f"deadline unreachable within {search.MAX_GPUS} GPUs: the fastest option takes "
-                f"{res['wall'][fastest]:,.0f} h ({int(res['count'][fastest])} x "
-                f"{cat.accelerators[res['a'][fastest]].model})"
-                if t.deadline_hours else "no option finishes within 30 days; the fastest is shown")
+                Msg("deadline unreachable with {counts}: the fastest option takes {hours:,.0f} h ({n} x {acc})",
+                    counts=_searched_counts(spec), hours=float(res["wall"][fastest]), n=int(res["count"][fastest]),
+                    acc=cat.accelerators[res["a"][fastest]].model)
+                if t.deadline_hours else Msg("no option finishes within 30 days with {counts}; the fastest is shown",
+                                             counts=_searched_counts(spec)))
     not_fitting = _training_not_fitting(spec, res, cat, ti) if res is not None and res.get("mem") is not None else []
     if res is not None and res.get("mem") is None:
         warnings.append(_no_layout_reason(spec, ti))
@@ -293,19 +294,26 @@ def _no_layout_reason(spec: WorkloadSpec, ti: search.TrainingInputs) -> Msg:
     t, hw = spec.training, spec.hardware
     max_dp = search.max_data_parallel(ti)
     if hw.count and max_dp is not None:
-        model_par = [tp * pp * cp for tp in ((t.tensor_parallel,) if t.tensor_parallel else search.TP_OPTIONS)
-                     for pp in ((t.pipeline_parallel,) if t.pipeline_parallel else search.PP_OPTIONS)
-                     for cp in search.context_parallel_options(ti) if hw.count % (tp * pp * cp) == 0]
+        tps = (1,) if ti.vision else ((t.tensor_parallel,) if t.tensor_parallel else search.TP_OPTIONS)
+        pps = (1,) if ti.vision else ((t.pipeline_parallel,) if t.pipeline_parallel else search.PP_OPTIONS)
+        model_par = [tp * pp * cp for tp in tps for pp in pps for cp in search.context_parallel_options(ti)
+                     if hw.count % (tp * pp * cp) == 0]
         if model_par:
             min_dp = hw.count // max(model_par)
+            if min_dp > max_dp and ti.vision:
+                return Msg("no layout: the global batch of {n} samples (training.global_batch_size) with micro-batch "
+                           "{mb} cannot feed the {dp} data-parallel ranks of {count} GPUs; raise "
+                           "training.global_batch_size to >= {need:,} or use fewer GPUs",
+                           n=ti.global_batch_tokens, mb=ti.micro_batch, dp=min_dp, count=hw.count,
+                           need=min_dp * ti.micro_batch)
             if min_dp > max_dp:
-                need = min_dp * t.sequence_length * t.micro_batch_size
+                need = min_dp * ti.seq * ti.micro_batch
                 return Msg("no layout: the global batch of {seqs} sequences (global_batch_tokens {gbt:,} / "
                            "{seq} tokens / micro-batch {mb}) cannot feed the {dp} data-parallel ranks that {n} GPUs "
                            "need at least; raise training.global_batch_tokens to >= {need:,}, use fewer GPUs, or "
                            "allow more tensor/pipeline/context parallelism",
-                           seqs=max_dp * t.micro_batch_size, gbt=t.global_batch_tokens, seq=t.sequence_length,
-                           mb=t.micro_batch_size, dp=min_dp, n=hw.count, need=need)
+                           seqs=max_dp * ti.micro_batch, gbt=ti.global_batch_tokens, seq=ti.seq,
+                           mb=ti.micro_batch, dp=min_dp, n=hw.count, need=need)
     return Msg("no layout matches the pinned parallelism: hardware.count must be a multiple of tensor x pipeline x "
                "context parallel, and tensor parallel must divide the attention heads")
 

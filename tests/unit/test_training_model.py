@@ -403,3 +403,17 @@ def test_new_training_fields_parse():
                                           "adapter_precision": "fp32"}}).training
     assert (s.optimizer, s.optimizer_states, s.master_weights, s.double_quant, s.goodput, s.context_parallel,
             s.adapter_precision) == ("paged_adamw_8bit", "int8", "none", False, 0.8, 2, "fp32")
+
+
+def test_deadline_warning_names_the_pinned_count_not_the_search_limit():
+    r = run({"kind": "pretraining", "model": {"preset": "llama-2-70b"}, "training": {"tokens": 2e12, "deadline_hours": 24},
+             "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 64}})
+    text = " ".join(r["warnings"])
+    assert "deadline unreachable with the pinned 64 GPUs" in text and str(search.MAX_GPUS) not in text
+
+
+def test_classic_training_batch_below_data_parallel_degree_is_explained():
+    r = run({"kind": "classic_training", "model": {"preset": "resnet-50"},
+             "training": {"dataset_samples": 100000, "global_batch_size": 16, "micro_batch_size": 4},
+             "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 64}})
+    assert any("16 samples" in w and "global_batch_size to >= 256" in w for w in r["warnings"]), r["warnings"]
