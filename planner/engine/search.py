@@ -97,7 +97,7 @@ class TrainingInputs:
     global_batch_tokens: int | None
     checkpointing: str | None  # None: selective, or full where selective does not fit
     sequence_parallel: bool
-    vpp: int | None  # None: searched (interleaved 1F1B with 8/4/2 virtual stages where layers allow, else 1)
+    vpp: int | None  # None: searched (1, and the deepest of 8/4/2 the layers allow)
     tp_pin: int | None
     pp_pin: int | None
     zero_pin: int | None
@@ -118,7 +118,7 @@ class TrainingInputs:
 
 
 CP_OPTIONS = (1, 2, 4, 8, 16, 32)
-VPP_OPTIONS = (8, 4, 2, 1)  # interleaved 1F1B depths searched when virtual_pipeline_stages is not given
+VPP_OPTIONS = (8, 4, 2)  # interleaved 1F1B depths: the deepest the layers allow is searched, with plain 1F1B
 MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism splits long sequences only (NeMo/Megatron practice)
 
 
@@ -164,16 +164,20 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
     if max_dp is not None:
         ok = dp <= max_dp
         c, tp, pp, cp, dp = c[ok], tp[ok], pp[ok], cp[ok], dp[ok]
-    # Interleaving depths per (count, tp, pp, cp) row: pinned, else 8/4/2 where every virtual stage keeps
-    # a layer (pipeline stages only) and 1 (plain 1F1B).
+    # Interleaving depth per (count, tp, pp, cp) row: pinned, else the deepest of 8/4/2 at which every
+    # virtual stage keeps a layer (pipeline stages only: the smallest bubble, and the least memory of
+    # the interleaved depths) and 1 (plain 1F1B, the least activation memory).
     if t.vpp:
         v = np.full(len(c), t.vpp, dtype=np.int64)
     else:
         layers = a.layers if a.is_transformer else 0
-        vs = np.array(VPP_OPTIONS, dtype=np.int64)
-        allowed = (vs[None, :] == 1) | ((pp[:, None] > 1) & (layers >= pp[:, None] * vs[None, :]))
-        row, col = np.nonzero(allowed)
-        c, tp, pp, cp, dp, v = c[row], tp[row], pp[row], cp[row], dp[row], vs[col]
+        deepest = np.ones(len(c), dtype=np.int64)
+        for depth in sorted(VPP_OPTIONS):
+            deepest = np.where((pp > 1) & (layers >= pp * depth), depth, deepest)
+        two = deepest > 1
+        idx = np.concatenate([np.arange(len(c)), np.nonzero(two)[0]])
+        v = np.concatenate([np.ones(len(c), dtype=np.int64), deepest[two]])
+        c, tp, pp, cp, dp = c[idx], tp[idx], pp[idx], cp[idx], dp[idx]
     zc = [x.ravel() for x in np.meshgrid(np.array(zeros, dtype=np.int64), np.array(ckpts, dtype=np.int64), indexing="ij")]
     n, k = len(c), len(zc[0])
     c, tp, pp, cp, dp, v = (np.repeat(x, k) for x in (c, tp, pp, cp, dp, v))
