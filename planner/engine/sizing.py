@@ -142,16 +142,16 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
             fastest = int(np.argmin(res["wall"]))
             warnings.append(
                 Msg("deadline unreachable with {counts}: the fastest option takes {hours:,.0f} h ({n} x {acc})",
-                    counts=_searched_counts(spec), hours=float(res["wall"][fastest]), n=int(res["count"][fastest]),
+                    counts=_searched_counts(spec, res), hours=float(res["wall"][fastest]), n=int(res["count"][fastest]),
                     acc=cat.accelerators[res["a"][fastest]].model)
                 if t.deadline_hours else Msg("no option finishes within 30 days with {counts}; the fastest is shown",
-                                             counts=_searched_counts(spec)))
+                                             counts=_searched_counts(spec, res)))
     not_fitting = _training_not_fitting(spec, res, cat, ti) if res is not None and res.get("mem") is not None else []
     if res is not None and res.get("mem") is None:
         warnings.append(_no_layout_reason(spec, ti))
     elif res is not None and not len(res.get("a", [])):
         warnings.append(Msg("does not fit on any catalog accelerator with {n} in the allowed layouts",
-                            n=_searched_counts(spec)))
+                            n=_searched_counts(spec, res)))
 
     # Memory breakdown: the recommended layout, else one GPU without parallelism.
     if rec_i is not None:
@@ -283,9 +283,16 @@ def _training_calibrations(calibrations: Calibrations, accs: list[AcceleratorSpe
     return tuple(out)
 
 
-def _searched_counts(spec: WorkloadSpec) -> Msg:
+def _searched_counts(spec: WorkloadSpec, res: dict | None = None) -> Msg:
+    """The GPU counts the search really covered: the pin, or up to the largest count any layout has
+    (below MAX_GPUS when the global batch caps data parallelism)."""
     if spec.hardware.count:
         return Msg("the pinned {n} GPUs (hardware.count)", n=spec.hardware.count)
+    counts = res["layouts"]["count"] if res is not None and res.get("layouts") is not None else []
+    top = int(counts.max()) if len(counts) else search.MAX_GPUS
+    if top < search.MAX_GPUS:
+        return Msg("up to {n} GPUs (more would need more sequences per step than training.global_batch_tokens "
+                   "holds)", n=top)
     return Msg("up to {n} GPUs", n=search.MAX_GPUS)
 
 
@@ -392,7 +399,7 @@ def _training_not_fitting(spec, res, cat, ti=None) -> list[dict]:
             remedies.append(Msg("a larger GPU: {ids}", ids=", ".join(x.id for x in bigger)))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
                     "reason": Msg("needs at least {need} per GPU in the best allowed layout with {counts}, has {cap:g} GiB",
-                                  need=_fmt_gib(need), counts=_searched_counts(spec), cap=acc.memory_gib),
+                                  need=_fmt_gib(need), counts=_searched_counts(spec, res), cap=acc.memory_gib),
                     "remedies": remedies})
     return out
 

@@ -417,3 +417,13 @@ def test_classic_training_batch_below_data_parallel_degree_is_explained():
              "training": {"dataset_samples": 100000, "global_batch_size": 16, "micro_batch_size": 4},
              "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 64}})
     assert any("16 samples" in w and "global_batch_size to >= 256" in w for w in r["warnings"]), r["warnings"]
+
+
+def test_searched_limit_follows_the_batch_when_it_caps_the_count():
+    # 2 sequences per step: data parallelism <= 2, so with TP8 x PP2 pinned no layout has more than 32 GPUs.
+    r = run({"kind": "pretraining", "model": {"preset": "llama-3.1-405b"},
+             "training": {"tokens": 1e10, "sequence_length": 4096, "global_batch_tokens": 2 * 4096,
+                          "tensor_parallel": 8, "pipeline_parallel": 2},
+             "hardware": {"accelerator": "nvidia-t4-16gb"}})
+    reasons = [x["reason"] for x in r["candidates"]["not_fitting"] if "needs" in x["reason"]]
+    assert reasons and all("up to 32 GPUs (more would need more sequences" in x for x in reasons), reasons
