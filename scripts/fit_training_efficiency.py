@@ -23,8 +23,10 @@ sys.path.insert(0, str(ROOT))
 from planner.engine import compute, parse_workload_spec, size_workload  # noqa: E402
 from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
 from planner.engine.training_reference import (  # noqa: E402
+    fit_dequant_bytes,
     load_rows,
     published_goodput,
+    qlora_pairs,
     throughput_rows,
     whole_run_spec,
 )
@@ -98,13 +100,20 @@ def fit_goodput(runs):
 
 def main():
     accs = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
-    rows = throughput_rows(accs)
+    all_rows = throughput_rows(accs)
+    rows = [r for r in all_rows if r.use == "efficiency"]
     fit_rows = [r for r in rows if r.role == "fit"]
     rms, c, bases = fit(fit_rows)
     print(f"GEMM_HALF_WIDTH = {c.gemm_half_width:g}\nATTENTION_COST = {c.attention_cost:.2f}")
     for (gen, fmt), b in sorted(bases.items()):
         print(f"BASE[({gen!r}, {fmt!r})] = {b:.3f}")
     print(f"fit RMS log error {rms:.3f}\n")
+    print(f"QLORA_DEQUANT_BYTES_PER_PARAM = {fit_dequant_bytes(all_rows):.1f}\n")
+    print("QLoRA / LoRA efficiency ratio of the same run (constants as rounded in compute.py):\n")
+    print("| QLoRA row | observed ratio | predicted ratio | error |\n| --- | ---: | ---: | ---: |")
+    for q, obs, pred in qlora_pairs(all_rows):
+        print(f"| {q.id} | {obs:.3f} | {pred:.3f} | {pred / obs - 1:+.1%} |")
+    print()
     runs = whole_runs(accs)
     print(f"GOODPUT_BASE = {fit_goodput(runs):.3f}\n")
     print("Whole runs with the constants as rounded in compute.py (GPU-hours incl. goodput):\n")

@@ -61,10 +61,14 @@ BASE = {
 GENERATION_KEYS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna", "gaudi", "tpu")
 EIGHT_BIT = ("fp8", "int8")
 
-# QLoRA dequantises the NF4 base weights in every forward, backward and recompute pass. No
-# published tokens/s of a QLoRA run was read: assumption (the LoRA factor is gone: LoRA FLOPs
-# already drop the frozen weights' gradient GEMMs, so no extra factor applies).
-QLORA_FACTOR = 0.6
+# QLoRA dequantises the NF4 base weights in every forward, backward and recompute pass of every
+# micro-batch, whatever its length: a memory-bound cost per frozen parameter, expressed as bytes of
+# memory traffic per parameter per micro-batch (bandwidth-bound floor: 3 passes x (0.5 read + 2
+# write + 2 read) = 13.5 B). Fitted by scripts/fit_training_efficiency.py as the geometric mean over
+# the Qwen README's LoRA / Q-LoRA pairs (Qwen-7B and -14B, one A100-80GB, 256-8192 tokens): ~4x
+# the floor (bitsandbytes kernels). LoRA itself has no factor: its FLOPs already drop the frozen
+# weights' gradient GEMMs.
+QLORA_DEQUANT_BYTES_PER_PARAM = 50.0
 VISION_FACTOR = 0.5  # convolutional/vision nets reach about half an LLM's utilisation (assumption)
 MFU_RANGE = (0.75, 1.2)  # low-high multipliers around the estimate (fit error band, docs/BENCHMARKS.md)
 
@@ -155,8 +159,18 @@ def bubble_factor(pp, microbatches, vpp):
     return 1.0 / (1.0 + (pp - 1.0) / (np.asarray(vpp, dtype=float) * m))
 
 
-def method_factor(method: str) -> float:
-    return QLORA_FACTOR if method == "qlora" else 1.0
+def qlora_factor(efficiency, *, frozen_params: float, peak_tflops, bandwidth_gb_s, exec_flops_per_token: float,
+                 tokens_per_microbatch, cp=1, dequant_bytes: float = QLORA_DEQUANT_BYTES_PER_PARAM):
+    """Share of a QLoRA micro-batch's time spent in GEMMs: 1 / (1 + dequantisation / compute time).
+
+    Per GPU and micro-batch, compute = exec FLOPs per token x tokens / (TP x PP x CP) / (peak x E)
+    and dequantisation = dequant_bytes x frozen params / (TP x PP) / bandwidth, so the ratio is
+    dequant_bytes x N x peak x E x CP / (bandwidth x exec FLOPs per token x tokens per micro-batch).
+    """
+    ratio = (dequant_bytes * frozen_params * np.asarray(peak_tflops, dtype=float) * 1e12 * np.asarray(efficiency, dtype=float)
+             * np.asarray(cp, dtype=float)
+             / (np.asarray(bandwidth_gb_s, dtype=float) * 1e9 * exec_flops_per_token * np.asarray(tokens_per_microbatch, dtype=float)))
+    return 1.0 / (1.0 + ratio)
 
 
 def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microbatches, vpp, method="full",
@@ -166,7 +180,7 @@ def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microb
         return np.asarray(base, dtype=float) * VISION_FACTOR * np.ones_like(np.asarray(tp, dtype=float))
     w = width_factor(np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float), constants)
     return (np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants)
-            * bubble_factor(pp, microbatches, vpp) * method_factor(method))
+            * bubble_factor(pp, microbatches, vpp))
 
 
 def microbatches_per_pipeline(*, global_batch_tokens, seq, micro_batch, dp):
@@ -203,7 +217,7 @@ class Efficiency:
 
 def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: int | None, tp: int, x_attn: float,
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
-                       pinned: float | None = None, pinned_label: str = "") -> Efficiency:
+                       pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0) -> Efficiency:
     if pinned is not None:
         why = pinned_label or "given in hardware.mfu"
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
@@ -217,7 +231,7 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
     w = float(width_factor(hidden_size / tp))
     att = float(attention_factor(x_attn, peak_ratio))
     bub = float(bubble_factor(pp, microbatches, vpp))
-    mf = method_factor(method)
+    mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
     text = ("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} attention "
             "(core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} micro-batches, "
@@ -225,7 +239,9 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
     params = dict(gen=generation, fmt=fmt, base=base, why=why, w=w, h=hidden_size, tp=tp, att=att, x=x_attn, r=peak_ratio,
                   bub=bub, pp=pp, m=microbatches, vpp=vpp)
     if mf != 1.0:
-        text += " x {mf:g} QLoRA dequantisation (assumption)"
+        text += (" x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen parameter per "
+                 "micro-batch, fitted on the Qwen README's LoRA/Q-LoRA timings)")
+        params["db"] = QLORA_DEQUANT_BYTES_PER_PARAM
         params["mf"] = mf
     return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]), explain=Msg(text, **params))
 
@@ -281,7 +297,8 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                 micro_batch_size: int = 1, method: str = "full", trainable_params: float = 0.0,
                                 checkpointing: str = "selective", tokens_per_second: float | None = None,
                                 step_time_s: float | None = None, gpu_hours: float | None = None,
-                                wall_clock_hours: float | None = None, tokens: float | None = None) -> ImpliedEfficiency:
+                                wall_clock_hours: float | None = None, tokens: float | None = None,
+                                bandwidth_gb_s: float | None = None) -> ImpliedEfficiency:
     """What a measured training run implies in this model's terms (pure; used by team calibrations).
 
     Give the steady-state throughput as `tokens_per_second` (whole cluster) or `step_time_s` (one
@@ -333,5 +350,9 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                           x_attn=attention_ratio(arch, seq=sequence_length), peak_ratio=ratio,
                                           pp=pipeline_parallel, microbatches=m, vpp=virtual_pipeline_stages,
                                           method=method, vision=arch.model_type == "vision"))
+    if method == "qlora" and bandwidth_gb_s:
+        predicted *= float(qlora_factor(predicted, frozen_params=arch.params, peak_tflops=peak_tflops,
+                                        bandwidth_gb_s=bandwidth_gb_s, exec_flops_per_token=flops_per_token,
+                                        tokens_per_microbatch=sequence_length * micro_batch_size, cp=context_parallel))
     return ImpliedEfficiency(mfu=float(mfu), goodput=None if goodput is None else float(goodput),
                              model_efficiency=predicted, explain=how)

@@ -334,6 +334,13 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
     mfu = compute.training_efficiency(base=cat.mfu_base[a_idx], hidden_size=compute.model_width(t.arch), tp=tp, x_attn=x,
                                       peak_ratio=cat.peak_ratio[a_idx], pp=pp, microbatches=m, vpp=lay["vpp"][lay_idx],
                                       method=t.method, vision=t.vision)
+    if t.method == "qlora" and not t.vision:
+        ck = lay["ckpt"][lay_idx]
+        recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+        per_token = (4.0 * t.arch.active_params + 6.0 * t.trainable_params) * recompute[ck]
+        mfu = mfu * compute.qlora_factor(mfu, frozen_params=float(t.arch.params), peak_tflops=cat.peak_tflops[a_idx],
+                                         bandwidth_gb_s=cat.bandwidth_gb_s[a_idx], exec_flops_per_token=per_token,
+                                         tokens_per_microbatch=t.seq * t.micro_batch, cp=lay["cp"][lay_idx])
     goodput = compute.default_goodput(count)
     ids = [acc.id for acc in cat.accelerators]
     for acc_id, c_mfu, c_good in t.calibrated:

@@ -418,11 +418,14 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
                                           pinned_label=Msg("team calibration: {label}", label=cal.label))
     m = float(compute.microbatches_per_pipeline(global_batch_tokens=ti.global_batch_tokens or ti.seq * ti.micro_batch,
                                                 seq=ti.seq, micro_batch=ti.micro_batch, dp=lay["dp"]))
-    return compute.explain_efficiency(
-        generation=compute.generation_of(acc.architecture), compute_precision=spec.precision.compute,
-        hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
-        peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1), method=t.method,
-        vision=ti.vision)
+    args = dict(generation=compute.generation_of(acc.architecture), compute_precision=spec.precision.compute,
+                hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
+                peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
+                method=t.method, vision=ti.vision)
+    eff = compute.explain_efficiency(**args)
+    if t.method == "qlora" and not ti.vision and eff.value > 0:  # the search applied the dequantisation share
+        eff = compute.explain_efficiency(**args, qlora=float(res["mfu"][i]) / eff.value)
+    return eff
 
 
 def _goodput_explain(spec, acc, count: int, calibrations) -> Msg:

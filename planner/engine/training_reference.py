@@ -41,13 +41,32 @@ class ThroughputRow:
     microbatches: float
     vpp: int
     tolerance: float
+    method: str = "full"
+    pair: str | None = None  # QLoRA rows: the LoRA row of the same run
+    use: str = "efficiency"  # "qlora_pair": only the LoRA/QLoRA ratio of the pair is used
+    cp: int = 1
+    peak_tflops: float = 0.0
+    bandwidth_gb_s: float = 0.0
+    exec_flops_per_token: float = 0.0
+    tokens_per_microbatch: float = 0.0
 
-    def predicted(self, constants: compute.EfficiencyConstants = compute.DEFAULT_CONSTANTS, base: float | None = None) -> float:
+    def qlora_ratio_per_byte(self, efficiency: float) -> float:
+        """Dequantisation / compute time per byte of QLORA_DEQUANT_BYTES_PER_PARAM at this efficiency."""
+        return 1.0 / float(compute.qlora_factor(efficiency, frozen_params=float(self.arch.params), peak_tflops=self.peak_tflops,
+                                                bandwidth_gb_s=self.bandwidth_gb_s, exec_flops_per_token=self.exec_flops_per_token,
+                                                tokens_per_microbatch=self.tokens_per_microbatch, cp=self.cp,
+                                                dequant_bytes=1.0)) - 1.0
+
+    def predicted(self, constants: compute.EfficiencyConstants = compute.DEFAULT_CONSTANTS, base: float | None = None,
+                  dequant_bytes: float = compute.QLORA_DEQUANT_BYTES_PER_PARAM) -> float:
         if base is None:
             base = compute.base_efficiency(self.generation, "fp8" if self.fmt == "8" else "bf16")[0]
-        return float(compute.training_efficiency(base=base, hidden_size=self.hidden_size, tp=self.tp, x_attn=self.x_attn,
-                                                 peak_ratio=self.peak_ratio, pp=self.pp, microbatches=self.microbatches,
-                                                 vpp=self.vpp, constants=constants))
+        e = float(compute.training_efficiency(base=base, hidden_size=self.hidden_size, tp=self.tp, x_attn=self.x_attn,
+                                              peak_ratio=self.peak_ratio, pp=self.pp, microbatches=self.microbatches,
+                                              vpp=self.vpp, constants=constants))
+        if self.method == "qlora":
+            e /= 1.0 + dequant_bytes * self.qlora_ratio_per_byte(e)
+        return e
 
 
 def load_rows() -> list[dict]:
@@ -116,7 +135,12 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
             id=r["id"], role=r["role"], arch=a, acc=acc, generation=compute.generation_of(acc.architecture),
             fmt="8" if prec in compute.EIGHT_BIT else "16", observed=imp.mfu, hidden_size=a.hidden_size, tp=r["tp"],
             x_attn=x, peak_ratio=peak / bf16 if bf16 else 1.0, pp=r["pp"], microbatches=m, vpp=r["vpp"],
-            tolerance=r["tolerance"]["relative"]))
+            tolerance=r["tolerance"]["relative"], method=r["method"], pair=r.get("pair"), use=r.get("use", "efficiency"),
+            cp=r["cp"], peak_tflops=peak,
+            bandwidth_gb_s=acc.memory_bandwidth_gb_s,
+            exec_flops_per_token=(4.0 * a.active_params + 6.0 * trainable) * compute.recompute_factor(
+                checkpointing=r["checkpointing"], method=r["method"]),
+            tokens_per_microbatch=seq * r["micro_batch"]))
     return out
 
 
@@ -135,6 +159,29 @@ def whole_run_spec(row: dict, goodput: float | None = None) -> dict:
         hw["count"] = row["gpus"]
     return {"kind": "pretraining", "model": row["model"], "precision": {"compute": row["compute_precision"]},
             "training": t, "hardware": hw}
+
+
+def qlora_pairs(rows: Sequence[ThroughputRow], dequant_bytes: float = compute.QLORA_DEQUANT_BYTES_PER_PARAM):
+    """(QLoRA row, observed QLoRA/LoRA efficiency ratio, predicted ratio from the observed LoRA efficiency)."""
+    by_id = {r.id: r for r in rows}
+    out = []
+    for q in rows:
+        if q.method == "qlora" and q.pair in by_id:
+            lora = by_id[q.pair]
+            out.append((q, q.observed / lora.observed, 1.0 / (1.0 + dequant_bytes * q.qlora_ratio_per_byte(lora.observed))))
+    return out
+
+
+def fit_dequant_bytes(rows: Sequence[ThroughputRow]) -> float:
+    """QLORA_DEQUANT_BYTES_PER_PARAM: geometric mean over the QLoRA "fit" rows of the bytes per parameter
+    that turn the observed LoRA efficiency of the paired run into the observed QLoRA efficiency."""
+    by_id = {r.id: r for r in rows}
+    ks = []
+    for q in rows:
+        if q.method == "qlora" and q.role == "fit" and q.pair in by_id:
+            lora = by_id[q.pair]
+            ks.append((lora.observed / q.observed - 1.0) / q.qlora_ratio_per_byte(lora.observed))
+    return float(np.exp(np.mean(np.log(ks))))
 
 
 def log_errors(rows: Sequence[ThroughputRow], **kw) -> np.ndarray:

@@ -18,9 +18,11 @@ from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.errors import SpecValidationError
 from planner.engine.training_reference import (
     arch_of,
+    fit_dequant_bytes,
     load_rows,
     log_errors,
     published_goodput,
+    qlora_pairs,
     throughput_rows,
     whole_run_spec,
 )
@@ -30,7 +32,8 @@ ACCS = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
 BY_ID = {a.id: a for a in ACCS}
 GIB = 1024**3
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ROWS = throughput_rows(ACCS)
+ALL_ROWS = throughput_rows(ACCS)
+ROWS = [r for r in ALL_ROWS if r.use == "efficiency"]
 LLAMA_65B = {"architecture": {"params": 65200000000, "layers": 80, "hidden_size": 8192, "attention_heads": 64,
                               "ffn_hidden_size": 22016, "vocab_size": 32000}}
 
@@ -76,6 +79,22 @@ def test_bases_are_the_fit_of_the_current_shape_constants():
     for key, rows in groups.items():
         fitted = float(np.exp(np.mean([np.log(r.observed / r.predicted(base=1.0)) for r in rows])))
         assert compute.BASE[key][0] == pytest.approx(fitted, rel=0.03), key
+
+
+def test_qlora_dequantisation_constant_is_the_fit_of_the_published_pairs():
+    assert compute.QLORA_DEQUANT_BYTES_PER_PARAM == pytest.approx(fit_dequant_bytes(ALL_ROWS), rel=0.05)
+    errors = [abs(pred / obs - 1) for _, obs, pred in qlora_pairs(ALL_ROWS)]
+    assert len(errors) == 12 and np.median(errors) <= 0.1 and max(errors) <= 0.25
+
+
+def test_qlora_is_slower_than_lora_most_at_short_sequences_and_says_why():
+    spec = lambda method, seq: {"kind": "finetuning", "model": {"preset": "llama-3-8b"},  # noqa: E731
+                                "training": {"method": method, "tokens": 1e8, "sequence_length": seq},
+                                "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 1}}
+    ratio = {s: run(spec("qlora", s))["compute"]["mfu"]["value"] / run(spec("lora", s))["compute"]["mfu"]["value"]
+             for s in (512, 8192)}
+    assert ratio[512] < ratio[8192] < 1.0
+    assert "NF4 dequantisation" in run(spec("qlora", 512))["compute"]["mfu"]["explain"]
 
 
 def test_whole_runs_through_the_engine():
