@@ -67,6 +67,7 @@ class PriceComponent(models.TextChoices):
     """What one published price row prices: a VM component (billed per unit per hour) or a whole item."""
 
     GPU = "gpu", _("per GPU")
+    VGPU = "vgpu", _("per fractional GPU (vGPU)")
     VCPU = "vcpu", _("per vCPU")
     RAM_GIB = "ram_gib", _("per GB of RAM")
     GPU_CLUSTER_PER_VM = "gpu_cluster_per_vm", _("GPU cluster fee per VM")
