@@ -157,6 +157,9 @@ class CostOptions:
     user_servers: tuple[ServerPrice, ...] = ()
     user_api_prices: tuple[ApiPrice, ...] = ()
     egress_gb_per_month: Decimal | None = None  # None: what the workload says
+    # Keep only providers/regions in these jurisdictions (ISO codes); () = no restriction. Applied
+    # where options are built from offers (costs.price_sources), not inside the cost model.
+    data_residency: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
