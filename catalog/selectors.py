@@ -300,6 +300,17 @@ def providers_snapshot() -> tuple[list[dict], list[dict]]:
     return providers, regions
 
 
+def jurisdiction_choices() -> list[tuple[str, str]]:
+    """Jurisdictions the catalog knows (provider regions and provider countries), for the residency option."""
+    from catalog.models import Provider, ProviderRegion
+
+    codes = set(ProviderRegion.objects.values_list("jurisdiction", flat=True)) | set(
+        Provider.objects.values_list("country", flat=True)
+    )
+    codes.add("RU")  # the 152-FZ case is always offered
+    return [(c, c) for c in sorted(codes)]
+
+
 def fx_on(*, base: str, quote: str, day: date) -> dict | None:
     """The rate a price dated `day` converts at: the latest Bank of Russia rate on or before that day."""
     table = FxTable.load(as_of=day)

@@ -565,7 +565,8 @@ def build_cost_inputs_with_sources(
 def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_meta: dict) -> price_sources.Sources:
     """Quotes in preference to list prices, residency, 'not priced' providers (costs.price_sources)."""
     quoted, quote_meta, expired, quote_notes = price_sources.quote_servers(
-        price_snapshot, options=opts, host_rate=rates.get("server_host_capex_per_gpu_slot"), gpu_server=_gpu_server
+        price_snapshot, options=opts, host_rate=rates.get("server_host_capex_per_gpu_slot"), gpu_server=_gpu_server,
+        fx=prices.fx,
     )
     # quotes go before the user's typed server prices, which therefore still win (the last one is used)
     opts = replace(opts, user_servers=tuple(quoted) + opts.user_servers)

@@ -126,7 +126,9 @@ def catalog_cloud_meta(price_snapshot: dict) -> dict:
 # ---- supplier quotes ---------------------------------------------------------------------------
 
 
-def quote_servers(price_snapshot: dict, *, options: CostOptions, host_rate, gpu_server) -> tuple[list, dict, dict, list]:
+def quote_servers(
+    price_snapshot: dict, *, options: CostOptions, host_rate, gpu_server, fx
+) -> tuple[list, dict, dict, list]:
     """Valid quotes -> ServerPrice in the plan currency (converted at the quote date's rate);
     expired quotes -> flags. ``gpu_server`` builds a server from a per-GPU price (costs.adapters)."""
     servers, meta, expired, notes = [], {}, {}, []
@@ -164,9 +166,10 @@ def quote_servers(price_snapshot: dict, *, options: CostOptions, host_rate, gpu_
             if host_rate is None:
                 continue
             gps = int(q.get("gpus_per_server") or 8)
-            host = host_rate.value if host_rate.currency == cur else None
-            if host is None:
-                notes.append(Msg("{quote}: the host cost per GPU slot is in another currency; not used", quote=name))
+            try:  # the rate card's host cost is an assumption of the plan date: converted at that date
+                host = fx.convert(amount=host_rate.value, base=host_rate.currency, quote=cur, on=options.as_of)
+            except ValueError:
+                notes.append(Msg("{quote}: no FX rate for the host cost per GPU slot; not used", quote=name))
                 continue
             servers.append(gpu_server(acc, gps, unit_price, host_rate, host))
         meta[acc] = {"kind": QUOTE_TAG, "what": "quote", "row": str(name), "date": q["quote_date"],

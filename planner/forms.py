@@ -161,7 +161,7 @@ def _preset_dict(preset) -> dict:
     return {k: getattr(preset, k) for k in ("id", "name") if hasattr(preset, k)}
 
 
-COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "overrides")
+COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "overrides", "data_residency")
 OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when empty
 
 
@@ -171,6 +171,9 @@ class CostOptionsForm(forms.Form):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("label_suffix", "")  # labels head their inputs: no trailing colon
         super().__init__(*args, **kwargs)
+        from catalog.selectors import jurisdiction_choices
+
+        self.fields["data_residency"].choices = jurisdiction_choices()
 
     horizon_months = forms.IntegerField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
                                         help_text=_("Period the options are compared over. Unit: months. Default: 36."))
@@ -190,6 +193,12 @@ class CostOptionsForm(forms.Form):
         label=_("Efficiency"), required=False, min_value=0, max_value=1,
         help_text=_("Of the hours the GPUs run, the share doing useful work (0–1); the rest waits for data, "
                     "people or the next experiment and is shown as idle GPU time. Empty = the rate card's default."),
+    )
+    data_residency = forms.MultipleChoiceField(
+        label=_("Data residency"), required=False, widget=forms.CheckboxSelectMultiple,
+        help_text=_("Keep only providers and regions in these jurisdictions (e.g. Russia, for personal data under "
+                    "152-FZ); options elsewhere are left out with that reason. On-premises options stay. "
+                    "None ticked = no restriction."),
     )
     overrides = forms.CharField(
         label=_("Rate overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
@@ -213,6 +222,8 @@ class CostOptionsForm(forms.Form):
         data.update({k: self.cleaned_data[k] for k in OPTIONAL_SHARES if self.cleaned_data.get(k) is not None})
         if self.cleaned_data.get("overrides"):
             data["overrides"] = self.cleaned_data["overrides"]
+        if self.cleaned_data.get("data_residency"):
+            data["data_residency"] = list(self.cleaned_data["data_residency"])
         return data
 
     @classmethod
@@ -221,6 +232,8 @@ class CostOptionsForm(forms.Form):
                    if k in options}
         if options.get("overrides"):
             initial["overrides"] = json.dumps(options["overrides"], indent=1)
+        if options.get("data_residency"):
+            initial["data_residency"] = list(options["data_residency"])
         return initial
 
     def clean(self):
