@@ -25,6 +25,12 @@ def _s(d: Decimal | None) -> str | None:
     return None if d is None else format(d.normalize(), "f")
 
 
+def _money_s(d: Decimal) -> str:
+    """A price as lists print it: at least two decimals (371.70, 0.90), more where published (0.0013176)."""
+    d = d.normalize()
+    return format(d.quantize(Decimal("0.01")) if d.as_tuple().exponent > -2 else d, "f")
+
+
 def _valid(as_of: date) -> Q:
     return (Q(valid_from__isnull=True) | Q(valid_from__lte=as_of)) & (Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
 
@@ -40,8 +46,8 @@ def _component(p: PublishedPrice, quantity: Decimal, label: str) -> dict:
         "component": p.component,
         "label": label,
         "quantity": _s(quantity),
-        "unit_price": _s(p.price),
-        "amount": _s(quantity * p.price),
+        "unit_price": _money_s(p.price),
+        "amount": _money_s(quantity * p.price),
         "currency": p.currency,
         "price_unit": p.price_unit,
         "includes_vat": p.includes_vat,
@@ -70,7 +76,7 @@ def _offer(*, provider: str, region: str, product: str, instance_type: str, acce
         "billing": billing,
         "in_gpu_cluster": in_cluster,
         "components": components,
-        "price_per_hour": {"amount": _s(total), "currency": components[0]["currency"]},
+        "price_per_hour": {"amount": _money_s(total), "currency": components[0]["currency"]},
         # True / False when every component says so; None when any component's VAT basis is not stated
         "includes_vat": vats.pop() if len(vats) == 1 else None,
         # the oldest component date (a composed price is as old as its oldest part); None if any is undated

@@ -214,12 +214,13 @@ def apply_residency(book: PriceBook, *, allowed: tuple[str, ...], price_snapshot
             return True
         key = (kind, provider, region)
         if key not in left:
+            what = f"{provider} {region}" if region else provider
             reason = (
-                Msg("{provider} {region} is in {jurisdiction}, outside the chosen jurisdictions ({allowed})",
-                    provider=provider, region=region or "", jurisdiction=j, allowed=", ".join(allowed))
+                Msg("{what} is in {jurisdiction}, outside the chosen jurisdictions ({allowed})",
+                    what=what, jurisdiction=j, allowed=", ".join(allowed))
                 if j else
-                Msg("{provider} {region}: jurisdiction unknown, so it cannot be shown to be inside {allowed}",
-                    provider=provider, region=region or "", allowed=", ".join(allowed))
+                Msg("{what}: jurisdiction unknown, so it cannot be shown to be inside {allowed}",
+                    what=what, allowed=", ".join(allowed))
             )
             left[key] = {"candidate": "all", "kind": kind, "provider": provider, "region": region,
                          "jurisdiction": j, "reason": reason, "offers": 0}
