@@ -200,3 +200,34 @@ def test_bad_residency_value_is_a_field_error(snaps):
     out = compute_from_inputs(inputs={"spec": SPEC, "costs": {"data_residency": "RU"}}, price_snapshot=prices,
                               rate_snapshot=rates)
     assert out.status == "failed" and "costs.data_residency" in out.error
+
+
+def test_residency_option_in_the_form_the_api_and_the_cli(snaps, tmp_path):
+    import json
+
+    from planner.api.errors import FieldErrors
+    from planner.api.services import costs_validate
+    from planner.forms import CostOptionsForm
+
+    form = CostOptionsForm(data={"horizon_months": 12, "currency": "RUB", "data_residency": ["RU"]})
+    assert form.is_valid(), form.errors
+    assert form.options()["data_residency"] == ["RU"]
+    assert CostOptionsForm.initial_from(form.options())["data_residency"] == ["RU"]
+    bad = CostOptionsForm(data={"horizon_months": 12, "currency": "RUB", "data_residency": ["XX"]})
+    assert not bad.is_valid() and "data_residency" in bad.errors
+    assert costs_validate(data={"data_residency": ["RU"]}) == {"data_residency": ["RU"]}
+    with pytest.raises(FieldErrors) as exc:
+        costs_validate(data={"data_residency": ["Russia"]})
+    assert "costs.data_residency" in str(exc.value.errors)
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**SPEC, "costs": RUB}), encoding="utf-8")
+    out = io.StringIO()
+    with transaction.atomic():
+        for command in ("load_catalog", "load_rate_cards", "load_ru_prices"):
+            call_command(command, stdout=io.StringIO())
+        call_command("plan", str(spec), "--as-of", AS_OF.isoformat(), "--data-residency", "RU", stdout=out)
+        transaction.set_rollback(True)
+    costs = json.loads(out.getvalue())["costs"]
+    assert costs["data_residency"]["jurisdictions"] == ["RU"]
+    assert {o["detail"].get("provider") for o in costs["options"] if o["kind"].startswith("cloud")} == {"Yandex Cloud"}
