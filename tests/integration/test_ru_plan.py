@@ -231,3 +231,21 @@ def test_residency_option_in_the_form_the_api_and_the_cli(snaps, tmp_path):
     costs = json.loads(out.getvalue())["costs"]
     assert costs["data_residency"]["jurisdictions"] == ["RU"]
     assert {o["detail"].get("provider") for o in costs["options"] if o["kind"].startswith("cloud")} == {"Yandex Cloud"}
+
+
+def test_xlsx_inputs_date_each_rate_and_price_with_its_own_date(snaps, tmp_path):
+    from openpyxl import load_workbook
+
+    from costs.exports import costs_xlsx
+
+    c = plan(snaps, RUB)
+    wb = load_workbook(io.BytesIO(costs_xlsx(c, title="RU plan")))
+    rows = list(wb["Inputs"].iter_rows(values_only=True))
+    header = rows[0]
+    kind, name, date = header.index("kind"), header.index("name"), header.index("date")
+    fx = next(r for r in rows if r[kind] == "fx" and r[name] == "USD/RUB")
+    assert str(fx[date])[:10] == "2026-07-01"  # the rate's date, not the plan's 2026-12-01
+    yandex = next(r for r in rows if str(r[name]).startswith("Yandex Cloud gpu-standard-v3 4 GPU"))
+    assert str(yandex[date])[:10] == "2022-04-13"
+    quote = next(r for r in rows if r[kind] == "supplier quote")
+    assert str(quote[date])[:10] == "2025-12-15"
