@@ -249,3 +249,17 @@ def test_xlsx_inputs_date_each_rate_and_price_with_its_own_date(snaps, tmp_path)
     assert str(yandex[date])[:10] == "2022-04-13"
     quote = next(r for r in rows if r[kind] == "supplier quote")
     assert str(quote[date])[:10] == "2025-12-15"
+
+
+def test_plan_page_shows_prices_dates_residency_and_freshness(snaps):
+    from django.template.loader import render_to_string
+
+    from planner.presentation import costs_view
+
+    view = costs_view(plan(snaps, {**RUB, "data_residency": ["RU"]}))
+    yandex = next(o for o in view["options"] if "Yandex Cloud gpu-standard-v3 4 GPU" in o["label"] and o.get("prices_used"))
+    html = render_to_string("planner/partials/prices_used.html", {"o": yandex})
+    html += render_to_string("planner/partials/price_freshness.html", {"c": view})
+    assert "Prices used:" in html and "2022-04-13" in html and "1693 days old" in html
+    assert "AWS us-east-1 is in US, outside the chosen jurisdictions (RU)" in html
+    assert "USD/RUB 78.2696: price of 2026-07-01 is 153 days old" in html
