@@ -129,3 +129,20 @@ def test_freshness_page_lists_stale_rows(client, db):
     page = client.get(reverse("catalog:stale_prices")).content.decode()
     assert "marked stale in the source file" in page and "USD/RUB" in page
     assert "the source is undated" in page
+
+
+def test_catalog_api_lists_providers_with_jurisdictions_and_published_prices(client, db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("load_catalog", stdout=StringIO())
+    call_command("load_ru_prices", stdout=StringIO())
+    providers = client.get("/api/v1/providers/?country=RU").json()["results"]
+    yandex = next(p for p in providers if p["name"] == "Yandex Cloud")
+    assert yandex["regions"][0]["jurisdiction"] == "RU"
+    assert {p["name"] for p in providers if not p["priced"]} >= {"Selectel", "Cloud.ru", "VK Cloud"}
+    stale = client.get("/api/v1/published-prices/?stale=true&page_size=200").json()
+    assert stale["count"] == 40
+    gpu = client.get("/api/v1/published-prices/?platform=gpu-standard-v3&component=gpu&billing=on_demand").json()
+    assert gpu["results"][0]["price"] == "371.700000" and gpu["results"][0]["includes_vat"] is None
