@@ -59,6 +59,9 @@ def cloud_offer_list(request):
     context = {"form": form, "offers": offers}
     if request.htmx:
         return render(request, "catalog/partials/cloud_offer_table.html", context)
+    from catalog.compose import composed_cloud_offers
+
+    context["composed"] = composed_cloud_offers(as_of=timezone.localdate())
     return render(request, "catalog/cloud_offers.html", context)
 
 

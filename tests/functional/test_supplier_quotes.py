@@ -146,3 +146,14 @@ def test_catalog_api_lists_providers_with_jurisdictions_and_published_prices(cli
     assert stale["count"] == 40
     gpu = client.get("/api/v1/published-prices/?platform=gpu-standard-v3&component=gpu&billing=on_demand").json()
     assert gpu["results"][0]["price"] == "371.700000" and gpu["results"][0]["includes_vat"] is None
+
+
+def test_cloud_page_shows_composed_yandex_prices_with_components(client, db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("load_catalog", stdout=StringIO())
+    call_command("load_ru_prices", stdout=StringIO())
+    html = client.get(reverse("catalog:cloud_offers")).content.decode()
+    assert "GPU 8 × 745.21 + vCPU 180 × 0.90 + RAM, GB 1440 × 0.28" in html and "6526.88 RUB" in html
