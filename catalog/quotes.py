@@ -14,6 +14,7 @@ import io
 from zipfile import BadZipFile
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from catalog.forms import SupplierQuoteForm
 from catalog.models import SupplierQuote
@@ -22,7 +23,7 @@ COLUMNS = list(SupplierQuoteForm.Meta.fields)
 REQUIRED_COLUMNS = ["supplier", "item_kind", "accelerator", "unit_price", "currency", "includes_vat",
                     "quote_date", "valid_until"]
 MAX_ROWS = 5000
-TRUE, FALSE = {"true", "yes", "1", "да"}, {"false", "no", "0", "нет", ""}
+TRUE, FALSE = {"true", "yes", "1", "да"}, {"false", "no", "0", "нет"}  # empty is an error: VAT must be stated
 
 
 class QuoteUploadError(Exception):
@@ -36,7 +37,10 @@ def quotes_for_team(*, team_id: int):
 
 
 def quote_create(*, team, data: dict, user) -> tuple[SupplierQuote | None, dict]:
-    """Returns (quote, {}) or (None, {field: [messages]})."""
+    """Returns (quote, {}) or (None, {field: [messages]}). `includes_vat` must be given (a VAT-inclusive
+    price read as net would be taxed twice)."""
+    if not isinstance(data.get("includes_vat"), bool):
+        return None, {"includes_vat": [str(_("Say whether the price includes VAT: true or false."))]}
     form = SupplierQuoteForm(data=data)
     if not form.is_valid():
         return None, {k: [str(m) for m in v] for k, v in form.errors.items()}

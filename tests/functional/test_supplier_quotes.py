@@ -64,6 +64,7 @@ def test_create_list_and_isolation(world, acc):
     ({"gpus_per_server": None}, "gpus_per_server"),
     ({"valid_until": "2026-01-01"}, "valid_until"),
     ({"quote_date": "20.11.2026"}, "quote_date"),
+    ({"includes_vat": None}, "includes_vat"),
 ])
 def test_bad_quote_is_a_400_naming_the_field(world, acc, change, field):
     r = client_for(world.users["editor"]).post(URL, quote_body(world, **change), format="json")
@@ -92,6 +93,7 @@ def test_upload_csv_and_xlsx(world, acc):
 @pytest.mark.parametrize(("body", "expected"), [
     (HEADER + GOOD.replace("42000000", "lots"), "quotes.csv, line 2, column unit_price"),
     (HEADER + GOOD.replace(",true,", ",maybe,"), "line 2, column includes_vat"),
+    (HEADER + GOOD.replace(",true,", ",,"), "line 2, column includes_vat"),
     (HEADER + GOOD.replace("acc-h200,,", "nope,,"), "line 3, column accelerator"),
     (HEADER.replace("currency,", ""), "missing column(s) currency"),
     ("", "the file is empty"),
