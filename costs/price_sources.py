@@ -256,6 +256,21 @@ def _age(record: dict, as_of: dt.date, thresholds: dict) -> dict:
     return {**record, "age_days": age, "threshold_days": limit, "too_old": age is not None and age > limit}
 
 
+def _listed(r: dict) -> dict:
+    """A price in freshness.prices: row, date, age, source and only the flags that are set (a large plan
+    lists dozens of prices)."""
+    out = {"row": r["row"], "date": r["date"], "age_days": r["age_days"]}
+    out.update({k: True for k in ("too_old", "stale") if r[k]})
+    if r["kind"] != "list price":
+        out["kind"] = r["kind"]
+    if r.get("includes_vat", False) is None:
+        out["includes_vat"] = None
+    out["source"] = r.get("source", "")
+    if r.get("components"):
+        out["components"] = r["components"]
+    return out
+
+
 def _brief(r: dict) -> dict:
     """What an option shows of a price: the row, its date and age; flags and kind only when they say something."""
     out = {"row": r["row"], "date": r["date"], "age_days": r["age_days"]}
@@ -307,13 +322,14 @@ def annotate(result: dict, *, sources: Sources, price_snapshot: dict, as_of: dt.
                         if line["key"].startswith("gpu_time") or line["key"] == "infrastructure.spares":
                             line["label"] = f"{line['label']} ({QUOTE_TAG} #{r['quote_id']})"
         aged = [_age(r, as_of, thresholds) for r in records]
-        # each price's date, age and flags; its components and source once, in freshness.prices
-        # shortlisted options list their prices; every priced row is in freshness.prices (by "row")
-        if opt["id"] in short:
-            opt["prices_used"] = [_brief(r) for r in aged]
         for r in aged:
             used[r["row"]] = r
-            opt["warnings"].extend(_record_warnings(r))
+        # shortlisted options list their prices (date, age, flags) and their warnings; every priced row
+        # is in freshness.prices (by "row", with its source) and every warning in freshness.warnings
+        if opt["id"] in short:
+            opt["prices_used"] = [_brief(r) for r in aged]
+            for r in aged:
+                opt["warnings"].extend(_record_warnings(r))
     fx_records = []
     rates_by_pair = {(r["base"], r["quote"]): r for r in price_snapshot.get("fx_rates", [])}
     for f in (result.get("inputs_used") or {}).get("fx", []):
@@ -330,12 +346,9 @@ def annotate(result: dict, *, sources: Sources, price_snapshot: dict, as_of: dt.
         warnings.extend(_record_warnings(r))
     for msgs in sources.expired_quotes.values():
         warnings.extend(msgs)
-    prices = [{k: v for k, v in r.items() if (v not in ("", None, False) or k in ("age_days", "date"))
-               and k != "threshold_days" and not (k == "kind" and v == "list price")}
-              for r in list(used.values()) + fx_records]
+    prices = [_listed(r) for r in list(used.values()) + fx_records]
     result["freshness"] = {"thresholds_days": thresholds, "as_of": as_of.isoformat(), "prices": prices,
                            "warnings": warnings}
-    result["notes"] = list(result.get("notes", [])) + warnings
     if sources.residency is not None:
         result["data_residency"] = sources.residency
     result["skipped"] = list(result.get("skipped", [])) + sources.skipped

@@ -131,7 +131,6 @@ def test_warnings_name_every_rate_older_than_its_threshold(snaps):
     assert "USD/RUB 78.2696: price of 2026-07-01 is 153 days old at the plan date (threshold 7 days)" in warnings
     assert any(w.startswith("Yandex Cloud gpu-standard-v3") and "1693 days old" in w for w in warnings)
     assert any("of 2025-12-15: price of 2025-12-15 is 351 days old" in w for w in warnings)  # quote > 180 days
-    assert all(w in c["notes"] for w in warnings)
     fx = c["inputs_used"]["fx"][0]
     assert (fx["base"], fx["rate_date"], fx["age_days"]) == ("USD", "2026-07-01", 153)  # its own date, not the plan's
     fresh = [p for p in c["freshness"]["prices"] if p["age_days"] is not None and not p.get("too_old")]
