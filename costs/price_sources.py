@@ -85,7 +85,7 @@ def composed_cloud_offers(price_snapshot: dict, *, training: bool) -> tuple[list
                 return None
             return Price(amount=Decimal(o["price_per_hour"]["amount"]), currency=o["price_per_hour"]["currency"],
                          unit=unit, vat_included=o["includes_vat"] is not False, source=_components_text(o),
-                         as_of=_d(o["valid_from"]))
+                         as_of=_d(o["valid_from"]), stale=bool(o["stale"]))
         reserved = "capacity_reservation" in by_billing
         offers.append(CloudOffer(
             provider=provider, region=region, instance_type=name, accelerator_id=acc, gpus_per_instance=int(gpus),
@@ -127,10 +127,10 @@ def catalog_cloud_meta(price_snapshot: dict) -> dict:
 
 
 def quote_servers(
-    price_snapshot: dict, *, options: CostOptions, host_rate, gpu_server, fx
+    price_snapshot: dict, *, options: CostOptions, host_rate, fx
 ) -> tuple[list, dict, dict, list]:
-    """Valid quotes -> ServerPrice in the plan currency (converted at the quote date's rate);
-    expired quotes -> flags. ``gpu_server`` builds a server from a per-GPU price (costs.adapters)."""
+    """Valid quotes -> ServerPrice in the plan currency (converted at the quote date's rate); a per-GPU
+    quote becomes a server with the rate card's host cost per slot; expired quotes -> flags."""
     servers, meta, expired, notes = [], {}, {}, []
     for q in price_snapshot.get("supplier_quotes", []):
         acc = q["accelerator"]
@@ -159,9 +159,10 @@ def quote_servers(
                  f"{', document ' + q['document_name'] if q['document_name'] else ''}{conversion}"
         unit_price = Price(amount=amount, currency=cur, unit=f"per {'server' if q['item_kind'] == 'server' else 'GPU'} "
                            f"({QUOTE_TAG})", vat_included=q["includes_vat"], source=source,
-                           as_of=_d(q["quote_date"]))
+                           as_of=_d(q["quote_date"]), basis="quote")
         if q["item_kind"] == "server":
-            servers.append(ServerPrice(accelerator_id=acc, gpus_per_server=int(q["gpus_per_server"]), price=unit_price))
+            servers.append(ServerPrice(accelerator_id=acc, gpus_per_server=int(q["gpus_per_server"]), price=unit_price,
+                                       name=q["description"] or f"{QUOTE_TAG} #{q['id']}"))
         else:
             if host_rate is None:
                 continue
@@ -171,7 +172,16 @@ def quote_servers(
             except ValueError:
                 notes.append(Msg("{quote}: no FX rate for the host cost per GPU slot; not used", quote=name))
                 continue
-            servers.append(gpu_server(acc, gps, unit_price, host_rate, host))
+            servers.append(ServerPrice(
+                accelerator_id=acc, gpus_per_server=gps, slots=gps,
+                name=f"{gps}-GPU server built from a per-GPU {QUOTE_TAG}",
+                price=Price(
+                    amount=gps * (unit_price.amount + host), currency=cur, unit=f"per server ({QUOTE_TAG})",
+                    vat_included=unit_price.vat_included, as_of=unit_price.as_of, basis="quote",
+                    source=f"{gps} x GPU {_money_text(unit_price.amount, cur)} ({source}) + {gps} x "
+                    f"server_host_capex_per_gpu_slot {host_rate.value} {host_rate.currency} ({host_rate.source})",
+                ),
+            ))
         meta[acc] = {"kind": QUOTE_TAG, "what": "quote", "row": str(name), "date": q["quote_date"],
                      "valid_until": q["valid_until"], "stale": False, "stale_reason": "",
                      "includes_vat": q["includes_vat"], "source": source, "quote_id": q["id"]}

@@ -109,14 +109,15 @@ def test_yandex_cost_lines_show_components_net_and_vat(snaps):
     od = by_label(c, "Yandex Cloud gpu-standard-v3 4 GPU", kind="cloud_on_demand")[0]
     lines = gpu_time_lines(od)
     assert abs(sum(D(ln["monthly_net"]) for ln in lines) - D("1046868.67")) <= D("0.02")
-    shown = lines[0]["inputs"]["rates"][0]
-    assert D(shown["value"]) == D("1720.88") and shown["unit"] == "per VM-hour incl. VAT"
+    shown = lines[0]["breakdown"][0]  # the unit price of the line, with its source, date and basis
+    assert shown["price"] == "1720.88 RUB per VM-hour incl. VAT" and shown["date"] == "2022-04-13"
+    assert D(shown["unit_price"]).quantize(D("0.0001")) == D("1434.0667")  # net of the 2022 VAT (20 %)
     assert "GPU 4 x 371.70 + vCPU 112 x 0.90 + RAM, GB 476 x 0.28 = 1720.88 RUB per VM-hour" in shown["source"]
-    assert "VAT basis not stated" in shown["source"] and "price list of 2022-04-13" in shown["source"]
+    assert "VAT basis not stated" in shown["source"] and "[STALE]" in shown["source"]
     assert lines[0]["vat_applies"] and D(lines[0]["vat"]) > 0
     spot = by_label(c, "Yandex Cloud gpu-standard-v3 4 GPU", kind="cloud_spot")[0]
-    spot_rate = gpu_time_lines(spot)[0]["inputs"]["rates"][0]
-    assert D(spot_rate["value"]) == D("687.40") and "GPU 4 x 148.68 + vCPU 112 x 0.36 + RAM, GB 476 x 0.11" in spot_rate["source"]
+    spot_rate = gpu_time_lines(spot)[0]["breakdown"][0]
+    assert spot_rate["price"].startswith("687.4") and "GPU 4 x 148.68 + vCPU 112 x 0.36 + RAM, GB 476 x 0.11" in spot_rate["source"]
     used = od["prices_used"][0]
     assert used["date"] == "2022-04-13" and used["age_days"] == (AS_OF - dt.date(2022, 4, 13)).days
     assert used["stale"] and used["too_old"]
@@ -165,7 +166,9 @@ def test_quotes_are_team_scoped_and_usd_converts_at_the_quote_date(snaps):
     a100 = by_label(theirs, "A100 SXM4 80GB", kind="onprem")[0]
     # 130 000 USD excl. VAT x 77.7539 (Bank of Russia, 2026-06-30, the quote's date) = 10 108 007.00 RUB
     assert sum(D(ln["upfront_net"]) for ln in gpu_time_lines(a100)) == D("10108007.00")
-    src = gpu_time_lines(a100)[0]["inputs"]["rates"][0]["source"]
+    bd = gpu_time_lines(a100)[0]["breakdown"][0]
+    assert bd["basis"] == "quote" and bd["date"] == "2026-06-30"
+    src = bd["source"]
     assert "130000 USD x 77.7539 RUB/USD (rate of 2026-06-30, the quote's date)" in src
     assert not any(o.get("price_basis") == "supplier quote" for o in nobody["options"])
 
