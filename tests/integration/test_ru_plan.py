@@ -182,6 +182,10 @@ def test_residency_leaves_out_every_non_russian_option_with_the_reason(snaps):
     ids = {o["id"] for o in ru["options"]}
     assert {i for v in ru["shortlist"].values() for i in v} <= ids  # the decision compares only what is kept
     assert all(b["a"] in ids and b["b"] in ids for b in ru["break_even_months"] if "a" in b)
+    decision = ru["decision"]
+    picked = [decision[k]["id"] for k in ("recommended", "cheapest_onprem", "cheapest_cloud") if decision.get(k)]
+    assert picked and set(picked) <= ids and {r["id"] for r in decision["ranked"]} <= ids
+    assert "Yandex Cloud" in decision["cheapest_cloud"]["label"] and decision["api"] is None
     left = {(x["provider"], x["region"]): x for x in ru["data_residency"]["left_out"]}
     for provider in ("AWS", "GCP", "Azure", "Lambda", "OpenAI", "Anthropic", "Google", "DeepSeek"):
         assert any(p == provider for p, _r in left), provider
