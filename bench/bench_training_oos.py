@@ -58,7 +58,8 @@ def predict(row: dict, accs) -> dict:
     rec = res.get("recommendation") or {}
     count = rec.get("count") or spec["hardware"].get("count")
     ranked = (res.get("candidates") or {}).get("ranked") or []
-    gpu_mem = ranked[0].get("gpu_memory_bytes") if ranked else None
+    acc = next((a for a in accs if a.id == spec["hardware"]["accelerator"]), None)
+    gpu_mem = ranked[0].get("gpu_memory_bytes") if ranked else (acc.memory_gib * 1024**3 if acc else None)
     per_gpu = _value(memory.get("per_gpu_bytes"))
     mfu = _value(comp.get("mfu"))
     peak = _value(comp.get("peak_tflops_per_gpu"))
@@ -76,7 +77,7 @@ def predict(row: dict, accs) -> dict:
         "does_not_fit": per_gpu / gpu_mem if per_gpu and gpu_mem else None,  # ratio to GPU memory
     }[metric]
     return {"predicted": pred, "dropped": dropped, "count": count, "mfu": mfu, "per_gpu_bytes": per_gpu,
-            "gpu_memory_bytes": gpu_mem, "fits": ranked[0].get("fits") if ranked else None}
+            "gpu_memory_bytes": gpu_mem, "fits": bool(ranked) and bool(ranked[0].get("fits"))}
 
 
 def evaluate(accs=None) -> list[dict]:
