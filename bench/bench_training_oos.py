@@ -37,9 +37,14 @@ def load_rows() -> list[dict]:
     return json.loads(HOLDOUT.read_text())["rows"]
 
 
+UNPIN = set()  # training fields removed from every row (command-line --unpin FIELD), for diagnosis
+
+
 def spec_for_code(spec: dict) -> tuple[dict, list[str]]:
     """The row's spec with the training fields this code does not know removed (and their names)."""
     t = dict(spec.get("training", {}))
+    for k in UNPIN:
+        t.pop(k, None)
     dropped = sorted(k for k in t if k not in KNOWN_TRAINING_FIELDS)
     for k in dropped:
         t.pop(k)
@@ -118,9 +123,16 @@ def _fmt(v, metric):
     return f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
 
 
-def main():
+def main(argv: list[str]):
+    """`--unpin FIELD` (repeatable) removes a pinned training field from every row, e.g.
+    `--unpin activation_checkpointing` to see what the planner's own choice gives."""
+    while "--unpin" in argv:
+        i = argv.index("--unpin")
+        UNPIN.add(argv[i + 1])
+        del argv[i:i + 2]
     results = evaluate()
-    print(f"Code: {code_version()} ({CODE}); rows: {HOLDOUT.name} ({len(results)})\n")
+    unpinned = f"; unpinned: {', '.join(sorted(UNPIN))}" if UNPIN else ""
+    print(f"Code: {code_version()} ({CODE}); rows: {HOLDOUT.name} ({len(results)}){unpinned}\n")
     print("| row | mechanism | metric | published | predicted | error | note |")
     print("| --- | --- | --- | ---: | ---: | ---: | --- |")
     by_mech: dict[str, list[float]] = {}
@@ -158,4 +170,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
