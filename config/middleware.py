@@ -183,6 +183,10 @@ class UnsafeTextMiddleware:
         reason = unsafe_reason(request.path)
         if reason:
             return "path", reason
+        if request.path.startswith("/api/"):  # header values end up in the database too (Idempotency-Key)
+            for name, value in request.META.items():
+                if name.startswith("HTTP_") and isinstance(value, str) and unsafe_reason(value):
+                    return "header." + name[5:].replace("_", "-").title(), unsafe_reason(value)
         sources = [("query", request.GET)]
         if request.path.startswith("/api/") and request.method in ("POST", "PUT", "PATCH", "DELETE"):
             content_type = request.content_type or ""

@@ -254,6 +254,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # PostgreSQL (their ack may fail; the redelivery then finds the version done). Cancelling
 # them (Celery 6's default) would throw the work away. Set explicitly: no deprecation warning.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# A worker never gives up on the broker (Celery's default stops after 100 attempts), and it
+# retries every 0.5-2 s (config.celery.Consumer), so it computes again right after an outage.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CONSUMER = "config.celery:Consumer"
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
 CELERY_REDIS_SOCKET_TIMEOUT = 5
 CELERY_RESULT_EXPIRES = 24 * 3600

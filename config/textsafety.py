@@ -121,3 +121,26 @@ def loads_checked(text: str, *, path: str = "", limit: int = MAX_JSON_DEPTH):
     if problem is not None:
         raise problem
     return value
+
+
+class SafeTextFormMixin:
+    """A form error on every field whose submitted value (or upload file name) holds NUL or
+    an unpaired surrogate, whatever the field's type: a checkbox or a choice would otherwise
+    turn "a\\x00b" into True or a default silently, and a text field of a subclass would
+    carry it on. Fields added later are covered without code of their own."""
+
+    def _clean_fields(self):
+        unsafe = {}
+        for name in self.fields:
+            key = self.add_prefix(name)
+            values = self.data.getlist(key) if hasattr(self.data, "getlist") else [self.data.get(key)]
+            files = self.files.getlist(key) if hasattr(self.files, "getlist") else [self.files.get(key)]
+            for value in [*values, *(getattr(f, "name", None) for f in files)]:
+                reason = unsafe_reason(value) if isinstance(value, str) else None
+                if reason:
+                    unsafe[name] = reason
+                    break
+        super()._clean_fields()
+        for name, reason in unsafe.items():
+            if name in self.cleaned_data or name not in self.errors:
+                self.add_error(name, reason)

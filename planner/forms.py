@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from config.textsafety import UnsafeText, loads_checked
+from config.textsafety import SafeTextFormMixin, UnsafeText, loads_checked
 
 from .choices import Currency, WorkloadKind
 
@@ -167,7 +167,7 @@ COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "effi
 OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when empty
 
 
-class CostOptionsForm(forms.Form):
+class CostOptionsForm(SafeTextFormMixin, forms.Form):
     """Cost assumptions; validated in full by costs.engine.options.parse_cost_options."""
 
     def __init__(self, *args, **kwargs):
