@@ -54,6 +54,20 @@ class Pagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 200
 
+    def get_page_size(self, request):
+        """`page_size` must be 1-200 when given (DRF would silently ignore a bad one, so the
+        schema's integer 1-200 would not be what the code accepts)."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        try:
+            value = int(raw)
+        except ValueError:
+            raise FieldErrors([("page_size", _("Must be an integer."))]) from None
+        if not 1 <= value <= self.max_page_size:
+            raise FieldErrors([("page_size", _("Must be between 1 and %(max)s.") % {"max": self.max_page_size})])
+        return value
+
 
 PAGE_PARAMS = [
     OpenApiParameter("page", int, description="Page number (from 1)"),
