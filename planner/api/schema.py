@@ -119,6 +119,13 @@ def add_error_responses(result, generator, request, public):
     and integer parameters bounded as the code bounds them."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components["Problem"] = PROBLEM_SCHEMA
+    # A plan is made from an existing workload, or from a team and an inline spec (never both):
+    # what PlanCreateIn.validate accepts, said in the schema.
+    if "PlanCreateInRequest" in components:
+        components["PlanCreateInRequest"]["oneOf"] = [
+            {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},
+            {"required": ["team", "spec"], "not": {"required": ["workload"]}},
+        ]
     ref = {"$ref": "#/components/schemas/Problem"}
     for path, operations in result.get("paths", {}).items():
         if not path.startswith("/api/"):
