@@ -15,7 +15,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
-from costs.tables import cash_flow_frame, inputs_frame, option_frame, summary_frame
+from costs.tables import breakdown_frame, cash_flow_frame, inputs_frame, option_frame, summary_frame
 
 KIND_SHORT = {
     "cloud_on_demand": "OD",
@@ -43,6 +43,17 @@ CSV_COLUMNS = [
     "vat",
     "total_gross",
     "currency",
+    # per-line breakdown rows (row "item"): quantity x unit price x months = amount, with the price's
+    # source and date (the Infracost convention)
+    "quantity",
+    "quantity_unit",
+    "unit_price",
+    "months",
+    "amount",
+    "price",
+    "basis",
+    "date",
+    "source",
 ]
 
 
@@ -58,7 +69,7 @@ def costs_csv(result: dict) -> bytes:
         for row in o["rows"]:
             if row["lines"] is None:  # an option priced in totals only (not the cheapest of its kind)
                 w.writerow(
-                    [*head, row["row"], "", "", "", "", "", row["total_net"], "", row["total_gross"], cur]
+                    [*head, row["row"], "", "", "", "", "", row["total_net"], "", row["total_gross"], cur, *[""] * 9]
                 )
                 continue
             for ln in row["lines"]:
@@ -75,8 +86,30 @@ def costs_csv(result: dict) -> bytes:
                         ln["vat"],
                         ln["total_gross"],
                         cur,
+                        *[""] * 9,
                     ]
                 )
+                for b in ln.get("breakdown") or []:
+                    months = b["months"] if b["per"] == "month" else b["per"]
+                    w.writerow(
+                        [
+                            *head,
+                            "item",
+                            ln["key"],
+                            b["item"] + (f" (x share {b['share']})" if b.get("share") else ""),
+                            *[""] * 6,
+                            cur,
+                            b["quantity"],
+                            b["quantity_unit"],
+                            b["unit_price"],
+                            months,
+                            b["amount"],
+                            b.get("price", ""),
+                            b.get("basis", ""),
+                            b.get("date") or "",
+                            b.get("source") or (f"rate card: {b['rate']}" if b.get("rate") else ""),
+                        ]
+                    )
         w.writerow(
             [
                 *head,
@@ -90,6 +123,7 @@ def costs_csv(result: dict) -> bytes:
                 o["totals"]["vat"],
                 o["totals"]["gross"],
                 cur,
+                *[""] * 9,
             ]
         )
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
@@ -167,6 +201,14 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner costs") -> bytes:
             c = sheet.cell(row=end, column=col, value=Decimal(o["totals"][key]))
             c.number_format = _money_format(cur)
             c.font = Font(bold=True)
+        frame = breakdown_frame(o)
+        if len(frame):
+            start = sheet.max_row + 3
+            sheet.cell(row=start - 1, column=1, value="Breakdown: quantity x unit price x months = amount").font = Font(
+                bold=True
+            )
+            _write_frame(sheet, frame, money_cols={"unit_price", "amount"}, currency=cur, start_row=start)
+            sheet.freeze_panes = "A5"
     cf = wb.create_sheet("Cash flow")
     frame = cash_flow_frame(result, short)
     _write_frame(cf, frame, money_cols=set(short), currency=cur)

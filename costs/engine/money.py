@@ -39,6 +39,11 @@ class Price:
     vat_included: bool = False
     source: str = ""  # URL, catalog id, or "assumption: ..."
     as_of: dt.date | None = None  # the date the price was valid / observed
+    # What kind of figure it is, carried into every cost line's breakdown: "list price" (a published
+    # catalog price), "quote" (a supplier's or the user's own offer), "assumption" (a rate-card
+    # default), "derived" (computed from other prices). ``stale``: the source says it may be out of date.
+    basis: str = "list price"
+    stale: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

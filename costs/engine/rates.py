@@ -44,6 +44,13 @@ def _build() -> dict[str, RateSpec]:
             "per GPU slot", "money", "chassis, CPUs, RAM, PSUs when only the GPU price is known"
         ),
         "egress_per_gb": RateSpec("per GB", "money", "internet egress"),
+        "inter_zone_per_gb": RateSpec("per GB", "money", "traffic between availability zones"),
+        "egress_bytes_per_output_token": RateSpec(
+            "bytes per output token", "number", "bytes sent to users per generated token (streamed)"
+        ),
+        "gpu_failures_per_gpu_year": RateSpec(
+            "per GPU per year", "number", "job-interrupting hardware failures per GPU of a fleet"
+        ),
         "power_tariff_per_kwh": RateSpec("per kWh", "money", "electricity, if the catalog has no tariff"),
         "downtime_cost_per_hour": RateSpec("per hour of outage", "money", "business cost of an outage"),
         "sla_penalty_per_incident": RateSpec("per incident", "money", "contractual penalty"),
@@ -77,6 +84,13 @@ def _build() -> dict[str, RateSpec]:
             s[f"ops_hours_per_month.{kind}.{role}"] = RateSpec(
                 "hours per month", "number", f"{role} ops of {kind}"
             )
+            if kind != "api":  # the fleet-size part: hours per server (or instance)
+                s[f"setup_hours_per_server.{kind}.{role}"] = RateSpec(
+                    "hours per server, once", "number", f"{role} setup of each {kind} server"
+                )
+                s[f"ops_hours_per_server_month.{kind}.{role}"] = RateSpec(
+                    "hours per server per month", "number", f"{role} ops of each {kind} server"
+                )
         s[f"incidents_per_year.{kind}"] = RateSpec("per year", "number", f"outages of {kind}")
         s[f"mttr_hours.{kind}"] = RateSpec("hours", "number", f"mean time to recover, {kind}")
     for red in ("n_plus_1", "multi_zone"):
