@@ -31,8 +31,27 @@ class PresentDateFilter(df.DateFilter):
     field_class = _PresentDateField
 
 
+BOOLEAN_VALUES = ("true", "false")
+
+
 class StrictFilterSet(df.FilterSet):
-    """Integer fields take whole numbers only and dates may not be empty (schema = code)."""
+    """What the schema says is what the code takes: integer fields whole numbers only; an
+    enum, boolean, number or date parameter that is present may not be empty, and booleans
+    are `true` or `false` (django-filter would quietly ignore `currency=` or
+    `flagged=null` and return everything)."""
+
+    def is_valid(self):
+        valid = super().is_valid()
+        for name, flt in self.filters.items():
+            if name not in self.data:
+                continue
+            raw = self.data.get(name)
+            if isinstance(flt, df.BooleanFilter):
+                if raw not in BOOLEAN_VALUES:
+                    self.form.add_error(name, _("Must be true or false."))
+            elif raw == "" and isinstance(flt, df.ChoiceFilter | df.NumberFilter | df.DateFilter):
+                self.form.add_error(name, _("May not be empty."))
+        return valid and not self.form.errors
 
     @classmethod
     def filter_for_lookup(cls, field, lookup_type):
