@@ -158,6 +158,7 @@ def costs_view(costs: dict) -> dict | None:
                                    if b.get("own") in shown and b.get("rent") in shown],
         "skipped": costs.get("skipped") or [], "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
+        "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
         "chart": chart, "uncertainty_chart": uncertainty_chart,
     }
 
@@ -308,6 +309,9 @@ KEY_LABELS = {
     "adapter_bytes": _("Adapters"), "overhead_bytes": _("Runtime overhead"),
     "total_flops": _("Total compute"), "gpu_hours": _("GPU-hours"), "wall_clock_hours": _("Wall-clock time"),
     "mfu": _("Efficiency (MFU)"), "flops_per_output_token": _("Compute per output token"),
+    "goodput": _("Goodput (useful share of wall-clock)"), "step_hours": _("Time in training steps"),
+    "host_optimizer_bytes": _("Optimizer state in host RAM"), "context_parallel": _("Context parallel"),
+    "virtual_pipeline_stages": _("Virtual pipeline stages"),
     "prefill_flops_per_request": _("Prefill compute per request"),
     "prefill_tokens_per_s": _("Prefill throughput"), "decode_tokens_per_s": _("Decode throughput"),
     "single_stream_tokens_per_s": _("Single-stream speed"), "ttft_ms": _("Time to first token"),

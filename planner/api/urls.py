@@ -3,6 +3,8 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
+from catalog.api import quotes
+
 from . import calibration, views
 from .errors import json_not_found
 
@@ -44,6 +46,9 @@ urlpatterns = [
     path("calibration/calibrations/", calibration.CalibrationListView.as_view(), name="calibration-list"),
     path("calibration/calibrations/<int:pk>/", calibration.CalibrationDetailView.as_view(),
          name="calibration-detail"),
+    path("supplier-quotes/", quotes.SupplierQuoteListView.as_view(), name="supplier-quote-list"),
+    path("supplier-quotes/upload/", quotes.SupplierQuoteUploadView.as_view(), name="supplier-quote-upload"),
+    path("supplier-quotes/<int:pk>/", quotes.SupplierQuoteDetailView.as_view(), name="supplier-quote-detail"),
     # Unknown URLs under /api/v1/ answer in the API's error shape. Keep this include last.
     re_path(r"^.*$", json_not_found),
 ]
