@@ -158,6 +158,7 @@ def costs_view(costs: dict) -> dict | None:
                                    if b.get("own") in shown and b.get("rent") in shown],
         "skipped": costs.get("skipped") or [], "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
+        "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
         "chart": chart, "uncertainty_chart": uncertainty_chart,
     }
 
