@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from config.textsafety import SafeTextFormMixin, UnsafeText, loads_checked
+
 from .choices import Currency, WorkloadKind
 
 PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")]
@@ -177,7 +179,7 @@ OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when 
 OPTIONAL_COSTS = ("runs", "runs_per_month", "discount_rate", "downtime_cost_per_hour")
 
 
-class CostOptionsForm(forms.Form):
+class CostOptionsForm(SafeTextFormMixin, forms.Form):
     """Cost assumptions; validated in full by costs.engine.options.parse_cost_options."""
 
     def __init__(self, *args, **kwargs):
@@ -249,7 +251,10 @@ class CostOptionsForm(forms.Form):
         if not raw:
             return {}
         try:
-            value = json.loads(raw)
+            value = loads_checked(raw)
+        except UnsafeText as exc:  # NUL, lone surrogates or nesting past the cap
+            raise forms.ValidationError("%(where)s%(err)s", params={
+                "where": f"{exc.path}: " if exc.path else "", "err": exc.message}) from None
         except ValueError as exc:
             raise forms.ValidationError(_("Not valid JSON: %(err)s"), params={"err": exc}) from exc
         if not isinstance(value, dict):
@@ -380,10 +385,14 @@ class WorkloadForm(CostOptionsForm):
         if not raw.strip():
             self.add_error("hf_config", _("Paste or upload a config.json."))
             return None
+        where = "hf_config_file" if upload else "hf_config"
         try:
-            value = json.loads(raw)
+            value = loads_checked(raw)
+        except UnsafeText as exc:  # NUL, lone surrogates or nesting past the cap
+            self.add_error(where, f"{exc.path}: {exc.message}" if exc.path else exc.message)
+            return None
         except ValueError as exc:
-            self.add_error("hf_config", _("Not valid JSON: %(err)s") % {"err": exc})
+            self.add_error(where, _("Not valid JSON: %(err)s") % {"err": exc})
             return None
         if not isinstance(value, dict):
             self.add_error("hf_config", _("config.json must be a JSON object."))

@@ -8,6 +8,7 @@ documented in docs/WORKLOADSPEC.md.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -138,6 +139,9 @@ class WorkloadSpec:
 _MISSING = object()
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
 class _Reader:
     """Collects errors while reading values; returns None/defaults for bad fields."""
 
@@ -234,6 +238,9 @@ class _Reader:
             return default
         if len(value) > max_length:
             self.err(field, f"must be at most {max_length} characters")
+            return default
+        if _UNSTORABLE.search(value):  # PostgreSQL text cannot hold NUL; UTF-8 no lone surrogate
+            self.err(field, Msg("must not contain NUL or unpaired surrogate characters"))
             return default
         return value.strip()
 
