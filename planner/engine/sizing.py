@@ -33,6 +33,11 @@ ASSUMPTIONS = (
     "generation and compute format (docs/SIZING.md); goodput (useful share of wall-clock) defaults by GPU count "
     "from Llama 3's interruption rate. Override with hardware.mfu / training.goodput. Time ranges use 0.75x-1.2x "
     "the efficiency.",
+    Msg("Training activations assume fused attention (FlashAttention / PyTorch SDPA / cuDNN; "
+        "training.attention = eager counts them): the s x s attention scores are recomputed in the backward pass, "
+        "never stored. The logits and cross-entropy are "
+        "counted fused for pre-training (one fp32 value per token and vocabulary entry, Megatron-Core) and unfused "
+        "for fine-tuning (HF: 16-bit logits, fp32 copy, fp32 log-softmax and its gradient, 14 bytes)."),
     "Serving: continuous-batching engine steps (max of compute and memory traffic per step) with per-runtime "
     "constants fitted on 552 measured points (serving_measured.csv; error in docs/BENCHMARKS.md); replicas are "
     "planned so the p95 TTFT/TPOT hold at the stated load (open loop at requests_per_second, closed loop at "
@@ -130,7 +135,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         count_pin=hw.count, trainable_params=trainable, model_flops=model_flops, deadline_hours=t.deadline_hours,
         mfu_pin=hw.mfu, vision=vision, cp_pin=t.context_parallel, optimizer_states=t.optimizer_states,
         master_weights=t.master_weights, adapter_precision=t.adapter_precision, double_quant=t.double_quant,
-        goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs),
+        goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs), attention=t.attention,
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None

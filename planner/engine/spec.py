@@ -27,6 +27,8 @@ MASTER_WEIGHTS = ("fp32", "none")
 ADAPTER_PRECISIONS = ("fp32", "bf16", "fp16")
 CONTEXT_PARALLEL = (1, 2, 4, 8, 16, 32)
 CHECKPOINTING = ("none", "selective", "full")
+# fused: FlashAttention / PyTorch SDPA / cuDNN attention (scores never stored); eager: s x s scores kept
+ATTENTION_IMPLEMENTATIONS = ("fused", "eager")
 INDEXES = ("flat", "hnsw", "ivf_pq")
 GENERATORS = ("self_hosted", "external_api")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
@@ -73,6 +75,7 @@ class TrainingSpec:
     double_quant: bool = True  # QLoRA: NF4 quantisation constants quantised again (8-bit)
     context_parallel: int | None = None  # None: searched for long sequences
     goodput: float | None = None  # None: default by GPU count (docs/SIZING.md "Goodput")
+    attention: str = "fused"  # attention kernel: fused (FlashAttention/SDPA, the default) or eager
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -578,6 +581,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     goodput = r.number(t, "goodput", P, minimum=0.0, maximum=1.0, strict_min=True)
     zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
     ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
+    attention = r.choice(t, "attention", P, ATTENTION_IMPLEMENTATIONS, default="fused")
     sp = r.boolean(t, "sequence_parallel", P, default=True)
     tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
@@ -627,7 +631,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         sequence_parallel=sp, tensor_parallel=tp, pipeline_parallel=pp, virtual_pipeline_stages=vpp,
         deadline_hours=deadline, checkpoint_every_hours=every, checkpoints_kept=kept,
         optimizer_states=states, master_weights=master, adapter_precision=adapter_precision,
-        double_quant=double_quant, context_parallel=cp, goodput=goodput,
+        double_quant=double_quant, context_parallel=cp, goodput=goodput, attention=attention,
     )
 
 
