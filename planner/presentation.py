@@ -185,8 +185,11 @@ def options_compare(version, option_ids: list[str]) -> dict | None:
 
 
 def version_view(version) -> dict:
-    """What the plan page shows of a version, read from its stored result only."""
-    result = version.result or {}
+    """What the plan page shows of a version, read from its stored result only, with every
+    engine text in the active language (planner.i18n)."""
+    from .i18n import localise
+
+    result = localise(version.result or {})
     sizing = result.get("sizing") or {}
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
     return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}),

@@ -16,6 +16,8 @@ import datetime as dt
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
+from planner.engine.messages import Msg
+
 from .errors import fail
 from .inputs import (
     HOURS_PER_MONTH,
@@ -171,7 +173,7 @@ def fleet_text(w: Workload, gpus: int | None = None) -> str:
 
 
 def _gpus(n: int) -> str:
-    return f"{n} GPU" + ("" if n == 1 else "s")
+    return Msg("{n} {n:plural:GPU|GPUs}", n=n)
 
 
 def _hosts_text(hosts: int, spare: bool) -> str:
@@ -182,8 +184,7 @@ def layout_warnings(w: Workload, *, hosts: int, gpus_per_host: int, what: str) -
     """Pipeline stages on different hosts exchange activations every micro-batch: say so."""
     if w.pipeline_parallel > 1 and hosts > 1 and gpus_per_host < w.tensor_parallel * w.pipeline_parallel:
         return [
-            f"pipeline stages (PP{w.pipeline_parallel}) span {what}s: they need a fast inter-node network "
-            "(e.g. 100 Gb/s or more, RDMA) between them"
+            Msg("pipeline stages (PP{pipeline_parallel}) span {what}s: they need a fast inter-node network (e.g. 100 Gb/s or more, RDMA) between them", pipeline_parallel=w.pipeline_parallel, what=what)
         ]
     return []
 
@@ -276,7 +277,7 @@ def _outage(ctx: Context, kind: str) -> tuple[Line, list, Decimal]:
             ctx.rate(f"incidents_per_year.{kind}").source,
         ),
         _show(f"mttr_hours.{kind}", mttr, None, "hours", ctx.rate(f"mttr_hours.{kind}").source),
-        _show("redundancy", ctx.redundancy, None, f"reduces incidents by {reduction}", ""),
+        _show("redundancy", ctx.redundancy, None, Msg("reduces incidents by {reduction}", reduction=reduction), ""),
         hour_shown,
         penalty_shown,
     ]
@@ -509,8 +510,7 @@ def cloud_option(
         option_id=f"{w.candidate_id}|{mode}|{offer.provider}|{offer.region}|{offer.instance_type}",
         kind=mode,
         candidate_id=w.candidate_id,
-        label=f"{fleet_text(w, gpus)} on {_hosts_text(instances, spare)} x {offer.provider} {offer.instance_type} "
-        f"({_gpus(offer.gpus_per_instance)}), {offer.region}, {MODE_TEXT[mode]}",
+        label=f"{fleet_text(w, gpus)} on {_hosts_text(instances, spare)} x {offer.provider} {offer.instance_type} ({_gpus(offer.gpus_per_instance)}), {offer.region}, {MODE_TEXT[mode]}",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful,
         tokens_per_month=_tokens(w),
@@ -557,7 +557,7 @@ def _spot_outage_line(ctx: Context, w: Workload, *, u: Decimal) -> Line:
                     "per running month",
                     ctx.rate("spot_interruptions_per_month").source,
                 ),
-                _show("redundancy", ctx.redundancy, None, f"reduces outages by {reduction}", ""),
+                _show("redundancy", ctx.redundancy, None, Msg("reduces outages by {reduction}", reduction=reduction), ""),
                 hour_shown,
             ],
         },
@@ -611,8 +611,7 @@ def dedicated_option(
         option_id=f"{w.candidate_id}|dedicated|{offer.provider}|{offer.name}",
         kind="dedicated",
         candidate_id=w.candidate_id,
-        label=f"{fleet_text(w)} on {_hosts_text(servers, spare)} x {offer.provider} {offer.name} "
-        f"({_gpus(offer.gpus_per_server)}), dedicated, monthly",
+        label=f"{fleet_text(w)} on {_hosts_text(servers, spare)} x {offer.provider} {offer.name} ({_gpus(offer.gpus_per_server)}), dedicated, monthly",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful,
         tokens_per_month=_tokens(w),
@@ -733,7 +732,7 @@ def onprem_option(
         )
     unknowns = []
     if w.server_power_w is None:
-        unknowns.append("power: server IT load unknown, power and colocation not priced")
+        unknowns.append(Msg("power: server IT load unknown, power and colocation not priced"))
     else:
         kw = servers * w.server_power_w / 1000
         idle, pue = ctx.value("idle_power_share"), ctx.value("pue")
@@ -791,7 +790,7 @@ def onprem_option(
                 )
             )
         else:
-            unknowns.append("rack units of the server unknown: rack space per U not priced")
+            unknowns.append(Msg("rack units of the server unknown: rack space per U not priced"))
     support = ctx.value("support_share_per_year")
     lines.append(
         Line(
@@ -830,8 +829,7 @@ def onprem_option(
         option_id=f"{w.candidate_id}|{kind}|{server.accelerator_id}",
         kind=kind,
         candidate_id=w.candidate_id,
-        label=f"{fleet_text(w)} on {_hosts_text(servers, spare)} x {server.gpus_per_server}-GPU server, "
-        "on-prem (bought)",
+        label=f"{fleet_text(w)} on {_hosts_text(servers, spare)} x {server.gpus_per_server}-GPU server, on-prem (bought)",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful,
         tokens_per_month=_tokens(w),
@@ -888,9 +886,7 @@ def hybrid_option(
         option_id=f"{w.candidate_id}|hybrid|{server.accelerator_id}|{offer.provider}|{offer.instance_type}",
         kind="hybrid",
         candidate_id=w.candidate_id,
-        label=f"{fleet_text(w)}: {owned_gpus} GPUs on {owned} x {server.gpus_per_server}-GPU server owned + "
-        f"{w.gpu_count - owned_gpus} GPUs on {burst_instances} x {offer.provider} {offer.instance_type} "
-        f"({_gpus(offer.gpus_per_instance)}), {offer.region}, on-demand burst",
+        label=f"{fleet_text(w)}: {owned_gpus} GPUs on {owned} x {server.gpus_per_server}-GPU server owned + {w.gpu_count - owned_gpus} GPUs on {burst_instances} x {offer.provider} {offer.instance_type} ({_gpus(offer.gpus_per_instance)}), {offer.region}, on-demand burst",
         lines=tuple(lines),
         useful_gpu_hours_per_month=_useful(w, u, e),
         tokens_per_month=_tokens(w),

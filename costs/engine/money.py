@@ -10,6 +10,8 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+from planner.engine.messages import Msg
+
 from .errors import fail
 
 CURRENCIES = ("RUB", "USD", "EUR")
@@ -25,7 +27,7 @@ def cents(amount: Decimal) -> Decimal:
 
 def check_currency(code: str, *, path: str) -> str:
     if code not in CURRENCIES:
-        raise fail(path, f"unknown currency {code!r}; expected one of {', '.join(CURRENCIES)}")
+        raise fail(path, Msg("unknown currency {code}; expected one of {currencies}", code=repr(code), currencies=', '.join(CURRENCIES)))
     return code
 
 
@@ -102,7 +104,7 @@ class FxTable:
             a, b = self._direct(base, via, on), self._direct(via, quote, on)
             if a is not None and b is not None:
                 return a * b
-        raise fail(path, f"no FX rate {base}->{quote} valid on {on.isoformat()}")
+        raise fail(path, Msg("no FX rate {base}->{quote} valid on {isoformat}", base=base, quote=quote, isoformat=on.isoformat()))
 
     def convert(self, *, amount: Decimal, base: str, quote: str, on: dt.date, path: str = "fx") -> Decimal:
         """Full precision; round only when reporting (there-and-back stays exact to the cent)."""
@@ -140,7 +142,7 @@ class VatTable:
     def rate(self, *, country: str, on: dt.date, path: str = "vat") -> Decimal:
         hits = [r for r in self.rates if r.country == country and _valid(r.valid_from, r.valid_to, on)]
         if not hits:
-            raise fail(path, f"no VAT rate for country {country!r} on {on.isoformat()}")
+            raise fail(path, Msg("no VAT rate for country {country} on {isoformat}", country=repr(country), isoformat=on.isoformat()))
         return max(hits, key=lambda r: r.valid_from).rate
 
     def source(self, *, country: str, on: dt.date) -> str:

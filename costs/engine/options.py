@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal, InvalidOperation
 
+from planner.engine.messages import Msg
+
 from .errors import CostValidationError, FieldError
 from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice
 from .money import CURRENCIES, Price
@@ -47,42 +49,42 @@ class _Collector:
         self, value, path: str, *, lo: Decimal | None = None, hi: Decimal | None = None, lo_open: bool = False
     ) -> Decimal | None:
         if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
-            self.err(path, "must be a number")
+            self.err(path, Msg("must be a number"))
             return None
         try:
             d = Decimal(str(value).strip())
         except InvalidOperation:
-            self.err(path, "must be a number")
+            self.err(path, Msg("must be a number"))
             return None
         if not d.is_finite():
-            self.err(path, "must be a finite number")
+            self.err(path, Msg("must be a finite number"))
             return None
         if lo is not None and hi is not None and (d < lo or d > hi or (lo_open and d == lo)):
-            self.err(path, f"must be between {lo} and {hi}" + (f" (more than {lo})" if lo_open else ""))
+            self.err(path, Msg("must be between {lo} and {hi}", lo=lo, hi=hi) + (Msg(" (more than {lo})", lo=lo) if lo_open else ""))
             return None
         if lo is not None and hi is None and (d < lo or (lo_open and d == lo)):
-            self.err(path, "must be greater than 0" if lo_open and lo == 0 else f"must be at least {lo}")
+            self.err(path, "must be greater than 0" if lo_open and lo == 0 else Msg("must be at least {lo}", lo=lo))
             return None
         return d
 
     def integer(self, value, path: str, *, lo: int, hi: int) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int):
-            self.err(path, "must be a whole number")
+            self.err(path, Msg("must be a whole number"))
             return None
         if not lo <= value <= hi:
-            self.err(path, f"must be between {lo} and {hi}")
+            self.err(path, Msg("must be between {lo} and {hi}", lo=lo, hi=hi))
             return None
         return value
 
     def currency(self, value, path: str) -> str | None:
         if value not in CURRENCIES:
-            self.err(path, f"unknown currency {value!r}; expected one of {', '.join(CURRENCIES)}")
+            self.err(path, Msg("unknown currency {value}; expected one of {currencies}", value=repr(value), currencies=', '.join(CURRENCIES)))
             return None
         return value
 
     def text(self, value, path: str) -> str | None:
         if not isinstance(value, str) or not value.strip():
-            self.err(path, "must be a non-empty string")
+            self.err(path, Msg("must be a non-empty string"))
             return None
         return value.strip()
 
@@ -98,13 +100,13 @@ def _price(
 
 def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
     if not isinstance(raw, list):
-        c.err("server_prices", "must be a list")
+        c.err("server_prices", Msg("must be a list"))
         return ()
     out = []
     for i, item in enumerate(raw):
         path = f"server_prices[{i}]"
         if not isinstance(item, dict):
-            c.err(path, "must be an object")
+            c.err(path, Msg("must be an object"))
             continue
         acc = c.text(item.get("accelerator"), f"{path}.accelerator")
         gps = c.integer(item.get("gpus_per_server"), f"{path}.gpus_per_server", lo=1, hi=64)
@@ -120,13 +122,13 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
 
 def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
     if not isinstance(raw, list):
-        c.err("api_prices", "must be a list")
+        c.err("api_prices", Msg("must be a list"))
         return ()
     out = []
     for i, item in enumerate(raw):
         path = f"api_prices[{i}]"
         if not isinstance(item, dict):
-            c.err(path, "must be an object")
+            c.err(path, Msg("must be an object"))
             continue
         provider = c.text(item.get("provider"), f"{path}.provider")
         model = c.text(item.get("model"), f"{path}.model")
@@ -147,10 +149,10 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise CostValidationError([FieldError(path=prefix, message="must be an object")])
+        raise CostValidationError([FieldError(path=prefix, message=Msg("must be an object"))])
     c = _Collector(prefix)
     for key in sorted(set(data) - KNOWN_KEYS):
-        c.err(key, "unknown field")
+        c.err(key, Msg("unknown field"))
     kw: dict = {}
     if "horizon_months" in data:
         kw["horizon_months"] = c.integer(
@@ -160,18 +162,18 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         kw["currency"] = c.currency(data["currency"], "currency")
     if "include_vat" in data:
         if not isinstance(data["include_vat"], bool):
-            c.err("include_vat", "must be true or false")
+            c.err("include_vat", Msg("must be true or false"))
         kw["include_vat"] = data["include_vat"]
     if "country" in data:
         country = data["country"]
         if not (isinstance(country, str) and len(country) == 2 and country.isalpha() and country.isupper()):
-            c.err("country", "must be a two-letter ISO country code, e.g. RU")
+            c.err("country", Msg("must be a two-letter ISO country code, e.g. RU"))
         kw["country"] = country
     if "as_of" in data:
         try:
             kw["as_of"] = dt.date.fromisoformat(str(data["as_of"]))
         except ValueError:
-            c.err("as_of", "must be a date YYYY-MM-DD")
+            c.err("as_of", Msg("must be a date YYYY-MM-DD"))
     elif default_as_of is not None:
         kw["as_of"] = default_as_of
     if data.get("utilisation") is not None:
@@ -183,15 +185,15 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if "options" in data:
         opts = data["options"]
         if not isinstance(opts, list) or not opts:
-            c.err("options", f"must be a non-empty list of: {', '.join(OPTION_KINDS)}")
+            c.err("options", Msg("must be a non-empty list of: {option_kinds}", option_kinds=', '.join(OPTION_KINDS)))
         else:
             bad = [o for o in opts if o not in OPTION_KINDS]
             if bad:
-                c.err("options", f"unknown option(s) {bad}; expected some of: {', '.join(OPTION_KINDS)}")
+                c.err("options", Msg("unknown option(s) {bad}; expected some of: {option_kinds}", bad=bad, option_kinds=', '.join(OPTION_KINDS)))
             kw["options"] = tuple(dict.fromkeys(opts))
     if "redundancy" in data:
         if data["redundancy"] not in REDUNDANCY:
-            c.err("redundancy", f"must be one of: {', '.join(REDUNDANCY)}")
+            c.err("redundancy", Msg("must be one of: {redundancy}", redundancy=', '.join(REDUNDANCY)))
         kw["redundancy"] = data["redundancy"]
     if "hybrid_owned_share" in data:
         share = c.decimal(
@@ -208,7 +210,7 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if "overrides" in data:
         raw = data["overrides"]
         if not isinstance(raw, dict):
-            c.err("overrides", "must be an object of rate name -> number")
+            c.err("overrides", Msg("must be an object of rate name -> number"))
         else:
             overrides = {}
             for key, value in raw.items():
@@ -238,21 +240,21 @@ def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:
     """The same bounds for options built in code (adapters, tests) as for parsed ones."""
     c = _Collector(prefix)
     if not 1 <= options.horizon_months <= MAX_HORIZON_MONTHS:
-        c.err("horizon_months", f"must be between 1 and {MAX_HORIZON_MONTHS}")
+        c.err("horizon_months", Msg("must be between 1 and {max_horizon_months}", max_horizon_months=MAX_HORIZON_MONTHS))
     if options.currency not in CURRENCIES:
-        c.err("currency", f"unknown currency {options.currency!r}; expected one of {', '.join(CURRENCIES)}")
+        c.err("currency", Msg("unknown currency {currency}; expected one of {currencies}", currency=repr(options.currency), currencies=', '.join(CURRENCIES)))
     if options.utilisation is not None and not 0 <= options.utilisation <= 1:
-        c.err("utilisation", "must be between 0 and 1")
+        c.err("utilisation", Msg("must be between 0 and 1"))
     if options.efficiency is not None and not 0 < options.efficiency <= 1:
-        c.err("efficiency", "must be between 0 and 1 (more than 0)")
+        c.err("efficiency", Msg("must be between 0 and 1 (more than 0)"))
     bad = [o for o in options.options if o not in OPTION_KINDS]
     if bad:
-        c.err("options", f"unknown option(s) {bad}")
+        c.err("options", Msg("unknown option(s) {bad}", bad=bad))
     if options.redundancy not in REDUNDANCY:
-        c.err("redundancy", f"must be one of: {', '.join(REDUNDANCY)}")
+        c.err("redundancy", Msg("must be one of: {redundancy}", redundancy=', '.join(REDUNDANCY)))
     if not 0 < options.hybrid.owned_share <= 1:
-        c.err("hybrid_owned_share", "must be between 0 and 1 (more than 0)")
+        c.err("hybrid_owned_share", Msg("must be between 0 and 1 (more than 0)"))
     if not MIN_SAMPLES <= options.monte_carlo_samples <= MAX_SAMPLES:
-        c.err("monte_carlo_samples", f"must be between {MIN_SAMPLES} and {MAX_SAMPLES}")
+        c.err("monte_carlo_samples", Msg("must be between {min_samples} and {max_samples}", min_samples=MIN_SAMPLES, max_samples=MAX_SAMPLES))
     if c.errors:
         raise CostValidationError(c.errors)

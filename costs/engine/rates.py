@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from planner.engine.messages import Msg
+
 from .errors import CostValidationError, FieldError
 from .inputs import Rate
 
@@ -65,20 +67,20 @@ def _build() -> dict[str, RateSpec]:
         "mc_incident_sd": RateSpec("log-normal sigma", "number", "Monte Carlo spread of the incident rate"),
     }
     for tier in ("nvme", "ssd", "hdd", "object"):
-        s[f"cloud_storage_per_gb_month.{tier}"] = RateSpec("per GB-month", "money", f"rented {tier} storage")
-        s[f"onprem_storage_capex_per_gb.{tier}"] = RateSpec("per GB", "money", f"bought {tier} storage")
+        s[f"cloud_storage_per_gb_month.{tier}"] = RateSpec("per GB-month", "money", Msg("rented {tier} storage", tier=tier))
+        s[f"onprem_storage_capex_per_gb.{tier}"] = RateSpec("per GB", "money", Msg("bought {tier} storage", tier=tier))
     for role in ROLES:
         s[f"engineering_rate_per_hour.{role}"] = RateSpec(
-            "per hour", "money", f"loaded hourly cost of {role}"
+            "per hour", "money", Msg("loaded hourly cost of {role}", role=role)
         )
     for kind in ENGINEERING_KINDS:
         for role in ROLES:
-            s[f"setup_hours.{kind}.{role}"] = RateSpec("hours, once", "number", f"{role} setup of {kind}")
+            s[f"setup_hours.{kind}.{role}"] = RateSpec("hours, once", "number", Msg("{role} setup of {kind}", role=role, kind=kind))
             s[f"ops_hours_per_month.{kind}.{role}"] = RateSpec(
-                "hours per month", "number", f"{role} ops of {kind}"
+                "hours per month", "number", Msg("{role} ops of {kind}", role=role, kind=kind)
             )
-        s[f"incidents_per_year.{kind}"] = RateSpec("per year", "number", f"outages of {kind}")
-        s[f"mttr_hours.{kind}"] = RateSpec("hours", "number", f"mean time to recover, {kind}")
+        s[f"incidents_per_year.{kind}"] = RateSpec("per year", "number", Msg("outages of {kind}", kind=kind))
+        s[f"mttr_hours.{kind}"] = RateSpec("hours", "number", Msg("mean time to recover, {kind}", kind=kind))
     for red in ("n_plus_1", "multi_zone"):
         s[f"redundancy_reduction.{red}"] = RateSpec("share of downtime avoided", "fraction", red)
     return s
@@ -94,17 +96,17 @@ def base_key(key: str) -> str:
 def validate_rate(key: str, value: Decimal, currency: str | None, *, path: str) -> list[FieldError]:
     spec = RATE_SCHEMA.get(base_key(key))
     if spec is None:
-        return [FieldError(path=path, message=f"unknown rate {key!r}")]
+        return [FieldError(path=path, message=Msg("unknown rate {key}", key=repr(key)))]
     if not value.is_finite():
-        return [FieldError(path=path, message="must be a finite number")]
+        return [FieldError(path=path, message=Msg("must be a finite number"))]
     if spec.kind == "fraction" and not (0 <= value <= 1):
-        return [FieldError(path=path, message="must be between 0 and 1")]
+        return [FieldError(path=path, message=Msg("must be between 0 and 1"))]
     if spec.kind == "min1" and value < 1:
-        return [FieldError(path=path, message="must be at least 1")]
+        return [FieldError(path=path, message=Msg("must be at least 1"))]
     if spec.kind in ("number", "money") and value < 0 and base_key(key) != "price_drift_per_year":
-        return [FieldError(path=path, message="must not be negative")]
+        return [FieldError(path=path, message=Msg("must not be negative"))]
     if spec.kind == "money" and not currency:
-        return [FieldError(path=path, message="a money rate needs a currency")]
+        return [FieldError(path=path, message=Msg("a money rate needs a currency"))]
     return []
 
 
@@ -118,7 +120,7 @@ def apply_overrides(rates: dict[str, Rate], overrides: dict[str, Decimal], *, pa
         errs = validate_rate(key, value, currency, path=f"{path}.{key}")
         if not errs and current is None:
             errs = [
-                FieldError(path=f"{path}.{key}", message="no rate-card value to override (unknown currency)")
+                FieldError(path=f"{path}.{key}", message=Msg("no rate-card value to override (unknown currency)"))
             ]
         errors += errs
         if not errs:
@@ -134,7 +136,7 @@ def lookup(rates: dict[str, Rate], key: str, *, scope: str | None = None) -> Rat
     if scope and f"{key}@{scope}" in rates:
         return rates[f"{key}@{scope}"]
     if key not in rates:
-        raise CostValidationError([FieldError(path=f"rates.{key}", message="missing from the rate card")])
+        raise CostValidationError([FieldError(path=f"rates.{key}", message=Msg("missing from the rate card"))])
     return rates[key]
 
 

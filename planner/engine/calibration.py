@@ -14,9 +14,9 @@ A version stores the calibrations it used (`to_data`), so recomputing it gives t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Calibrations:
                 "training": [{"accelerator": a, **c.to_data()} for a, c in sorted(self.training.items())]}
 
     @classmethod
-    def from_data(cls, data: dict | None) -> "Calibrations":
+    def from_data(cls, data: dict | None) -> Calibrations:
         data = data or {}
         serving = {(d["accelerator"], d["runtime"], d["precision"]): Calibration(d["label"], dict(d["values"]))
                    for d in data.get("serving", [])}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .architecture import ModelArch
+from .messages import Msg
 
 # Base efficiency of a large (>= 13B) dense transformer training run by accelerator family.
 # Sources: LLaMA-65B 380 tok/s/GPU on 2048 A100 = 0.476 (Touvron 2023); Megatron-LM 1T on 3072
@@ -77,7 +78,7 @@ class Efficiency:
 def mfu_preset(*, architecture: str, params: float, gpus: int, method: str = "full",
                vision: bool = False, pinned: float | None = None) -> Efficiency:
     if pinned is not None:
-        return Efficiency(value=pinned, low=pinned, high=pinned, explain="given in hardware.mfu")
+        return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("given in hardware.mfu"))
     gen = generation_of(architecture)
     base, why = MFU_BASE[gen]
     sf = 1.0 if vision else size_factor(params)  # the vision factor already covers small nets
@@ -85,15 +86,23 @@ def mfu_preset(*, architecture: str, params: float, gpus: int, method: str = "fu
     mf = METHOD_FACTOR[method]
     vf = VISION_FACTOR if vision else 1.0
     v = base * sf * cf * mf * vf
-    parts = [f"{gen} base {base:.2f} ({why})", f"x{sf:g} model size"]
+    parts = [Msg("{gen} base {base:.2f} ({why})", gen=gen, base=base, why=why), Msg("x{sf:g} model size", sf=sf)]
     if cf != 1.0:
-        parts.append(f"x{cf:g} cluster of {gpus}")
+        parts.append(Msg("x{cf:g} cluster of {gpus}", cf=cf, gpus=gpus))
     if mf != 1.0:
-        parts.append(f"x{mf:g} {method}")
+        parts.append(Msg("x{mf:g} {method}", mf=mf, method=method))
     if vf != 1.0:
-        parts.append(f"x{vf:g} vision")
+        parts.append(Msg("x{vf:g} vision", vf=vf))
     return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.6, v * MFU_RANGE[1]),
-                      explain="preset: " + " ".join(parts))
+                      explain=Msg("preset: {parts}", parts=_join(parts, " ")))
+
+
+def _join(parts, sep: str):
+    """Texts joined with a separator, keeping each part translatable."""
+    out = ""
+    for i, part in enumerate(parts):
+        out = out + (sep if i else "") + part
+    return out
 
 
 def training_flops(a: ModelArch, *, tokens: float, method: str, trainable_params: float) -> float:

@@ -11,6 +11,7 @@ import numpy as np
 from . import compute, infra, memory, search, serving
 from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_layer
 from .hardware import AcceleratorSpec
+from .messages import Msg
 from .precision import weight_bytes_per_param
 from .resolve import resolve_accelerator
 from .result import SizingResult, q
@@ -22,17 +23,17 @@ TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
 
 ASSUMPTIONS = (
-    "1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes.",
-    "Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
-    "12 fp32 master+m+v), as in the ZeRO paper (K=12).",
-    "Efficiency (MFU) presets are documented defaults by accelerator family, model size and cluster size; "
-    "override with hardware.mfu. Time ranges use 0.7x-1.25x the preset.",
-    "Serving latencies are roofline estimates (+-30%); queueing is covered by planning replicas at 80% load.",
+    Msg("1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes."),
+    Msg("Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
+        "12 fp32 master+m+v), as in the ZeRO paper (K=12)."),
+    Msg("Efficiency (MFU) presets are documented defaults by accelerator family, model size and cluster size; "
+        "override with hardware.mfu. Time ranges use 0.7x-1.25x the preset."),
+    Msg("Serving latencies are roofline estimates (+-30%); queueing is covered by planning replicas at 80% load."),
 )
 
 
 def _fmt_gib(b: float) -> str:
-    return f"{b / GIB:,.1f} GiB"
+    return Msg("{b:,.1f} GiB", b=b / GIB)
 
 
 def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]) -> SizingResult:
@@ -46,7 +47,7 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
     if spec.kind == "external_api" or (spec.kind == "rag" and spec.rag is not None and spec.rag.generator == "external_api"):
         return _cpu_only(spec, warnings)
     if not accs:
-        warnings.append("the accelerator catalog is empty: no candidates can be evaluated")
+        warnings.append(Msg("the accelerator catalog is empty: no candidates can be evaluated"))
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
         return _training(spec, accs, warnings)
     return _serving(spec, accs, warnings)
@@ -64,25 +65,26 @@ def _model_section(spec: WorkloadSpec) -> dict:
         "model_type": a.model_type,
         "params": q(a.params, "params", a.params_explain),
         "active_params": q(a.active_params, "params",
-                           f"MoE: {a.experts_per_token} of {a.experts} routed experts"
-                           + (f" + {a.shared_experts} shared" if a.shared_experts else "") + " per token"
-                           if a.is_moe else "dense model: every parameter is used for every token"),
-        "weight_bytes": q(a.params * bpp, "bytes", f"{a.params:,} parameters x {bpp:g} bytes ({p.weights}"
-                          + (", incl. group-128 scales" if p.weights == "int4" else "") + ")"),
+                           Msg("MoE: {experts_per_token} of {experts} routed experts", experts_per_token=a.experts_per_token, experts=a.experts)
+                           + (Msg(" + {shared_experts} shared", shared_experts=a.shared_experts) if a.shared_experts else "")
+                           + Msg(" per token")
+                           if a.is_moe else Msg("dense model: every parameter is used for every token")),
+        "weight_bytes": q(a.params * bpp, "bytes", Msg("{params:,} parameters x {bpp:g} bytes ({weights}", params=a.params, bpp=bpp, weights=p.weights)
+                          + (Msg(", incl. group-128 scales") if p.weights == "int4" else "") + ")"),
     }
     if a.has_kv_cache:
         per_layer = kv_values_per_token_per_layer(a)
-        how = (f"MLA latent: (kv_lora_rank {a.kv_lora_rank} + rope {a.qk_rope_head_dim}) x {a.layers} layers"
-               if a.is_mla else f"2 (K,V) x {a.layers} layers x {a.kv_heads} KV heads x {a.head_dim} head_dim")
+        how = (Msg("MLA latent: (kv_lora_rank {kv_lora_rank} + rope {qk_rope_head_dim}) x {layers} layers", kv_lora_rank=a.kv_lora_rank, qk_rope_head_dim=a.qk_rope_head_dim, layers=a.layers)
+               if a.is_mla else Msg("2 (K,V) x {layers} layers x {kv_heads} KV heads x {head_dim} head_dim", layers=a.layers, kv_heads=a.kv_heads, head_dim=a.head_dim))
         note = ""
         if a.sliding_window and a.local_layers:
-            note = f"; {a.local_layers} layers keep at most {a.sliding_window} tokens (sliding window)"
+            note = Msg("; {local_layers} layers keep at most {sliding_window} tokens (sliding window)", local_layers=a.local_layers, sliding_window=a.sliding_window)
         out["kv_cache_bytes_per_token"] = q(kv_cache_bytes_per_token(a, kv_precision=p.kv_cache), "bytes",
-                                            f"{how} x {per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (a.layers * per_layer)):g} bytes ({p.kv_cache}){note}")
+                                            Msg("{how} x {v:g} bytes ({kv_cache}){note}", how=how, v=per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (a.layers * per_layer)), kv_cache=p.kv_cache, note=note))
     else:
-        out["kv_cache_bytes_per_token"] = q(0, "bytes", "no KV cache: not an autoregressive decoder")
+        out["kv_cache_bytes_per_token"] = q(0, "bytes", Msg("no KV cache: not an autoregressive decoder"))
     if a.flops_per_sample:
-        out["flops_per_sample"] = q(a.flops_per_sample, "FLOP", "forward FLOPs per input (2 FLOPs per multiply-accumulate)")
+        out["flops_per_sample"] = q(a.flops_per_sample, "FLOP", Msg("forward FLOPs per input (2 FLOPs per multiply-accumulate)"))
     return out
 
 
@@ -98,14 +100,13 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         trainable = float(memory.lora_adapter_params(a, rank=t.lora_rank, targets=t.lora_targets))
     if spec.kind == "classic_training":
         model_flops = compute.classic_training_flops(a, samples=t.dataset_samples, epochs=t.epochs)
-        flops_explain = f"3 x {a.flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {t.dataset_samples:,} samples x {t.epochs:g} epochs"
+        flops_explain = Msg("3 x {flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {dataset_samples:,} samples x {epochs:g} epochs", flops_per_sample=a.flops_per_sample, dataset_samples=t.dataset_samples, epochs=t.epochs)
         tokens = None
     else:
         tokens = t.tokens
         model_flops = compute.training_flops(a, tokens=tokens, method=t.method, trainable_params=trainable)
-        flops_explain = (f"6 x {a.active_params:,} active params x {tokens:.4g} tokens" if t.method == "full" else
-                         f"4 x {a.active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) "
-                         f"+ 6 x {trainable:,.0f} adapter params x tokens")
+        flops_explain = (Msg("6 x {active_params:,} active params x {tokens:.4g} tokens", active_params=a.active_params, tokens=tokens) if t.method == "full" else
+                         Msg("4 x {active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) + 6 x {trainable:,.0f} adapter params x tokens", active_params=a.active_params, tokens=tokens, trainable=trainable))
     ti = search.TrainingInputs(
         arch=a, kind=spec.kind, method=t.method, weights=p.weights, compute_precision=p.compute,
         optimizer=t.optimizer, seq=t.sequence_length if a.is_transformer else 1, micro_batch=t.micro_batch_size,
@@ -132,13 +133,11 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         if not res["meets"].any():
             fastest = int(np.argmin(res["wall"]))
             warnings.append(
-                f"deadline unreachable within {search.MAX_GPUS} GPUs: the fastest option takes "
-                f"{res['wall'][fastest]:,.0f} h ({int(res['count'][fastest])} x "
-                f"{cat.accelerators[res['a'][fastest]].model})"
+                Msg("deadline unreachable within {max_gpus} GPUs: the fastest option takes {wall:,.0f} h ({count} x {model})", max_gpus=search.MAX_GPUS, wall=res['wall'][fastest], count=int(res['count'][fastest]), model=cat.accelerators[res['a'][fastest]].model)
                 if t.deadline_hours else "no option finishes within 30 days; the fastest is shown")
     not_fitting = _training_not_fitting(spec, res, cat) if res is not None and res.get("mem") is not None else []
     if res is not None and not len(res.get("a", [])):
-        warnings.append("does not fit on any catalog accelerator with up to 1024 GPUs in the allowed layouts")
+        warnings.append(Msg("does not fit on any catalog accelerator with up to 1024 GPUs in the allowed layouts"))
 
     # Memory breakdown: the recommended layout, else one GPU without parallelism.
     if rec_i is not None:
@@ -160,13 +159,12 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
 
     compute_section = {
         "total_flops": q(model_flops, "FLOP", flops_explain),
-        "executed_flops": q(executed, "FLOP", f"model FLOPs x recomputation factor ({factor:.3g} for {ckpt} "
-                            "activation checkpointing)"),
+        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g} for {ckpt} activation checkpointing)", factor=factor, ckpt=ckpt)),
     }
     if tokens is not None:
-        compute_section["tokens"] = q(tokens, "tokens", "tokens processed (dataset tokens x epochs)")
+        compute_section["tokens"] = q(tokens, "tokens", Msg("tokens processed (dataset tokens x epochs)"))
         compute_section["tokens_per_param"] = q(tokens / a.params, "tokens/param",
-                                                "Chinchilla compute-optimal is ~20 (Hoffmann et al. 2022)")
+                                                Msg("Chinchilla compute-optimal is ~20 (Hoffmann et al. 2022)"))
     recommendation: dict = {}
     if rec_i is not None:
         count = int(res["count"][rec_i])
@@ -179,15 +177,15 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         compute_section.update({
             "mfu": {"value": round(eff.value, 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
                     "unit": "fraction of dense peak", "explain": eff.explain},
-            "peak_tflops_per_gpu": q(peak, "TFLOP/s", f"{acc.model} dense {p.compute} peak ({cat.peak_column[res['a'][rec_i]]})"),
+            "peak_tflops_per_gpu": q(peak, "TFLOP/s", Msg("{model} dense {compute} peak ({peak_column})", model=acc.model, compute=p.compute, peak_column=cat.peak_column[res['a'][rec_i]])),
             "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
-                           f"executed FLOPs / ({peak:g} TFLOP/s x {eff.value:.3f}) / 3600"),
+                           Msg("executed FLOPs / ({peak:g} TFLOP/s x {value:.3f}) / 3600", peak=peak, value=eff.value)),
             "wall_clock_hours": {"value": wall, "low": float(lo), "high": float(hi), "unit": "hours",
-                                 "explain": f"GPU-hours / {count} GPUs; range from efficiency {eff.low:.2f}-{eff.high:.2f}"},
+                                 "explain": Msg("GPU-hours / {count} GPUs; range from efficiency {low:.2f}-{high:.2f}", count=count, low=eff.low, high=eff.high)},
         })
         if tokens is not None:
             compute_section["tokens_per_second_per_gpu"] = q(tokens / (wall * 3600 * count), "tokens/s",
-                                                             "throughput implied by the estimate")
+                                                             Msg("throughput implied by the estimate"))
         recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings)
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
@@ -261,26 +259,26 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
             continue
         if not np.isfinite(cat.peak_tflops[ai]):
             out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                        "reason": f"no known {p.compute} throughput for this accelerator", "remedies": ["choose another compute precision"]})
+                        "reason": Msg("no known {compute} throughput for this accelerator", compute=p.compute), "remedies": [Msg("choose another compute precision")]})
             continue
         need = float(res["min_total_per_acc"][ai])
         remedies = []
         if t.zero_stage is not None and t.zero_stage < 3:
-            remedies.append("ZeRO-3 / FSDP to shard weights, gradients and optimizer state")
+            remedies.append(Msg("ZeRO-3 / FSDP to shard weights, gradients and optimizer state"))
         if t.tensor_parallel or t.pipeline_parallel:
-            remedies.append("let the planner choose tensor/pipeline parallelism (more GPUs with TP/PP)")
+            remedies.append(Msg("let the planner choose tensor/pipeline parallelism (more GPUs with TP/PP)"))
         if t.activation_checkpointing in ("none", "selective"):
-            remedies.append("full activation checkpointing")
+            remedies.append(Msg("full activation checkpointing"))
         if t.micro_batch_size > 1:
-            remedies.append("a smaller micro-batch")
+            remedies.append(Msg("a smaller micro-batch"))
         if t.method == "full" and spec.kind == "finetuning":
-            remedies.append("LoRA or QLoRA (int4 base weights) instead of full fine-tuning")
-        remedies.append("CPU/NVMe offload of optimizer state (ZeRO-Offload/Infinity), slower")
+            remedies.append(Msg("LoRA or QLoRA (int4 base weights) instead of full fine-tuning"))
+        remedies.append(Msg("CPU/NVMe offload of optimizer state (ZeRO-Offload/Infinity), slower"))
         bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
         if bigger:
-            remedies.append("a larger GPU: " + ", ".join(x.id for x in bigger))
+            remedies.append(Msg("a larger GPU: {gpus}", gpus=", ".join(x.model for x in bigger)))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                    "reason": f"needs at least {_fmt_gib(need)} per GPU in the best allowed layout, has {acc.memory_gib:g} GiB",
+                    "reason": Msg("needs at least {fmt_gib} per GPU in the best allowed layout, has {memory_gib:g} GiB", fmt_gib=_fmt_gib(need), memory_gib=acc.memory_gib),
                     "remedies": remedies})
     return out
 
@@ -288,26 +286,23 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
 def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
     zero_txt = {0: "replicated", 1: "optimizer sharded (ZeRO-1)", 2: "optimizer+gradients sharded (ZeRO-2)",
                 3: "weights+gradients+optimizer sharded (ZeRO-3/FSDP)"}[lay["zero"]]
-    where = (f"TP{lay['tp']} x PP{lay['pp']} x DP{lay['dp']}, {zero_txt}")
+    where = (Msg("TP{tp} x PP{pp} x DP{dp}, {zero_txt}", tp=lay['tp'], pp=lay['pp'], dp=lay['dp'], zero_txt=zero_txt))
     comps = {
-        "weights_bytes": q(mem["weights"], "bytes", f"{'frozen base ' if t.method != 'full' else ''}weights ({p.weights}) per GPU, {where}"),
+        "weights_bytes": q(mem["weights"], "bytes", Msg("{op}weights ({weights}) per GPU, {where}", op='frozen base ' if t.method != 'full' else '', weights=p.weights, where=where)),
         "gradients_bytes": q(mem["gradients"], "bytes", "gradients of trainable weights" if t.method == "full" else "in adapter_bytes"),
         "optimizer_bytes": q(mem["optimizer"], "bytes",
-                             f"{t.optimizer}: {memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=p.weights):g} bytes/param "
-                             "(fp32 master copy + states; mixed-precision AdamW totals 16 B/param with weights and gradients)"
+                             Msg("{optimizer}: {optimizer_bytes_per_param:g} bytes/param (fp32 master copy + states; mixed-precision AdamW totals 16 B/param with weights and gradients)", optimizer=t.optimizer, optimizer_bytes_per_param=memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=p.weights))
                              if t.method == "full" else "in adapter_bytes"),
-        "adapter_bytes": q(mem["adapters"], "bytes", f"LoRA rank {t.lora_rank} adapters on {','.join(t.lora_targets)}: weights+gradients+AdamW"
+        "adapter_bytes": q(mem["adapters"], "bytes", Msg("LoRA rank {lora_rank} adapters on {lora_targets}: weights+gradients+AdamW", lora_rank=t.lora_rank, lora_targets=','.join(t.lora_targets))
                            if t.method != "full" else "no adapters (full training)"),
         "activations_bytes": q(mem["activations"], "bytes",
-                               f"Korthikanti et al. 2022, {search.CKPT_NAMES[lay['ckpt']]} recomputation, "
-                               f"sequence parallel {'on' if t.sequence_parallel and lay['tp'] > 1 else 'off'}, "
-                               f"micro-batch {t.micro_batch_size} x {t.sequence_length} tokens, first pipeline stage"),
-        "kv_cache_bytes": q(0, "bytes", "no KV cache in training"),
-        "overhead_bytes": q(mem["overhead"], "bytes", "CUDA context + NCCL buffers (1.5 GiB) + 10% allocator fragmentation"),
+                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {op}, micro-batch {micro_batch_size} x {sequence_length} tokens, first pipeline stage", ckpt_names=search.CKPT_NAMES[lay['ckpt']], op='on' if t.sequence_parallel and lay['tp'] > 1 else 'off', micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length)),
+        "kv_cache_bytes": q(0, "bytes", Msg("no KV cache in training")),
+        "overhead_bytes": q(mem["overhead"], "bytes", Msg("CUDA context + NCCL buffers (1.5 GiB) + 10% allocator fragmentation")),
     }
     return {
-        "per_gpu_bytes": q(mem["total"], "bytes", f"sum of the components on one GPU ({where})"),
-        "total_bytes": q(mem["total"] * lay["count"], "bytes", f"per GPU x {lay['count']} GPUs"),
+        "per_gpu_bytes": q(mem["total"], "bytes", Msg("sum of the components on one GPU ({where})", where=where)),
+        "total_bytes": q(mem["total"] * lay["count"], "bytes", Msg("per GPU x {count} GPUs", count=lay['count'])),
         "layout": {"count": lay["count"], "tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"],
                    "data_parallel": lay["dp"], "zero_stage": lay["zero"],
                    "activation_checkpointing": search.CKPT_NAMES[lay["ckpt"]]},
@@ -320,9 +315,9 @@ def _checkpoint_bytes(spec, trainable: float) -> tuple[float, str]:
     if t.method == "full":
         per = weight_bytes_per_param(spec.precision.weights) + memory.optimizer_bytes_per_param(
             optimizer=t.optimizer, weights=spec.precision.weights)
-        return a.params * per, f"{a.params:,} params x {per:g} B (weights + fp32 master + optimizer state)"
+        return a.params * per, Msg("{params:,} params x {per:g} B (weights + fp32 master + optimizer state)", params=a.params, per=per)
     per = 2 + memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights="bf16")
-    return trainable * per, f"{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)"
+    return trainable * per, Msg("{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)", trainable=trainable, per=per)
 
 
 def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, warnings) -> dict:
@@ -348,27 +343,24 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
     weights_bytes = spec.model.params * weight_bytes_per_param(spec.precision.weights)
     storage = {
         "nvme_per_server_bytes": q(min(dataset_bytes, 4e12) / max(servers, 1) + 2 * ckpt / max(servers, 1) + 200e9, "bytes",
-                                   "hot tier: local dataset shard cache (<= 4 TB total) + 2 checkpoint shards + 200 GB images/caches"),
-        "checkpoints_bytes": q(ckpt * t.checkpoints_kept, "bytes", f"{t.checkpoints_kept} kept x {ckpt_why}"),
-        "checkpoint_write_gb_s": q(write_gb_s, "GB/s", f"one checkpoint written in <= {infra.CHECKPOINT_STALL_SHARE:.0%} of the "
-                                   f"{t.checkpoint_every_hours:g} h interval (shared fast storage / parallel FS)"),
+                                   Msg("hot tier: local dataset shard cache (<= 4 TB total) + 2 checkpoint shards + 200 GB images/caches")),
+        "checkpoints_bytes": q(ckpt * t.checkpoints_kept, "bytes", Msg("{checkpoints_kept} kept x {ckpt_why}", checkpoints_kept=t.checkpoints_kept, ckpt_why=ckpt_why)),
+        "checkpoint_write_gb_s": q(write_gb_s, "GB/s", Msg("one checkpoint written in <= {checkpoint_stall_share:.0%} of the {checkpoint_every_hours:g} h interval (shared fast storage / parallel FS)", checkpoint_stall_share=infra.CHECKPOINT_STALL_SHARE, checkpoint_every_hours=t.checkpoint_every_hours)),
         "datasets_bytes": q(dataset_bytes + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes",
                             "object storage (S3-compatible): dataset + growth over the retention period"
                             + ("" if d.dataset_gb else "; dataset size estimated as tokens x 4 B (tokenised)")),
-        "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 released model versions"),
-        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "logs x retention months"),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 released model versions")),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("logs x retention months")),
     }
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training")
     if spec.kind == "classic_training" and wall > 0:
         images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
         cores = host["cpu_cores_per_server"]["value"]
         if images_s > cores * IMAGES_PER_CORE_S:
-            warnings.append(f"CPU too weak for input: {images_s:,.0f} images/s per server need more than {cores} cores "
-                            f"at ~{IMAGES_PER_CORE_S:g} images/s/core; decode on the GPU (NVIDIA DALI) or add cores")
+            warnings.append(Msg("CPU too weak for input: {images_s:,.0f} images/s per server need more than {cores} cores at ~{images_per_core_s:g} images/s/core; decode on the GPU (NVIDIA DALI) or add cores", images_s=images_s, cores=cores, images_per_core_s=IMAGES_PER_CORE_S))
     return {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
-        "why": "meets the target at the lowest cost where prices are known, otherwise with the fewest GPU-hours "
-               "(prices unknown), then the fewest GPUs",
+        "why": Msg("meets the target at the lowest cost where prices are known, otherwise with the fewest GPU-hours (prices unknown), then the fewest GPUs"),
         "layout": {"tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"], "data_parallel": lay["dp"],
                    "zero_stage": lay["zero"], "activation_checkpointing": search.CKPT_NAMES[lay["ckpt"]]},
         **sp,
@@ -392,10 +384,9 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
                               concurrency=s.concurrency, requests_per_second=s.requests_per_second,
                               ttft_ms=s.ttft_p95_ms, tpot_ms=s.tpot_p95_ms, count_pin=hw.count)
     if spec.rag is not None and s.input_tokens < spec.rag.top_k * spec.rag.chunk_tokens:
-        warnings.append(f"serving.input_tokens ({s.input_tokens}) is below the {spec.rag.top_k} x "
-                        f"{spec.rag.chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing")
+        warnings.append(Msg("serving.input_tokens ({input_tokens}) is below the {top_k} x {chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing", input_tokens=s.input_tokens, top_k=spec.rag.top_k, chunk_tokens=spec.rag.chunk_tokens))
     if not a.has_kv_cache:
-        warnings.append(f"{a.name} is not a generative decoder: serving figures assume it answers like an LLM")
+        warnings.append(Msg("{name} is not a generative decoder: serving figures assume it answers like an LLM", name=a.name))
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_serving(si, cat) if cat is not None else None
     candidates, best, rec = [], [], None
@@ -420,15 +411,15 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
             rows = rows[np.lexsort((latency[rows], res["count"][ai, li][rows], price_key[rows], ~meets[rows]))]
             best = [_serving_candidate(res, cat, int(ai[k]), int(li[k]), s) for k in rows]
             if not meets.any():
-                warnings.append("no layout meets the latency/throughput targets within 1024 GPUs; the closest is shown")
+                warnings.append(Msg("no layout meets the latency/throughput targets within 1024 GPUs; the closest is shown"))
         else:
-            warnings.append("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way pipeline parallelism")
+            warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way pipeline parallelism"))
     not_fitting = _serving_not_fitting(spec, res, cat) if res is not None else []
     memory_section, serving_section, compute_section, recommendation = {}, {}, {}, {}
     fl_tok = 2.0 * a.active_params
     compute_section = {
-        "flops_per_output_token": q(fl_tok, "FLOP", f"2 x {a.active_params:,} active parameters (plus attention over the context)"),
-        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", f"2 x active params x {s.input_tokens} input tokens"),
+        "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),
+        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", Msg("2 x active params x {input_tokens} input tokens", input_tokens=s.input_tokens)),
     }
     if rec is not None:
         memory_section, serving_section, recommendation = _serving_details(spec, res, cat, rec, warnings)
@@ -474,24 +465,22 @@ def _serving_not_fitting(spec, res, cat) -> list[dict]:
             continue
         if not np.isfinite(cat.peak_tflops[ai]):
             out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                        "reason": f"no known {p.compute} throughput", "remedies": ["choose another compute precision"]})
+                        "reason": Msg("no known {compute} throughput", compute=p.compute), "remedies": [Msg("choose another compute precision")]})
             continue
         remedies = []
         if p.weights in ("fp32", "bf16", "fp16"):
-            remedies.append("quantise weights to int8 or int4 (AWQ/GPTQ)")
+            remedies.append(Msg("quantise weights to int8 or int4 (AWQ/GPTQ)"))
         elif p.weights in ("fp8", "int8"):
-            remedies.append("quantise weights to int4")
+            remedies.append(Msg("quantise weights to int4"))
         if p.kv_cache in ("fp32", "bf16", "fp16"):
-            remedies.append("fp8 KV cache")
-        remedies.append("a shorter context_length")
-        remedies.append("more GPUs: tensor parallel within a server, pipeline parallel across servers")
+            remedies.append(Msg("fp8 KV cache"))
+        remedies.append(Msg("a shorter context_length"))
+        remedies.append(Msg("more GPUs: tensor parallel within a server, pipeline parallel across servers"))
         bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
         if bigger:
-            remedies.append("a larger GPU: " + ", ".join(x.id for x in bigger))
+            remedies.append(Msg("a larger GPU: {gpus}", gpus=", ".join(x.model for x in bigger)))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                    "reason": f"weights + one {spec.serving.context_length}-token sequence need {_fmt_gib(need_one)} "
-                              f"(+ overhead); even 8x8 GPUs of {acc.memory_gib:g} GiB cannot hold them with tensor parallel <= "
-                              f"{search.gpus_per_server(acc)} per server",
+                    "reason": Msg("weights + one {context_length}-token sequence need {fmt_gib} (+ overhead); even 8x8 GPUs of {memory_gib:g} GiB cannot hold them with tensor parallel <= {gpus_per_server} per server", context_length=spec.serving.context_length, fmt_gib=_fmt_gib(need_one), memory_gib=acc.memory_gib, gpus_per_server=search.gpus_per_server(acc)),
                     "remedies": remedies})
     return out
 
@@ -509,20 +498,19 @@ def _serving_details(spec, res, cat, rec, warnings):
     act = float(np.asarray(res["act"]).reshape(-1)[li])
     over = float(res["over_fixed"].reshape(-1)[li]) + memory.FRAGMENTATION["inference"] * kv_gpu
     per_gpu = w_gpu + kv_gpu + act + over
-    layout_txt = f"TP{tp} x PP{pp}, {replicas} replica(s)"
+    layout_txt = Msg("TP{tp} x PP{pp}, {replicas} replica(s)", tp=tp, pp=pp, replicas=replicas)
     memory_section = {
-        "per_gpu_bytes": q(per_gpu, "bytes", f"weights + KV cache for {batch:g} running sequences + activations + overhead ({layout_txt})"),
-        "total_bytes": q(per_gpu * count, "bytes", f"per GPU x {count} GPUs"),
+        "per_gpu_bytes": q(per_gpu, "bytes", Msg("weights + KV cache for {batch:g} running sequences + activations + overhead ({layout_txt})", batch=batch, layout_txt=layout_txt)),
+        "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
         "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
         "components": {
-            "weights_bytes": q(w_gpu, "bytes", f"{p.weights} weights split over TP{tp} x PP{pp}"),
-            "kv_cache_bytes": q(kv_gpu, "bytes", f"{batch:g} sequences x {s.context_length} tokens of {p.kv_cache} KV, split over "
-                                f"{int(memory.kv_split(a, tp))} KV-head groups x PP{pp}"),
-            "activations_bytes": q(act, "bytes", "one chunked-prefill forward pass (<= 8192 tokens), freed layer by layer"),
-            "gradients_bytes": q(0, "bytes", "no gradients in inference"),
-            "optimizer_bytes": q(0, "bytes", "no optimizer in inference"),
-            "adapter_bytes": q(0, "bytes", "no adapters"),
-            "overhead_bytes": q(over, "bytes", "CUDA context (1 GiB) + 5% fragmentation reserve"),
+            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} x PP{pp}", weights=p.weights, tp=tp, pp=pp)),
+            "kv_cache_bytes": q(kv_gpu, "bytes", Msg("{batch:g} sequences x {context_length} tokens of {kv_cache} KV, split over {kv_split} KV-head groups x PP{pp}", batch=batch, context_length=s.context_length, kv_cache=p.kv_cache, kv_split=int(memory.kv_split(a, tp)), pp=pp)),
+            "activations_bytes": q(act, "bytes", Msg("one chunked-prefill forward pass (<= 8192 tokens), freed layer by layer")),
+            "gradients_bytes": q(0, "bytes", Msg("no gradients in inference")),
+            "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
+            "adapter_bytes": q(0, "bytes", Msg("no adapters")),
+            "overhead_bytes": q(over, "bytes", Msg("CUDA context (1 GiB) + 5% fragmentation reserve")),
         },
     }
     pre = float(res["prefill"][ai, li])
@@ -531,22 +519,20 @@ def _serving_details(spec, res, cat, rec, warnings):
     cap = float(serving.replica_capacity_rps(batch=batch, prefill_seconds=pre, step_seconds=step_b,
                                              output_tokens=s.output_tokens)) * pp
     serving_section = {
-        "prefill_tokens_per_s": q(s.input_tokens / pre, "tokens/s", "per replica; compute-bound: 2 x active params per token at 50% of peak, never faster than one weight read"),
-        "decode_tokens_per_s": q(batch / step_b, "tokens/s", f"per replica at {batch:g} running sequences: each step reads the weights "
-                                 "+ KV (bandwidth-bound) or is compute-bound at large batch"),
-        "single_stream_tokens_per_s": q(1 / step_1, "tokens/s", "one sequence alone: weights / (bandwidth x MBU) + per-layer overhead"),
-        "ttft_ms": q(float(res["ttft"][ai, li]) * 1000, "ms", f"prefill of {s.input_tokens} tokens + {serving.REQUEST_OVERHEAD_S * 1000:g} ms request overhead"),
-        "tpot_ms": q(step_b * 1000, "ms", f"one decode step at {batch:g} running sequences"),
+        "prefill_tokens_per_s": q(s.input_tokens / pre, "tokens/s", Msg("per replica; compute-bound: 2 x active params per token at 50% of peak, never faster than one weight read")),
+        "decode_tokens_per_s": q(batch / step_b, "tokens/s", Msg("per replica at {batch:g} running sequences: each step reads the weights + KV (bandwidth-bound) or is compute-bound at large batch", batch=batch)),
+        "single_stream_tokens_per_s": q(1 / step_1, "tokens/s", Msg("one sequence alone: weights / (bandwidth x MBU) + per-layer overhead")),
+        "ttft_ms": q(float(res["ttft"][ai, li]) * 1000, "ms", Msg("prefill of {input_tokens} tokens + {request_overhead_s:g} ms request overhead", input_tokens=s.input_tokens, request_overhead_s=serving.REQUEST_OVERHEAD_S * 1000)),
+        "tpot_ms": q(step_b * 1000, "ms", Msg("one decode step at {batch:g} running sequences", batch=batch)),
         "max_concurrent_sequences": q(float(min(res["n_kv"][ai, li], 1e9)), "sequences",
-                                      f"full {s.context_length}-token sequences that fit in the KV memory left per replica"),
-        "batch_per_replica": q(batch, "sequences", "running sequences planned per replica (within TPOT target and KV memory)"),
-        "replica_capacity_rps": q(cap, "requests/s", "requests one replica completes per second at that batch"),
-        "replicas": q(float(replicas), "replicas", f"max(concurrency {s.concurrency} / batch, {s.requests_per_second:g} rps / "
-                      f"({serving.TARGET_UTILISATION:.0%} x capacity))"),
+                                      Msg("full {context_length}-token sequences that fit in the KV memory left per replica", context_length=s.context_length)),
+        "batch_per_replica": q(batch, "sequences", Msg("running sequences planned per replica (within TPOT target and KV memory)")),
+        "replica_capacity_rps": q(cap, "requests/s", Msg("requests one replica completes per second at that batch")),
+        "replicas": q(float(replicas), "replicas", Msg("max(concurrency {concurrency} / batch, {requests_per_second:g} rps / ({target_utilisation:.0%} x capacity))", concurrency=s.concurrency, requests_per_second=s.requests_per_second, target_utilisation=serving.TARGET_UTILISATION)),
         "meets_targets": bool(res["meets"][ai, li]),
     }
     if s.ttft_p95_ms and res["ttft"][ai, li] * 1000 > s.ttft_p95_ms:
-        warnings.append(f"TTFT {res['ttft'][ai, li] * 1000:.0f} ms exceeds the {s.ttft_p95_ms:g} ms target")
+        warnings.append(Msg("TTFT {ttft:.0f} ms exceeds the {ttft_p95_ms:g} ms target", ttft=res['ttft'][ai, li] * 1000, ttft_p95_ms=s.ttft_p95_ms))
     gps = int(cat.gpus_per_server[ai])
     sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
     servers = sp["servers"]["value"]
@@ -554,18 +540,17 @@ def _serving_details(spec, res, cat, rec, warnings):
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram)
     weights_bytes = res["weights_bytes"]
     storage = {
-        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", "model weights x 2 (current + next version) + 200 GB images/caches"),
-        "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 model versions"),
-        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "request/response logs x retention months"),
-        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", "data.dataset_gb + growth"),
+        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 model versions")),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("request/response logs x retention months")),
+        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("data.dataset_gb + growth")),
     }
     if spec.kind == "rag":
         idx, why = _rag_index_bytes(spec)
-        storage["vector_index_bytes"] = q(idx, "bytes", why + " (on NVMe, loaded into RAM)")
+        storage["vector_index_bytes"] = q(idx, "bytes", why + Msg(" (on NVMe, loaded into RAM)"))
     recommendation = {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
-        "why": "meets the targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest "
-               "per hour, then the lowest latency",
+        "why": Msg("meets the targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest per hour, then the lowest latency"),
         "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
         **sp,
         "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),
@@ -587,18 +572,18 @@ def _rag_index_bytes(spec: WorkloadSpec) -> tuple[float, str]:
     chunks = r.documents * math.ceil(r.tokens_per_document / r.chunk_tokens)
     d = r.embedding_dimension
     if r.index == "flat":
-        per, why = 4 * d, f"flat: {d} fp32 values"
+        per, why = 4 * d, Msg("flat: {d} fp32 values", d=d)
         extra = 0.0
     elif r.index == "hnsw":
-        per, why = 4 * d + 2 * 32 * 4, f"HNSW (M=32): {d} fp32 values + 64 links x 4 B"
+        per, why = 4 * d + 2 * 32 * 4, Msg("HNSW (M=32): {d} fp32 values + 64 links x 4 B", d=d)
         extra = 0.0
     else:
         m = max(8, d // 16)
         nlist = int(4 * math.sqrt(chunks))
-        per, why = m + 8, f"IVF-PQ: {m}-byte code + 8-byte id"
+        per, why = m + 8, Msg("IVF-PQ: {m}-byte code + 8-byte id", m=m)
         extra = nlist * d * 4.0
-        why += f" + {nlist} centroids"
-    return chunks * per + extra, f"{chunks:,} chunks x {why}"
+        why += Msg(" + {nlist} centroids", nlist=nlist)
+    return chunks * per + extra, Msg("{chunks:,} chunks x {why}", chunks=chunks, why=why)
 
 
 def _rag_section(spec: WorkloadSpec, acc: AcceleratorSpec | None) -> dict:
@@ -608,23 +593,23 @@ def _rag_section(spec: WorkloadSpec, acc: AcceleratorSpec | None) -> dict:
     tokens = r.documents * r.tokens_per_document
     idx, why = _rag_index_bytes(spec)
     out = {
-        "chunks": q(float(chunks), "chunks", f"{r.documents:,} documents x ceil({r.tokens_per_document}/{r.chunk_tokens})"),
+        "chunks": q(float(chunks), "chunks", Msg("{documents:,} documents x ceil({tokens_per_document}/{chunk_tokens})", documents=r.documents, tokens_per_document=r.tokens_per_document, chunk_tokens=r.chunk_tokens)),
         "embedding_model": emb.name if emb else None,
         "index_bytes": q(idx, "bytes", why),
-        "chunk_text_bytes": q(chunks * r.chunk_tokens * 4.0, "bytes", "chunk text at ~4 bytes per token, on NVMe"),
+        "chunk_text_bytes": q(chunks * r.chunk_tokens * 4.0, "bytes", Msg("chunk text at ~4 bytes per token, on NVMe")),
     }
     if emb is not None:
         cpu_tok_s = infra.CPU_EMBED_GFLOPS_PER_CORE * 1e9 / (2.0 * emb.params)
         out["ingest_cpu_core_hours"] = q(tokens / cpu_tok_s / 3600, "core-hours",
-                                         f"{tokens:.3g} tokens x 2 x {emb.params:,} params at {infra.CPU_EMBED_GFLOPS_PER_CORE:g} GFLOP/s per core (assumption)")
+                                         Msg("{tokens:.3g} tokens x 2 x {params:,} params at {cpu_embed_gflops_per_core:g} GFLOP/s per core (assumption)", tokens=tokens, params=emb.params, cpu_embed_gflops_per_core=infra.CPU_EMBED_GFLOPS_PER_CORE))
         if acc is not None:
             peak, _ = search.peak_tflops(acc, "bf16")
             if peak:
                 gpu_tok_s = serving.embedding_throughput_tokens_s(params=emb.params, peak_tflops=peak)
-                out["ingest_gpu_hours"] = q(tokens / gpu_tok_s / 3600, "GPU-hours", f"on one {acc.model} at 50% of bf16 peak")
+                out["ingest_gpu_hours"] = q(tokens / gpu_tok_s / 3600, "GPU-hours", Msg("on one {model} at 50% of bf16 peak", model=acc.model))
         q_tokens = 32
         out["query_embedding_cpu_cores"] = q(math.ceil(r.queries_per_second * q_tokens / cpu_tok_s / 0.5) or 1, "cores",
-                                             f"{r.queries_per_second:g} queries/s x ~{q_tokens} tokens at 50% CPU load")
+                                             Msg("{queries_per_second:g} queries/s x ~{q_tokens} tokens at 50% CPU load", queries_per_second=r.queries_per_second, q_tokens=q_tokens))
     return out
 
 
@@ -638,12 +623,11 @@ def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
     ram = 8 * GIB + 1.3 * index + (spec.rag.embedding_model.params * 4 if spec.rag and spec.rag.embedding_model else 0)
     nvme = 100e9 + 2 * index + (rag.get("chunk_text_bytes", {}).get("value") or 0) + d.logs_gb_per_month * 1e9 * d.retention_months
     rec = {
-        "gpu_needed": {"value": False, "explain": "the model runs behind an external API: this server runs only the agent/RAG "
-                       "pipeline, vector database and queues, so CPU, RAM and NVMe suffice (REQUIREMENTS R2.11)"},
-        "cpu_cores": q(cores, "cores", f"orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS"),
-        "host_ram_bytes": q(ram, "bytes", "8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32"),
-        "nvme_bytes": q(nvme, "bytes", "100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention"),
-        "network": {"user_traffic": "10/25 GbE", "explain": "external API calls and user traffic are small (R2.8)"},
+        "gpu_needed": {"value": False, "explain": Msg("the model runs behind an external API: this server runs only the agent/RAG pipeline, vector database and queues, so CPU, RAM and NVMe suffice (REQUIREMENTS R2.11)")},
+        "cpu_cores": q(cores, "cores", Msg("orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS", rps=rps)),
+        "host_ram_bytes": q(ram, "bytes", Msg("8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32")),
+        "nvme_bytes": q(nvme, "bytes", Msg("100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention")),
+        "network": {"user_traffic": "10/25 GbE", "explain": Msg("external API calls and user traffic are small (R2.8)")},
         "kubernetes": infra.kubernetes(servers=1, replicas=1, services=4 if spec.rag is not None else 2),
         **infra.monitoring("inference"),
     }

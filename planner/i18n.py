@@ -1,0 +1,52 @@
+"""Engine texts at the edges: Msg (planner.engine.messages) rendered through gettext in the
+active language, with that language's number separators and plural forms.
+
+Pages, the PDF, XLSX and CSV exports and the API (by Accept-Language) all call these, so an
+engine text reads the same everywhere. Plain strings stored by an older engine (no `_i18n`
+sibling) still translate when their text is a msgid.
+"""
+
+from __future__ import annotations
+
+from django.utils import translation
+
+from planner.engine import messages
+
+# Keys whose plain-string values are engine texts (translated as msgids when no structure is kept).
+TEXT_KEYS = frozenset({"explain", "why", "reason", "warnings", "assumptions", "notes", "remedies", "ranking",
+                       "message", "note", "summary"})
+
+
+def conventions(language: str | None = None) -> messages.Conventions:
+    lang = (language or translation.get_language() or "en").lower()
+    return messages.RUSSIAN if lang.startswith("ru") else messages.ENGLISH
+
+
+def _translate(text: str) -> str:
+    return translation.gettext(text) if text else text
+
+
+def render(value, language: str | None = None) -> str:
+    """One engine text (a Msg, its stored JSON form, or a plain string) in `language`
+    (default: the active one)."""
+    if language:
+        with translation.override(language):
+            return messages.render(value, translate=_translate, conventions=conventions(language))
+    return messages.render(value, translate=_translate, conventions=conventions())
+
+
+def localise(tree, language: str | None = None, *, keep_structured: bool = False):
+    """A copy of a stored result with every engine text in `language` (default: active)."""
+    def run():
+        return messages.localise_tree(tree, translate=_translate, conventions=conventions(language),
+                                      text_keys=TEXT_KEYS, keep_structured=keep_structured)
+
+    if language:
+        with translation.override(language):
+            return run()
+    return run()
+
+
+def number(value, spec: str = ",", language: str | None = None) -> str:
+    """A number with a str.format spec, in the language's separators ('1 234 567,89')."""
+    return messages.format_template("{v:" + spec + "}", {"v": value}, conventions(language))
