@@ -462,7 +462,9 @@ def _tp_reason(w: Workload, excluded: int, host: str) -> str | None:
     if not excluded:
         return None
     return (
-        Msg("{excluded} {host} offer(s) with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate {host}s", excluded=excluded, host=host, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
+        Msg("{excluded} server {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate servers", excluded=excluded, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
+        if host == "server" else
+        Msg("{excluded} instance {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate instances", excluded=excluded, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
     )
 
 

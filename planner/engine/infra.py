@@ -156,7 +156,7 @@ def network(*, kind: str, servers: int, required_inter_node_gb_s: float | None, 
         "storage": storage,
         "user_traffic": Msg("{user} front-end (HTTP/gRPC; token streams are small)", user=user),
         "inter_node_required_gb_s_per_gpu": required_inter_node_gb_s,
-        "explain": Msg("tiers per REQUIREMENTS R2.8; the inter-node figure keeps gradient all-reduce hidden behind compute"),
+        "explain": Msg("network tiers by workload size; the inter-node figure keeps gradient all-reduce hidden behind compute"),
     }
 
 

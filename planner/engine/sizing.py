@@ -288,7 +288,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
                 3: "weights+gradients+optimizer sharded (ZeRO-3/FSDP)"}[lay["zero"]]
     where = (Msg("TP{tp} x PP{pp} x DP{dp}, {zero_txt}", tp=lay['tp'], pp=lay['pp'], dp=lay['dp'], zero_txt=zero_txt))
     comps = {
-        "weights_bytes": q(mem["weights"], "bytes", Msg("{op}weights ({weights}) per GPU, {where}", op='frozen base ' if t.method != 'full' else '', weights=p.weights, where=where)),
+        "weights_bytes": q(mem["weights"], "bytes", (Msg("frozen base weights ({weights}) per GPU, {where}", weights=p.weights, where=where) if t.method != "full" else Msg("weights ({weights}) per GPU, {where}", weights=p.weights, where=where))),
         "gradients_bytes": q(mem["gradients"], "bytes", "gradients of trainable weights" if t.method == "full" else "in adapter_bytes"),
         "optimizer_bytes": q(mem["optimizer"], "bytes",
                              Msg("{optimizer}: {optimizer_bytes_per_param:g} bytes/param (fp32 master copy + states; mixed-precision AdamW totals 16 B/param with weights and gradients)", optimizer=t.optimizer, optimizer_bytes_per_param=memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=p.weights))
@@ -296,7 +296,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
         "adapter_bytes": q(mem["adapters"], "bytes", Msg("LoRA rank {lora_rank} adapters on {lora_targets}: weights+gradients+AdamW", lora_rank=t.lora_rank, lora_targets=','.join(t.lora_targets))
                            if t.method != "full" else "no adapters (full training)"),
         "activations_bytes": q(mem["activations"], "bytes",
-                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {op}, micro-batch {micro_batch_size} x {sequence_length} tokens, first pipeline stage", ckpt_names=search.CKPT_NAMES[lay['ckpt']], op='on' if t.sequence_parallel and lay['tp'] > 1 else 'off', micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length)),
+                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {sp}, micro-batch {micro_batch_size} x {sequence_length} tokens, first pipeline stage", ckpt_names=search.CKPT_NAMES[lay['ckpt']], sp=Msg("on") if t.sequence_parallel and lay['tp'] > 1 else Msg("off"), micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length)),
         "kv_cache_bytes": q(0, "bytes", Msg("no KV cache in training")),
         "overhead_bytes": q(mem["overhead"], "bytes", Msg("CUDA context + NCCL buffers (1.5 GiB) + 10% allocator fragmentation")),
     }
@@ -498,7 +498,7 @@ def _serving_details(spec, res, cat, rec, warnings):
     act = float(np.asarray(res["act"]).reshape(-1)[li])
     over = float(res["over_fixed"].reshape(-1)[li]) + memory.FRAGMENTATION["inference"] * kv_gpu
     per_gpu = w_gpu + kv_gpu + act + over
-    layout_txt = Msg("TP{tp} x PP{pp}, {replicas} replica(s)", tp=tp, pp=pp, replicas=replicas)
+    layout_txt = Msg("TP{tp} × PP{pp}, {replicas} {replicas:plural:replica|replicas}", tp=tp, pp=pp, replicas=replicas)
     memory_section = {
         "per_gpu_bytes": q(per_gpu, "bytes", Msg("weights + KV cache for {batch:g} running sequences + activations + overhead ({layout_txt})", batch=batch, layout_txt=layout_txt)),
         "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
@@ -623,11 +623,11 @@ def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
     ram = 8 * GIB + 1.3 * index + (spec.rag.embedding_model.params * 4 if spec.rag and spec.rag.embedding_model else 0)
     nvme = 100e9 + 2 * index + (rag.get("chunk_text_bytes", {}).get("value") or 0) + d.logs_gb_per_month * 1e9 * d.retention_months
     rec = {
-        "gpu_needed": {"value": False, "explain": Msg("the model runs behind an external API: this server runs only the agent/RAG pipeline, vector database and queues, so CPU, RAM and NVMe suffice (REQUIREMENTS R2.11)")},
+        "gpu_needed": {"value": False, "explain": Msg("the model runs behind an external API: this server runs only the agent/RAG pipeline, vector database and queues, so CPU, RAM and NVMe suffice")},
         "cpu_cores": q(cores, "cores", Msg("orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS", rps=rps)),
         "host_ram_bytes": q(ram, "bytes", Msg("8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32")),
         "nvme_bytes": q(nvme, "bytes", Msg("100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention")),
-        "network": {"user_traffic": "10/25 GbE", "explain": Msg("external API calls and user traffic are small (R2.8)")},
+        "network": {"user_traffic": "10/25 GbE", "explain": Msg("external API calls and user traffic are small")},
         "kubernetes": infra.kubernetes(servers=1, replicas=1, services=4 if spec.rag is not None else 2),
         **infra.monitoring("inference"),
     }

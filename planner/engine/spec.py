@@ -174,10 +174,10 @@ class _Reader:
             self.err(field, Msg("must be a whole number, got {value}", value=value))
             return default
         if (strict_min and value <= minimum) or value < minimum:
-            self.err(field, Msg("must be {op} {minimum:g}, got {value:g}", op='>' if strict_min else '>=', minimum=minimum, value=value))
+            self.err(field, (Msg("must be more than {minimum:,.15g}, got {value:,.15g}", minimum=minimum, value=value) if strict_min else Msg("must be at least {minimum:,.15g}, got {value:,.15g}", minimum=minimum, value=value)))
             return default
         if maximum is not None and value > maximum:
-            self.err(field, Msg("must be <= {maximum:g}, got {value:g}", maximum=maximum, value=value))
+            self.err(field, Msg("must be at most {maximum:,.15g}, got {value:,.15g}", maximum=maximum, value=value))
             return default
         return int(value) if integer else float(value)
 
