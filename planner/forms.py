@@ -17,6 +17,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from .choices import Currency, WorkloadKind
+from .i18n import render as render_text
 
 PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4")]
 ALL_KINDS = tuple(WorkloadKind.values)
@@ -277,7 +278,8 @@ class CostOptionsForm(forms.Form):
                 name = err.path.split(".")[-1] if err.path.split(".")[-1] in self.fields else None
                 if err.path.startswith(("overrides", "costs.overrides")):
                     name = "overrides"
-                self.add_error(name, f"{err.path}: {err.message}" if name is None else err.message)
+                message = render_text(err.message)
+                self.add_error(name, f"{err.path}: {message}" if name is None else message)
         return cleaned
 
 
@@ -436,4 +438,5 @@ class WorkloadForm(CostOptionsForm):
     def message_for(self, err) -> str:
         # A message shown away from its field keeps the path so the user can find it.
         exact = err.field in FIELD_BY_PATH or err.field == "kind"
-        return err.message if exact else f"{err.field}: {err.message}"
+        message = render_text(err.message)  # the engine's text in the page's language
+        return message if exact else f"{err.field}: {message}"

@@ -50,3 +50,12 @@ def localise(tree, language: str | None = None, *, keep_structured: bool = False
 def number(value, spec: str = ",", language: str | None = None) -> str:
     """A number with a str.format spec, in the language's separators ('1 234 567,89')."""
     return messages.format_template("{v:" + spec + "}", {"v": value}, conventions(language))
+
+
+def for_api(result):
+    """A stored result as the API answers it: in English as stored; in another language asked
+    for by Accept-Language, every engine text rendered in it, the `_i18n` structure kept."""
+    lang = (translation.get_language() or "en").lower()
+    if result is None or lang.startswith("en"):
+        return result
+    return localise(result, keep_structured=True)

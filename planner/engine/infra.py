@@ -31,9 +31,9 @@ CUDA_MIN_DRIVER = {
 }
 # Minimum PyTorch release with prebuilt wheels for the generation (PyTorch release notes).
 MIN_PYTORCH = {
-    "volta": "any current release", "turing": "any current release", "ampere": "1.7 (CUDA 11.0 wheels)",
-    "ada": "2.0 (CUDA 11.8 wheels)", "hopper": "2.0 (CUDA 11.8 wheels); FP8 needs Transformer Engine",
-    "blackwell": "2.7 (CUDA 12.8 wheels)",
+    "volta": Msg("any current release"), "turing": Msg("any current release"), "ampere": Msg("1.7 (CUDA 11.0 wheels)"),
+    "ada": Msg("2.0 (CUDA 11.8 wheels)"), "hopper": Msg("2.0 (CUDA 11.8 wheels); FP8 needs Transformer Engine"),
+    "blackwell": Msg("2.7 (CUDA 12.8 wheels)"),
 }
 
 
@@ -73,11 +73,11 @@ def nvlink_needed(*, acc: AcceleratorSpec, tp: int, kind: str, count: int, zero:
     if tp > 1:
         need, why = True, Msg("tensor parallelism over {tp} GPUs all-reduces activations in every layer", tp=tp)
     elif kind in ("pretraining", "finetuning") and count > 1 and zero >= 3:
-        need, why = True, "ZeRO-3/FSDP gathers weights every step: a fast GPU-to-GPU link keeps it hidden"
+        need, why = True, Msg("ZeRO-3/FSDP gathers weights every step: a fast GPU-to-GPU link keeps it hidden")
     else:
-        need, why = False, "no per-layer GPU-to-GPU traffic in this layout (PCIe is enough)"
+        need, why = False, Msg("no per-layer GPU-to-GPU traffic in this layout (PCIe is enough)")
     if need and not has:
-        why += Msg("; {model} has no NVLink-class link ({v}): expect lower efficiency", model=acc.model, v=acc.interconnect or 'PCIe only')
+        why += Msg("; {model} has no NVLink-class link ({v}): expect lower efficiency", model=acc.model, v=acc.interconnect or Msg("PCIe only"))
     return {"value": need, "unit": "bool", "explain": why}
 
 
@@ -109,21 +109,21 @@ def software_stack(acc: AcceleratorSpec) -> dict:
         cuda = acc.min_cuda or "unknown"
         driver = acc.min_driver or CUDA_MIN_DRIVER.get(acc.min_cuda, "unknown")
         return {
-            "layers": ["Linux (kernel supported by the driver)", Msg("NVIDIA driver >= {driver}", driver=driver),
-                       Msg("CUDA >= {replace}", replace=cuda.replace('CUDA ', '')), "cuDNN / NCCL matching the CUDA version",
-                       "NVIDIA Container Toolkit", Msg("PyTorch >= {get}", get=MIN_PYTORCH.get(gen, 'check the vendor matrix')),
-                       "model / serving engine", "application"],
+            "layers": [Msg("Linux (kernel supported by the driver)"), Msg("NVIDIA driver >= {driver}", driver=driver),
+                       Msg("CUDA >= {replace}", replace=cuda.replace('CUDA ', '')), Msg("cuDNN / NCCL matching the CUDA version"),
+                       Msg("NVIDIA Container Toolkit"), Msg("PyTorch >= {get}", get=MIN_PYTORCH.get(gen, Msg("check the vendor matrix"))),
+                       Msg("model / serving engine"), Msg("application")],
             "min_driver": driver, "min_cuda": cuda, "min_framework": Msg("PyTorch {get}", get=MIN_PYTORCH.get(gen, 'unknown')),
             "explain": Msg("minimum CUDA from the catalog (first toolkit that targets this GPU); driver from the CUDA release notes"),
         }
     if acc.vendor.lower() == "amd":
-        return {"layers": ["Linux", "amdgpu kernel driver", Msg("ROCm >= {v}", v=acc.min_cuda.replace('ROCm ', '') or 'unknown'),
-                           "RCCL", "PyTorch ROCm build", "model / serving engine", "application"],
-                "min_driver": "amdgpu matching ROCm", "min_cuda": acc.min_cuda or "unknown",
-                "min_framework": "PyTorch ROCm build for that ROCm release",
+        return {"layers": ["Linux", Msg("amdgpu kernel driver"), Msg("ROCm >= {v}", v=acc.min_cuda.replace('ROCm ', '') or 'unknown'),
+                           "RCCL", Msg("PyTorch ROCm build"), Msg("model / serving engine"), Msg("application")],
+                "min_driver": Msg("amdgpu matching ROCm"), "min_cuda": acc.min_cuda or Msg("unknown"),
+                "min_framework": Msg("PyTorch ROCm build for that ROCm release"),
                 "explain": Msg("check AMD's ROCm compatibility matrix; unknown fields are left unknown")}
-    return {"layers": ["vendor runtime and framework integration (Intel Gaudi SynapseAI / Google Cloud TPU + JAX/PyTorch-XLA)"],
-            "min_driver": "unknown", "min_cuda": "not applicable", "min_framework": "vendor-specific",
+    return {"layers": [Msg("vendor runtime and framework integration (Intel Gaudi SynapseAI / Google Cloud TPU + JAX/PyTorch-XLA)")],
+            "min_driver": Msg("unknown"), "min_cuda": Msg("not applicable"), "min_framework": Msg("vendor-specific"),
             "explain": Msg("not a CUDA device: the stack comes from the vendor")}
 
 
@@ -131,7 +131,7 @@ def network(*, kind: str, servers: int, required_inter_node_gb_s: float | None, 
     """Per R2.8: small LLM/RAG 10/25 GbE; fine-tuning 25/100 GbE; distributed training 100 GbE+
     or InfiniBand/RoCE with GPUDirect; mass inference 25/100 GbE+."""
     if servers <= 1:
-        inter = "none (single server: GPUs talk over NVLink/PCIe)"
+        inter = Msg("none (single server: GPUs talk over NVLink/PCIe)")
     elif kind in ("pretraining", "finetuning", "classic_training"):
         need = required_inter_node_gb_s or 0.0
         gbit = need * 8
@@ -142,16 +142,16 @@ def network(*, kind: str, servers: int, required_inter_node_gb_s: float | None, 
         else:
             inter = Msg("100 GbE RoCE per server (needs ~{gbit:.1f} Gb/s per GPU)", gbit=gbit)
     else:
-        inter = "25/100 GbE between serving nodes (pipeline stages or load balancer)"
+        inter = Msg("25/100 GbE between serving nodes (pipeline stages or load balancer)")
     if kind in ("pretraining",) or (kind == "finetuning" and servers > 1):
-        storage = "separate 100 GbE+ storage network (checkpoints, datasets)"
+        storage = Msg("separate 100 GbE+ storage network (checkpoints, datasets)")
     elif kind in ("finetuning", "classic_training"):
-        storage = "25/100 GbE to shared storage"
+        storage = Msg("25/100 GbE to shared storage")
     else:
-        storage = "10/25 GbE to storage (model loading, logs)"
-    user = "10/25 GbE" if rps < 100 else "25/100 GbE"
+        storage = Msg("10/25 GbE to storage (model loading, logs)")
+    user = Msg("10/25 GbE") if rps < 100 else Msg("25/100 GbE")
     return {
-        "intra_node": "NVLink/NVSwitch where tensor parallel; PCIe Gen4/Gen5 x16 per GPU otherwise",
+        "intra_node": Msg("NVLink/NVSwitch where tensor parallel; PCIe Gen4/Gen5 x16 per GPU otherwise"),
         "inter_node": inter,
         "storage": storage,
         "user_traffic": Msg("{user} front-end (HTTP/gRPC; token streams are small)", user=user),
@@ -170,24 +170,24 @@ def kubernetes(*, servers: int, replicas: int, services: int) -> dict:
 
 def monitoring(kind: str) -> dict:
     metrics = [
-        "GPU utilisation, SM occupancy, memory used, temperature, power (DCGM exporter)",
-        "GPU errors: XID, ECC, NVLink/PCIe replay counters",
-        "host: CPU load, RAM, disk I/O and free space, network throughput and latency",
+        Msg("GPU utilisation, SM occupancy, memory used, temperature, power (DCGM exporter)"),
+        Msg("GPU errors: XID, ECC, NVLink/PCIe replay counters"),
+        Msg("host: CPU load, RAM, disk I/O and free space, network throughput and latency"),
     ]
     if kind in ("pretraining", "finetuning", "classic_training"):
-        metrics += ["step time split: data loading vs compute vs communication", "tokens (samples)/s, loss, gradient norm",
-                    "checkpoint duration and size"]
+        metrics += [Msg("step time split: data loading vs compute vs communication"), Msg("tokens (samples)/s, loss, gradient norm"),
+                    Msg("checkpoint duration and size")]
     else:
-        metrics += ["request latency p50/p95/p99, TTFT, TPOT", "queue length, running/waiting sequences",
-                    "KV-cache usage and preemptions", "error rate and tokens/s"]
+        metrics += [Msg("request latency p50/p95/p99, TTFT, TPOT"), Msg("queue length, running/waiting sequences"),
+                    Msg("KV-cache usage and preemptions"), Msg("error rate and tokens/s")]
     checklist = [
-        "driver, CUDA, NCCL, framework and container image versions pinned and recorded",
-        "data loading measured: GPU utilisation stays high with the real data pipeline (no idle waiting on input)",
-        "storage laid out for checkpoints, logs and caches with free space for the retention period",
-        "monitoring and alerting on before the run starts",
-        "recovery tested: resume from a checkpoint, replace a failed node",
-        "secrets outside images and repositories; least-privilege access to data, checkpoints and logs",
+        Msg("driver, CUDA, NCCL, framework and container image versions pinned and recorded"),
+        Msg("data loading measured: GPU utilisation stays high with the real data pipeline (no idle waiting on input)"),
+        Msg("storage laid out for checkpoints, logs and caches with free space for the retention period"),
+        Msg("monitoring and alerting on before the run starts"),
+        Msg("recovery tested: resume from a checkpoint, replace a failed node"),
+        Msg("secrets outside images and repositories; least-privilege access to data, checkpoints and logs"),
     ]
     if kind in ("pretraining", "finetuning"):
-        checklist.insert(2, "a short burn-in run at full scale (NCCL all-reduce test, a few hundred steps)")
+        checklist.insert(2, Msg("a short burn-in run at full scale (NCCL all-reduce test, a few hundred steps)"))
     return {"metrics": metrics, "preflight_checklist": checklist}

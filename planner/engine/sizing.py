@@ -32,6 +32,10 @@ ASSUMPTIONS = (
 )
 
 
+# Activation checkpointing modes as texts (the layout itself keeps the codes).
+CKPT_TEXT = {"none": Msg("no recomputation"), "selective": Msg("selective"), "full": Msg("full")}
+
+
 def _fmt_gib(b: float) -> str:
     return Msg("{b:,.1f} GiB", b=b / GIB)
 
@@ -134,7 +138,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
             fastest = int(np.argmin(res["wall"]))
             warnings.append(
                 Msg("deadline unreachable within {max_gpus} GPUs: the fastest option takes {wall:,.0f} h ({count} x {model})", max_gpus=search.MAX_GPUS, wall=res['wall'][fastest], count=int(res['count'][fastest]), model=cat.accelerators[res['a'][fastest]].model)
-                if t.deadline_hours else "no option finishes within 30 days; the fastest is shown")
+                if t.deadline_hours else Msg("no option finishes within 30 days; the fastest is shown"))
     not_fitting = _training_not_fitting(spec, res, cat) if res is not None and res.get("mem") is not None else []
     if res is not None and not len(res.get("a", [])):
         warnings.append(Msg("does not fit on any catalog accelerator with up to 1024 GPUs in the allowed layouts"))
@@ -159,7 +163,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
 
     compute_section = {
         "total_flops": q(model_flops, "FLOP", flops_explain),
-        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g} for {ckpt} activation checkpointing)", factor=factor, ckpt=ckpt)),
+        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g} for {ckpt} activation checkpointing)", factor=factor, ckpt=CKPT_TEXT[ckpt])),
     }
     if tokens is not None:
         compute_section["tokens"] = q(tokens, "tokens", Msg("tokens processed (dataset tokens x epochs)"))
@@ -176,7 +180,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low)
         compute_section.update({
             "mfu": {"value": round(eff.value, 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
-                    "unit": "fraction of dense peak", "explain": eff.explain},
+                    "unit": Msg("fraction of dense peak"), "explain": eff.explain},
             "peak_tflops_per_gpu": q(peak, "TFLOP/s", Msg("{model} dense {compute} peak ({peak_column})", model=acc.model, compute=p.compute, peak_column=cat.peak_column[res['a'][rec_i]])),
             "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
                            Msg("executed FLOPs / ({peak:g} TFLOP/s x {value:.3f}) / 3600", peak=peak, value=eff.value)),
@@ -189,7 +193,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings)
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
-        "ranking": "fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost",
+        "ranking": Msg("fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost"),
         "ranked": candidates,
         "best_per_accelerator": best,
         "not_fitting": not_fitting,
@@ -284,19 +288,19 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
 
 
 def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
-    zero_txt = {0: "replicated", 1: "optimizer sharded (ZeRO-1)", 2: "optimizer+gradients sharded (ZeRO-2)",
-                3: "weights+gradients+optimizer sharded (ZeRO-3/FSDP)"}[lay["zero"]]
+    zero_txt = {0: Msg("replicated"), 1: Msg("optimizer sharded (ZeRO-1)"), 2: Msg("optimizer+gradients sharded (ZeRO-2)"),
+                3: Msg("weights+gradients+optimizer sharded (ZeRO-3/FSDP)")}[lay["zero"]]
     where = (Msg("TP{tp} x PP{pp} x DP{dp}, {zero_txt}", tp=lay['tp'], pp=lay['pp'], dp=lay['dp'], zero_txt=zero_txt))
     comps = {
         "weights_bytes": q(mem["weights"], "bytes", (Msg("frozen base weights ({weights}) per GPU, {where}", weights=p.weights, where=where) if t.method != "full" else Msg("weights ({weights}) per GPU, {where}", weights=p.weights, where=where))),
-        "gradients_bytes": q(mem["gradients"], "bytes", "gradients of trainable weights" if t.method == "full" else "in adapter_bytes"),
+        "gradients_bytes": q(mem["gradients"], "bytes", Msg("gradients of trainable weights") if t.method == "full" else Msg("in adapter_bytes")),
         "optimizer_bytes": q(mem["optimizer"], "bytes",
                              Msg("{optimizer}: {optimizer_bytes_per_param:g} bytes/param (fp32 master copy + states; mixed-precision AdamW totals 16 B/param with weights and gradients)", optimizer=t.optimizer, optimizer_bytes_per_param=memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=p.weights))
-                             if t.method == "full" else "in adapter_bytes"),
+                             if t.method == "full" else Msg("in adapter_bytes")),
         "adapter_bytes": q(mem["adapters"], "bytes", Msg("LoRA rank {lora_rank} adapters on {lora_targets}: weights+gradients+AdamW", lora_rank=t.lora_rank, lora_targets=','.join(t.lora_targets))
-                           if t.method != "full" else "no adapters (full training)"),
+                           if t.method != "full" else Msg("no adapters (full training)")),
         "activations_bytes": q(mem["activations"], "bytes",
-                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {sp}, micro-batch {micro_batch_size} x {sequence_length} tokens, first pipeline stage", ckpt_names=search.CKPT_NAMES[lay['ckpt']], sp=Msg("on") if t.sequence_parallel and lay['tp'] > 1 else Msg("off"), micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length)),
+                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {sp}, micro-batch {micro_batch_size} x {sequence_length} tokens, first pipeline stage", ckpt_names=CKPT_TEXT[search.CKPT_NAMES[lay['ckpt']]], sp=Msg("on") if t.sequence_parallel and lay['tp'] > 1 else Msg("off"), micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length)),
         "kv_cache_bytes": q(0, "bytes", Msg("no KV cache in training")),
         "overhead_bytes": q(mem["overhead"], "bytes", Msg("CUDA context + NCCL buffers (1.5 GiB) + 10% allocator fragmentation")),
     }
@@ -347,8 +351,8 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
         "checkpoints_bytes": q(ckpt * t.checkpoints_kept, "bytes", Msg("{checkpoints_kept} kept x {ckpt_why}", checkpoints_kept=t.checkpoints_kept, ckpt_why=ckpt_why)),
         "checkpoint_write_gb_s": q(write_gb_s, "GB/s", Msg("one checkpoint written in <= {checkpoint_stall_share:.0%} of the {checkpoint_every_hours:g} h interval (shared fast storage / parallel FS)", checkpoint_stall_share=infra.CHECKPOINT_STALL_SHARE, checkpoint_every_hours=t.checkpoint_every_hours)),
         "datasets_bytes": q(dataset_bytes + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes",
-                            "object storage (S3-compatible): dataset + growth over the retention period"
-                            + ("" if d.dataset_gb else "; dataset size estimated as tokens x 4 B (tokenised)")),
+                            Msg("object storage (S3-compatible): dataset + growth over the retention period")
+                            + ("" if d.dataset_gb else Msg("; dataset size estimated as tokens x 4 B (tokenised)"))),
         "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 released model versions")),
         "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("logs x retention months")),
     }
@@ -427,8 +431,7 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str
     rag_section = _rag_section(spec, cat.accelerators[rec[0]] if rec is not None else None) if spec.kind == "rag" else {}
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
-        "ranking": "fits, then meets the latency/throughput targets, then lower price per hour (GPU count where "
-                   "prices are unknown), then lower request latency",
+        "ranking": Msg("fits, then meets the latency/throughput targets, then lower price per hour (GPU count where prices are unknown), then lower request latency"),
         "ranked": candidates,
         "best_per_accelerator": best,
         "not_fitting": not_fitting,
@@ -627,7 +630,7 @@ def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
         "cpu_cores": q(cores, "cores", Msg("orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS", rps=rps)),
         "host_ram_bytes": q(ram, "bytes", Msg("8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32")),
         "nvme_bytes": q(nvme, "bytes", Msg("100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention")),
-        "network": {"user_traffic": "10/25 GbE", "explain": Msg("external API calls and user traffic are small")},
+        "network": {"user_traffic": Msg("10/25 GbE"), "explain": Msg("external API calls and user traffic are small")},
         "kubernetes": infra.kubernetes(servers=1, replicas=1, services=4 if spec.rag is not None else 2),
         **infra.monitoring("inference"),
     }
