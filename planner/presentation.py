@@ -75,9 +75,88 @@ OPTION_KINDS = {
     "onprem": _("On-prem (owned)"),
     "hybrid": _("Hybrid"),
     "api": _("External model API"),
+    "gpu options": _("GPU options"),
 }
 # Options drawn on the plan page (the full table is in the exports).
 MAX_OPTIONS_SHOWN = 8
+
+
+# Names of a cost line's own inputs (rates are named by the rate card's description).
+INPUT_LABELS = {
+    "quantity": _("Quantity"), "months": _("Months"), "hours": _("Hours"), "restart_hours": _("Restart time, hours"),
+    "kwh_per_month": _("Energy per month, kWh"), "checkpoint_interval_hours": _("Checkpoint interval"),
+    "gpus": _("GPUs"), "servers": _("Servers"), "instances": _("Instances"), "price": _("Price"),
+    "server": _("Server price"), "redundancy": _("Redundancy"), "utilisation": _("Utilisation"),
+    "efficiency": _("Efficiency"), "tokens_per_month": _("Tokens per month"), "hours_per_month": _("Hours per month"),
+    "gb": _("GB"), "gb_per_month": _("GB per month"), "incidents_per_month": _("Incidents per month"),
+    "tokens_out_per_month": _("Output tokens per month"), "tokens_in_per_month": _("Input tokens per month"),
+    "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
+    "gpu_hours": _("GPU-hours"), "instance_hours": _("Instance-hours"), "runs": _("Runs"),
+    "incidents": _("Incidents"), "downtime_hours": _("Downtime, hours"), "share": _("Share"),
+}
+VALUE_LABELS = {
+    "none": _("none"), "selective": _("selective"), "full": _("full"), "decoder": _("decoder"),
+    "encoder": _("encoder"), "vision": _("vision model"), "encoder_decoder": _("encoder-decoder"),
+    "n_plus_1": _("N+1 spare server"), "multi_zone": _("a second zone"), "preset": _("preset"),
+    "architecture": _("architecture"), "hf_config": _("Hugging Face config.json"),
+}
+
+
+def input_label(name: str, *, priced: bool = False) -> str:
+    from costs.engine.rates import RATE_SCHEMA, base_key
+
+    from .i18n import render
+
+    spec = RATE_SCHEMA.get(base_key(name or ""))
+    if spec is not None:
+        return render(spec.help)
+    if name in INPUT_LABELS:
+        return str(INPUT_LABELS[name])
+    if priced:  # a catalog price, named after its offer: the source says which
+        return str(_("Price"))
+    return _humanised(name or "")
+
+
+def _humanised(key: str) -> str:
+    from django.utils.translation import gettext
+
+    text = key.replace("_", " ").strip()
+    return gettext(text.capitalize()) if text else text
+
+
+SOURCE_LABELS = {"workload": _("the workload"), "user override": _("set by the user")}
+
+
+def source_label(source):
+    return str(SOURCE_LABELS[source]) if isinstance(source, str) and source in SOURCE_LABELS else source
+
+
+def value_label(value):
+    if isinstance(value, str) and value in VALUE_LABELS:
+        return str(VALUE_LABELS[value])
+    return value
+
+
+def _unit_text(unit) -> str:
+    from django.utils.translation import gettext
+
+    if not isinstance(unit, str) or not unit:
+        return unit or ""
+    base, vat, _rest = unit.partition(" incl. VAT")
+    return gettext(base) + (gettext(" incl. VAT") if vat else "")
+
+
+def _number_text(value):
+    """A rate's stored decimal string ("1.073") as a figure in the page's language."""
+    from .templatetags.planner_tags import figure
+
+    if isinstance(value, str):
+        try:
+            number = Decimal(value)
+        except (InvalidOperation, ValueError):
+            return value
+        return figure(int(number) if number == number.to_integral_value() else float(number))
+    return figure(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 def line_inputs(inputs: dict) -> list[dict]:
@@ -85,20 +164,23 @@ def line_inputs(inputs: dict) -> list[dict]:
     out = []
     for rate in inputs.get("rates") or []:
         if isinstance(rate, dict):
-            unit = " ".join(x for x in (rate.get("currency"), rate.get("unit")) if x)
-            out.append({"name": rate.get("name"), "value": rate.get("value"), "unit": unit, "source": rate.get("source")})
+            unit = " ".join(x for x in (rate.get("currency"), _unit_text(rate.get("unit"))) if x)
+            out.append({"name": input_label(rate.get("name"), priced=bool(rate.get("currency"))),
+                        "value": _number_text(value_label(rate.get("value"))), "unit": unit,
+                        "source": source_label(rate.get("source"))})
     for key, value in inputs.items():
-        if key in ("rates", "unit"):
+        if key in ("rates", "unit") or key.endswith("_i18n"):
             continue
-        unit = inputs.get("unit", "") if key == "quantity" else ""
-        out.append({"name": key, "value": value if not isinstance(value, dict | list) else str(value),
-                    "unit": unit, "source": ""})
+        unit = _unit_text(inputs.get("unit", "")) if key == "quantity" else ""
+        out.append({"name": input_label(key), "value": _number_text(value_label(value))
+                    if not isinstance(value, dict | list) else str(value), "unit": unit, "source": ""})
     return out
 
 
-def costs_view(costs: dict) -> dict | None:
+def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     if not costs:
         return None
+    from costs.labels import line_label
     include_vat = bool(costs.get("include_vat"))
     currency = costs.get("currency", "")
     shortlisted = {i for ids in (costs.get("shortlist") or {}).values() for i in ids}
@@ -114,7 +196,8 @@ def costs_view(costs: dict) -> dict | None:
         rows = []
         for row in o.get("rows") or []:
             label, measured = COST_ROWS.get(row.get("row"), (row.get("row"), ""))
-            lines = [{**line, "inputs_list": line_inputs(line.get("inputs") or {})} for line in row.get("lines") or []]
+            lines = [{**line, "label": line_label(line.get("key") or "") if line.get("key") else line.get("label"),
+                      "inputs_list": line_inputs(line.get("inputs") or {})} for line in row.get("lines") or []]
             rows.append({**row, "label": label, "measured_as": measured, "lines": lines,
                          "total": row.get("total_gross" if include_vat else "total_net")})
         view_options.append({
@@ -147,9 +230,12 @@ def costs_view(costs: dict) -> dict | None:
         "currency": currency, "include_vat": include_vat, "horizon_months": costs.get("horizon_months"),
         "as_of": costs.get("as_of"), "country": costs.get("country"), "options": view_options,
         "options_total": len(costs.get("options") or []), "break_even": break_even,
-        "break_even_utilisation": [b for b in costs.get("break_even_utilisation") or []
+        "break_even_utilisation": [{**b, "own_label": labels.get(b.get("own")), "rent_label": labels.get(b.get("rent"))}
+                                   for b in costs.get("break_even_utilisation") or []
                                    if b.get("own") in shown and b.get("rent") in shown],
-        "skipped": costs.get("skipped") or [], "notes": costs.get("notes") or [],
+        "skipped": [{**s, "candidate": candidate_label(s.get("candidate"), accelerators or {}),
+                     "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []],
+        "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
         "chart": chart, "uncertainty_chart": uncertainty_chart,
     }
@@ -192,7 +278,7 @@ def version_view(version) -> dict:
     result = localise(version.result or {})
     sizing = result.get("sizing") or {}
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
-    return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}),
+    return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
             "sizing_view": sizing_view(sizing), "memory_chart": memory_chart(sizing, accelerators)}
 
 
@@ -201,6 +287,19 @@ def _localised(option: dict) -> dict:
     from costs.labels import option_label
 
     return {**option, "label": option_label(option)}
+
+
+def candidate_label(candidate, accelerators: dict) -> str:
+    """ "nvidia-a100-sxm4-80gb x48" -> "48 × A100 SXM4 80GB": an engine candidate id as people read it."""
+    if not isinstance(candidate, str):
+        return candidate
+    acc_id, _sep, count = candidate.rpartition(" x")
+    if candidate == "no-gpu":
+        return str(_("no GPU"))
+    if not acc_id or not count.isdigit():
+        return str(OPTION_KINDS.get(candidate, candidate)) if candidate != "api" else str(OPTION_KINDS["api"])
+    name = (accelerators.get(acc_id) or {}).get("model") or acc_id
+    return f"{count} × {name}"
 
 
 def _option_total(option: dict, include_vat: bool):
@@ -282,6 +381,17 @@ KEY_LABELS = {
     "tpot_ms": _("Time per output token"), "max_concurrent_sequences": _("Sequences that fit in the KV cache"),
     "batch_per_replica": _("Batch per replica"), "replica_capacity_rps": _("Capacity per replica"),
     "meets_targets": _("Meets the targets"),
+    "data_parallel": _("Data parallel"), "zero_stage": _("ZeRO stage"),
+    "activation_checkpointing": _("Activation checkpointing"), "executed_flops": _("Executed compute"),
+    "tokens": _("Tokens"), "tokens_per_param": _("Tokens per parameter"), "peak_tflops_per_gpu": _("Peak per GPU"),
+    "tokens_per_second_per_gpu": _("Tokens per second per GPU"), "samples_per_second_per_gpu": _("Samples per second per GPU"),
+    "flops_per_sample": _("Compute per sample"), "chunks": _("Chunks"), "chunk_text_bytes": _("Chunk text"),
+    "embedding_model": _("Embedding model"), "embedding_dimension": _("Embedding dimension"),
+    "ingest_cpu_core_hours": _("Ingest on CPU"), "ingest_gpu_hours": _("Ingest on GPU"),
+    "query_embedding_cores": _("Cores for query embedding"), "index": _("Vector index"),
+    "rack_power_kw": _("Power per rack"), "generator": _("Generating LLM"),
+    "dataset_bytes": _("Dataset"), "host_ram_per_gpu_bytes": _("Host RAM per GPU"),
+    "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
 }
 
 
@@ -303,6 +413,7 @@ UNIT_PLURALS = {
     "core-hours": lambda n: npgettext("unit", "core-hour", "core-hours", n),
     "tokens": lambda n: npgettext("unit", "token", "tokens", n),
     "months": lambda n: npgettext("unit", "month", "months", n),
+    "chunks": lambda n: npgettext("unit", "chunk", "chunks", n),
 }
 
 
@@ -358,7 +469,7 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
-            rows.append({"label": label, "value": value, "unit": "", "explain": explain})
+            rows.append({"label": label, "value": value_label(value), "unit": "", "explain": explain})
     return rows
 
 

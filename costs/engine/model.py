@@ -428,7 +428,7 @@ def cloud_option(
         base = replace(
             offer.on_demand,
             amount=offer.on_demand.amount * (ONE - disc.value),
-            source=f"{offer.on_demand.source}; minus {key}={disc.value} ({disc.source})",
+            source=f"{offer.on_demand.source}; −{disc.value * 100:g} % ({disc.source})",
         )
         rate_shown.append(_show(key, disc.value, None, disc.unit, disc.source))
     if base is None:
@@ -503,9 +503,9 @@ def cloud_option(
     if mode == "cloud_spot" and not w.is_training:
         lines.append(_spot_outage_line(ctx, w, u=u))
         warnings.append(
-            "spot capacity can be reclaimed at any time: every interruption stops serving until a new "
-            "instance is up (priced in the downtime-risk row)"
-            + ("; with a latency target (TTFT/TPOT) this puts the SLA at risk" if w.latency_target else "")
+            Msg("spot capacity can be reclaimed at any time: every interruption stops serving until a new "
+                "instance is up (priced in the downtime-risk row)")
+            + (Msg("; with a latency target (TTFT/TPOT) this puts the SLA at risk") if w.latency_target else "")
         )
     spare = instances > 0 and ctx.redundancy == "n_plus_1"
     return OptionCost(

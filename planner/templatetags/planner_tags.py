@@ -74,3 +74,23 @@ def figure(value):
         return number_format(int(value), 0, use_l10n=True, force_grouping=True)
     digits = 2 if abs(value) >= 1 else 3
     return number_format(round(Decimal(str(value)), digits), digits, use_l10n=True, force_grouping=True)
+
+
+@register.filter
+def status_label(value):
+    """A version status code ("done") as its label in the active language ("Готов")."""
+    from planner.choices import VersionStatus
+
+    try:
+        return VersionStatus(value).label
+    except ValueError:
+        return value
+
+
+@register.filter
+def msg(value):
+    """An engine text (Msg, its stored {"template", "params"} form, or a plain string) in the
+    active language, with the language's number separators and plural forms (planner.i18n)."""
+    from planner.i18n import render
+
+    return render(value)
