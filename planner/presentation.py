@@ -586,14 +586,36 @@ def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
         return render_pdf(version=version, request=request), EXPORT_TYPES[fmt], filename
     from costs import exports
 
-    costs = (version.result or {}).get("costs") or {}
+    from .i18n import localise
+
+    costs = localise((version.result or {}).get("costs") or {})  # engine texts in the file's language
+    meta = export_meta(version)
     if fmt == "csv":
-        content = exports.costs_csv(costs)
+        content = exports.costs_csv(costs, meta=meta)
     else:
-        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}")
+        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}", meta=meta)
     if isinstance(content, str):
         content = content.encode("utf-8")
     return content, EXPORT_TYPES[fmt], filename
+
+
+def meets_by_candidate(sizing: dict) -> dict[str, bool]:
+    """{"nvidia-h100-sxm5-80gb x8": True, ...}: what the sizing says of each candidate it ranked."""
+    out = {}
+    for c in (sizing.get("candidates") or {}).get("ranked") or []:
+        met = next((c[k] for k in ("meets_target", "meets_targets", "meets_deadline") if k in c), None)
+        if c.get("accelerator_id") and c.get("count") is not None and met is not None:
+            out[f"{c['accelerator_id']} x{c['count']}"] = bool(met)
+    return out
+
+
+def export_meta(version):
+    from django.utils import timezone
+
+    from costs.exports import ExportMeta
+
+    return ExportMeta(plan=version.plan.name, version=version.number, exported_on=timezone.localdate(),
+                      meets=meets_by_candidate((version.result or {}).get("sizing") or {}))
 
 
 def render_pdf(*, version, request=None) -> bytes:
