@@ -622,9 +622,12 @@ def render_pdf(*, version, request=None) -> bytes:
     from django.template.loader import render_to_string
     from weasyprint import HTML
 
+    from .pdf_summary import pdf_summary
+
+    view = version_view(version)
     html = render_to_string(
         "planner/plan_pdf.html",
-        {"plan": version.plan, "version": version, "view": version_view(version)},
+        {"plan": version.plan, "version": version, "view": view, "summary": pdf_summary(version, view)},
         request=request,
     )
     # No base_url: the PDF template carries its own styles and loads nothing over the network.
