@@ -14,7 +14,9 @@ from planner.engine import messages
 
 # Keys whose plain-string values are engine texts (translated as msgids when no structure is kept).
 TEXT_KEYS = frozenset({"explain", "why", "reason", "warnings", "assumptions", "notes", "remedies", "ranking",
-                       "message", "note", "summary"})
+                       "message", "note", "summary", "unit", "unknowns", "help", "source", "why_not",
+                       "min_driver", "min_cuda", "min_framework", "layers", "metrics", "preflight_checklist",
+                       "monitoring", "intra_node", "inter_node", "user_traffic", "storage"})
 
 
 def conventions(language: str | None = None) -> messages.Conventions:

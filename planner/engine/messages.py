@@ -16,9 +16,10 @@ Beyond `str.format`, a field may pick a plural form by a number parameter:
 ``{servers:plural:сервер|сервера|серверов}``). Numbers are formatted with the format spec
 given (``{n:,}``, ``{x:.1f}``, ``{x:g}``) and then take the language's separators.
 
-Storage: `with_structured(tree)` adds, next to every Msg (or list holding one), a sibling
-``<key>_i18n`` with its JSON form (`Msg.to_data`), so the structure survives JSON storage while
-the English text stays where it always was. `render(data, translate=..., lang=...)` turns that
+Storage: `with_structured(tree)` adds, next to every Msg with parameters (or list holding one),
+a sibling ``<key>_i18n`` with its {"template", "params"}, so the structure survives JSON storage
+while the English text stays where it always was. A Msg without parameters needs no sibling: its
+text is its msgid (the edge translates the texts under known keys, planner.i18n.TEXT_KEYS). `render(data, translate=..., lang=...)` turns that
 JSON form back into text in a language; the Django edge (planner.i18n) supplies gettext.
 """
 
@@ -179,7 +180,8 @@ def _strip_text(value):
 
 
 def _has_msg(values) -> bool:
-    return any(isinstance(v, Msg) for v in values)
+    # A Msg without parameters is its own msgid: its English text translates as it is stored.
+    return any(isinstance(v, Msg) and v.params for v in values)
 
 
 def with_structured(tree):
@@ -188,7 +190,7 @@ def with_structured(tree):
         out = {}
         for key, value in tree.items():
             out[key] = with_structured(value)
-            if isinstance(value, Msg):
+            if isinstance(value, Msg) and value.params:
                 out[f"{key}{I18N_SUFFIX}"] = _stored(value)
             elif isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value) and _has_msg(value):
                 out[f"{key}{I18N_SUFFIX}"] = [_stored(v) for v in value]

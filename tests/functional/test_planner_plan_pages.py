@@ -190,8 +190,9 @@ def test_csv_export(owner_client, plan):
     response = owner_client.get(reverse("plan_version_export", args=[plan.id, 1, "csv"]))
     assert response.status_code == 200
     assert "attachment" in response["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
-    assert {r["row"] for r in rows} >= {"gpu_time", "infrastructure", "engineering", "downtime_risk"}
+    text = response.content.decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text[text.index("\r\n\r\n") + 4:])))
+    assert {r["Row"] for r in rows} >= {"GPU time", "Infrastructure", "Engineering", "Downtime risk", "Total"}
 
 
 def test_xlsx_export_opens_with_numbers(owner_client, plan):

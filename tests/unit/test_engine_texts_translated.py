@@ -48,11 +48,14 @@ def test_russian_numbers_and_plurals():
 def test_structure_survives_json_and_english_stays_in_place():
     import json
 
-    tree = with_structured({"explain": Msg("per GPU x {count} GPUs", count=8), "warnings": [Msg("no adapters")]})
+    tree = with_structured({"explain": Msg("per GPU x {count} GPUs", count=8), "note": Msg("no adapters"),
+                            "warnings": [Msg("no adapters"), Msg("ROCm >= {v}", v="6.0")]})
     stored = json.loads(json.dumps(tree))
     assert stored["explain"] == "per GPU x 8 GPUs"
     assert stored["explain_i18n"] == {"template": "per GPU x {count} GPUs", "params": {"count": 8}}
-    assert stored["warnings"] == ["no adapters"] and stored["warnings_i18n"][0]["template"] == "no adapters"
+    assert "note_i18n" not in stored  # no parameters: the text is its own msgid
+    assert stored["warnings"] == ["no adapters", "ROCm >= 6.0"]
+    assert [w["template"] for w in stored["warnings_i18n"]] == ["no adapters", "ROCm >= {v}"]
 
 
 def test_a_translation_that_does_not_fit_falls_back_to_english():
