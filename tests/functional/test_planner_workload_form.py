@@ -258,3 +258,28 @@ def test_decimal_comma_and_spaced_thousands_on_a_russian_page(client, editor):
 def test_grouped_thousands_on_an_english_page(client, editor):
     post(client, team=_team(editor), serving__concurrency="1,024")
     assert PlanVersion.objects.get().inputs["spec"]["serving"]["concurrency"] == 1024
+
+
+# --- the login page's demo hint (issue 15) ---------------------------------------------------
+
+def test_login_page_names_the_demo_user_on_the_embedded_default(client, settings):
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("demo", password="demo-planner")
+    html = client.get(reverse("login")).content.decode()
+    assert 'id="demo-login"' in html and "<strong>demo</strong>" in html and "demo-planner" in html
+
+
+def test_login_page_gives_no_hint_on_a_configured_database(client, settings):
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("demo", password="demo-planner")
+    settings.DATABASES = {**settings.DATABASES, "default": {**settings.DATABASES["default"],
+                                                             "ENGINE": "django.db.backends.postgresql"}}
+    from planner.views import demo_login_hint
+
+    assert demo_login_hint() is None
+
+
+def test_login_page_gives_no_hint_without_the_demo_user(client):
+    assert 'id="demo-login"' not in client.get(reverse("login")).content.decode()
