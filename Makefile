@@ -50,6 +50,7 @@ bench: dev-deps
 	$(BIN)/python bench/bench_sizing.py
 	$(BIN)/python bench/bench_costs.py
 	$(BIN)/python bench/bench_plan_page.py
+	$(BIN)/python bench/bench_serving_peer.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles

@@ -44,6 +44,8 @@ WORKLOADS = {
         "serving": {"context_length": 8192, "concurrency": 16, "requests_per_second": 2, "ttft_p95_ms": 2000}},
     "lora finetune llama-3.1-70b": {"kind": "finetuning", "model": {"preset": "llama-3.1-70b"},
                                     "training": {"tokens": 2e9, "method": "lora"}},
+    "pretraining llama-3.1-8b 1T tokens (one-off run)": {
+        "kind": "pretraining", "model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 1e12}},
 }
 API = [{"provider": "bench", "model": "m", "currency": "USD", "input_per_1m_tokens": "1",
         "output_per_1m_tokens": "3", "source": "benchmark input"}]

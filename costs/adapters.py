@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import replace
 from decimal import Decimal
 
+from costs.engine.errors import CostValidationError, FieldError
 from costs.engine.inputs import (
     ApiPrice,
     CloudOffer,
@@ -124,12 +126,35 @@ def _granularity_hours(offer: dict) -> Decimal:
     return Decimal(seconds or 1) / 3600  # unknown: per-second billing assumed (noted in the result)
 
 
+def _flag_scope(reason: str) -> set[str]:
+    """Which prices of a flagged offer the flag is about: only "spot" (the spot price is missing or
+    equals on-demand), only "on_demand" (missing), or "all" (an anomalous row)."""
+    parts = [p.strip().lower() for p in (reason or "").split(";") if p.strip()]
+    scope = set()
+    for part in parts or ["unknown"]:
+        if part.startswith("spot price"):
+            scope.add("spot")
+        elif part.startswith("on-demand price missing"):
+            scope.add("on_demand")
+        else:
+            scope.add("all")
+    return scope
+
+
 def cloud_offers_from_snapshot(price_snapshot: dict) -> tuple[CloudOffer, ...]:
     out = []
     for o in price_snapshot.get("cloud_offers", []):
-        # GPU-only rows need a host VM we cannot price; flagged rows are anomalous at the source
-        if not o.get("accelerator") or o.get("flagged") or o.get("price_basis") == "accelerator_only":
+        # GPU-only rows need a host VM we cannot price; a row flagged as anomalous at the source is
+        # dropped; a flag about its spot price only drops the spot price
+        if not o.get("accelerator") or o.get("price_basis") == "accelerator_only":
             continue
+        scope = _flag_scope(o.get("flag_reason") or "") if o.get("flagged") else set()
+        if "all" in scope:
+            continue
+        if "spot" in scope:
+            o = {**o, "spot_per_hour": None}
+        if "on_demand" in scope:
+            o = {**o, "on_demand_per_hour": None}
         out.append(
             CloudOffer(
                 provider=o["provider"],
@@ -174,6 +199,40 @@ def _form_kind(form_factor: str) -> str:
     return f
 
 
+# Servers that can be bought (REQUIREMENTS: no server nobody sells). SXM GPUs come on HGX
+# baseboards of 4 or 8 GPUs, fully populated; OAM accelerators on 8-way UBB boards; PCIe cards go
+# into 2-, 4- or 8-slot chassis, populated with the GPUs needed. Superchips and TPUs are sold as
+# systems only: priced from a catalog platform or the user's quote, never built.
+BOARD_SHAPES = {"SXM": (4, 8), "OAM": (8,)}
+PCIE_SLOTS = (2, 4, 8)
+
+
+def buyable_shape(*, form_kind: str, need: int, tp: int) -> tuple[int, int] | None:
+    """(GPUs installed, GPU slots) of the smallest buyable server for ``need`` GPUs per server
+    (whole tensor-parallel groups); None when the form factor is not sold as loose GPUs."""
+    if form_kind in BOARD_SHAPES:
+        fits = [b for b in BOARD_SHAPES[form_kind] if b % max(1, tp) == 0]
+        for board in fits:
+            if board >= need:
+                return board, board
+        return (fits[-1], fits[-1]) if fits else None
+    if form_kind == "PCIE":
+        installed = min(need, PCIE_SLOTS[-1])
+        for slots in PCIE_SLOTS:
+            if slots >= installed:
+                return installed, slots
+    return None
+
+
+def _server_power_w(acc, installed: int) -> Decimal | None:
+    if acc is None or not getattr(acc, "tdp_w", None):
+        return None
+    from planner.engine.infra import servers_and_power
+
+    kw = _val(servers_and_power(acc=acc, count=installed, gpus_per_server=installed).get("server_power_kw"))
+    return None if kw is None else Decimal(str(kw)) * 1000
+
+
 def servers_from_snapshot(
     price_snapshot: dict,
     *,
@@ -181,9 +240,13 @@ def servers_from_snapshot(
     fx: FxTable,
     as_of: dt.date,
     gpus_per_server: dict[str, set[int]],
+    tensor_parallel: dict[str, set[int]] | None = None,
 ) -> tuple[ServerPrice, ...]:
-    """A purchase price per GPU server: a priced system that includes its GPUs (e.g. DGX), else
-    GPU price x slots + the rate card's host cost per slot (an assumption, named in the source)."""
+    """Purchase prices of GPU servers that exist: a priced catalog system that includes its GPUs
+    (e.g. DGX H100), else a buyable shape (HGX 4/8, PCIe 2/4/8 slots) built from the GPU price plus
+    the rate card's host cost per GPU slot (an assumption, named in the source). Power and rack
+    space are those of the server bought (all its GPUs), not of the GPUs the layout uses."""
+    accs = _accelerators(price_snapshot)
     prices = {}
     for hp in price_snapshot.get("hardware_prices", []):
         prices.setdefault((hp["item_kind"], hp["item"]), hp)
@@ -194,36 +257,75 @@ def servers_from_snapshot(
         hp = prices.get(("server_platform", platform["slug"]))
         if acc and hp:
             price = _price(hp["price"], hp, "per server")
+            gps = int(platform["gpu_slots"])
+            power = Decimal(str(platform["max_power_w"])) if platform.get("max_power_w") else _server_power_w(
+                accs.get(acc), gps
+            )
             out.setdefault(
-                acc, ServerPrice(accelerator_id=acc, gpus_per_server=int(platform["gpu_slots"]), price=price)
+                acc,
+                ServerPrice(
+                    accelerator_id=acc,
+                    gpus_per_server=gps,
+                    price=price,
+                    name=f"{platform.get('vendor', '')} {platform.get('model', '')}".strip() or platform["slug"],
+                    power_w=power,
+                    rack_units=int(platform.get("rack_units") or 0),
+                    slots=gps,
+                ),
             )
     host = rates.get("server_host_capex_per_gpu_slot")
+    tps = tensor_parallel or {}
     for (kind, acc), hp in prices.items():
         if kind != "accelerator" or acc in out or host is None:
             continue
+        spec = accs.get(acc)
+        form = _form_kind(spec.form_factor) if spec is not None else ""
         gpu = _price(hp["price"], hp, "per GPU")
         host_in_gpu_currency = fx.convert(amount=host.value, base=host.currency, quote=gpu.currency, on=as_of)
-        # one server size per size the candidates were laid out on
+        shapes = set()
         for gps in sorted(gpus_per_server.get(acc) or ()):
-            built.append(_gpu_server(acc, gps, gpu, host, host_in_gpu_currency))
+            for tp in sorted(tps.get(acc) or {1}):
+                shape = buyable_shape(form_kind=form, need=gps, tp=tp)
+                if shape:
+                    shapes.add(shape)
+        for installed, slots in sorted(shapes):
+            built.append(
+                _gpu_server(acc, installed, slots, form, gpu, host, host_in_gpu_currency, _server_power_w(spec, installed))
+            )
     return tuple(out.values()) + tuple(built)
 
 
-def _gpu_server(acc: str, gps: int, gpu: Price, host: Rate, host_in_gpu_currency: Decimal) -> ServerPrice:
+def _gpu_server(
+    acc: str,
+    installed: int,
+    slots: int,
+    form: str,
+    gpu: Price,
+    host: Rate,
+    host_in_gpu_currency: Decimal,
+    power_w: Decimal | None,
+) -> ServerPrice:
     """A server built from the GPU's price and the rate card's host cost per GPU slot."""
-    amount = gps * (gpu.amount + host_in_gpu_currency)
+    amount = installed * gpu.amount + slots * host_in_gpu_currency
+    name = f"HGX {slots}-GPU server" if form == "SXM" else (
+        f"{slots}-way OAM server" if form == "OAM" else f"{slots}-slot PCIe server with {installed} GPU(s)"
+    )
     return ServerPrice(
         accelerator_id=acc,
-        gpus_per_server=gps,
+        gpus_per_server=installed,
         price=Price(
             amount=amount,
             currency=gpu.currency,
             unit="per server",
             vat_included=gpu.vat_included,
             as_of=gpu.as_of,
-            source=f"{gps} x GPU {gpu.amount} {gpu.currency} ({gpu.source}) + {gps} x server_host_capex_per_gpu_slot "
-            f"{host.value} {host.currency} ({host.source})",
+            source=f"{installed} x GPU {gpu.amount} {gpu.currency} ({gpu.source}) + {slots} x "
+            f"server_host_capex_per_gpu_slot {host.value} {host.currency} ({host.source})",
+            basis="derived",
         ),
+        name=name,
+        power_w=power_w,
+        slots=slots,
     )
 
 
@@ -276,22 +378,40 @@ def power_tariff_from_snapshot(price_snapshot: dict, *, country: str) -> tuple[P
     ), None
 
 
+STORAGE_PROVIDERS = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "lambda": "Lambda", "runpod": "RunPod"}
+NOT_STANDARD = ("express", "one zone", "provisioned", "cold", "archive", "local ssd", "ephemeral", "io2")
+
+
+def _standard_rank(t: dict) -> int:
+    """0 for a provider's standard tier (e.g. S3 Standard, pd-ssd, EBS gp3), 1 for special tiers
+    (S3 Express One Zone, io2, cold HDD, host-attached local SSD): defaults use the standard one."""
+    name = (t.get("name") or "").lower()
+    return 1 if any(x in name for x in NOT_STANDARD) else 0
+
+
 def storage_rates_from_snapshot(price_snapshot: dict) -> dict[str, Rate]:
-    """Catalog storage prices replace the rate card's assumptions for the same tier (first row per media
-    in catalog order)."""
+    """Catalog storage prices replace the rate card's assumptions for the same tier: per media the
+    standard tier (not an express or provisioned-IOPS one), scoped per provider (``@AWS``) where
+    the tier's id names one, the cheapest standard tier as the default for other options."""
     out: dict[str, Rate] = {}
-    for t in price_snapshot.get("storage_tiers", []):
+    tiers = sorted(price_snapshot.get("storage_tiers", []), key=_standard_rank)
+    for t in tiers:
         media = t.get("media")
         svc, buy = t.get("service_price_per_gb_month"), t.get("purchase_price_per_tb")
         src = f"{_source(t)} ({t.get('name', '')})"
-        if svc and f"cloud_storage_per_gb_month.{media}" not in out:
-            out[f"cloud_storage_per_gb_month.{media}"] = Rate(
+        provider = STORAGE_PROVIDERS.get(str(t.get("id") or "").split("-", 1)[0])
+        if svc and _standard_rank(t) == 0:
+            rate = Rate(
                 value=Decimal(svc["amount"]),
                 unit="per GB-month",
                 currency=svc["currency"],
                 source=src,
                 valid_from=_date(t.get("valid_from")),
             )
+            if provider and f"cloud_storage_per_gb_month.{media}@{provider}" not in out:
+                out[f"cloud_storage_per_gb_month.{media}@{provider}"] = rate
+            if provider and f"cloud_storage_per_gb_month.{media}" not in out:
+                out[f"cloud_storage_per_gb_month.{media}"] = rate
         if buy and f"onprem_storage_capex_per_gb.{media}" not in out:
             out[f"onprem_storage_capex_per_gb.{media}"] = Rate(
                 value=Decimal(buy["amount"]) / 1000,
@@ -329,9 +449,9 @@ def _storage_gb(rec: dict, servers: int) -> dict[str, Decimal]:
         return sum((Decimal(str(_val(st.get(k)) or 0)) for k in keys), Decimal(0)) / GB
 
     out = {
-        "nvme": (Decimal(str(_val(st.get("nvme_per_server_bytes")) or 0)) * servers) / GB
-        + gb("vector_index_bytes"),
-        "ssd": gb("checkpoints_bytes"),
+        # weights and caches on the GPU servers' NVMe (an API option hosts no weights)
+        "nvme": (Decimal(str(_val(st.get("nvme_per_server_bytes")) or 0)) * servers) / GB,
+        "ssd": gb("checkpoints_bytes", "vector_index_bytes"),
         "object": gb("datasets_bytes", "model_registry_bytes", "logs_bytes"),
     }
     if "nvme_bytes" in rec:  # CPU-only recommendation
@@ -395,8 +515,15 @@ def configurations_to_price(sizing: dict) -> list[dict]:
     return out[:MAX_CONFIGURATIONS]
 
 
+def _user_egress_gb(tokens_out: Decimal | None, rates: dict[str, Rate] | None) -> Decimal:
+    """User traffic from the serving load: generated tokens x bytes sent per token (streamed)."""
+    if not tokens_out or not rates or "egress_bytes_per_output_token" not in rates:
+        return Decimal(0)
+    return (tokens_out * rates["egress_bytes_per_output_token"].value / GB).quantize(Decimal("0.001"))
+
+
 def workloads_from_sizing(
-    sizing: dict, *, price_snapshot: dict, spec=None, training_runs_per_month: Decimal = Decimal(1)
+    sizing: dict, *, price_snapshot: dict, spec=None, rates: dict[str, Rate] | None = None, **_ignored
 ) -> tuple[list[Workload], list[str]]:
     notes: list[str] = []
     kind = sizing.get("kind", "")
@@ -409,6 +536,8 @@ def workloads_from_sizing(
         else Decimal(0)
     )
     is_training = kind in TRAINING_KINDS
+    egress = _user_egress_gb(tokens_out, rates)
+    sizing_rec = (rec.get("accelerator_id"), int(rec.get("count") or 0))
     if not sizing.get("gpu_required", True):
         notes.append(
             Msg("no GPU needed: only the external model API option applies; the CPU server is not priced")
@@ -421,6 +550,7 @@ def workloads_from_sizing(
                 tokens_in_per_month=tokens_in,
                 tokens_out_per_month=tokens_out,
                 storage_gb=_storage_gb(rec, 1),
+                egress_gb_per_month=egress,
             )
         ], notes
     accs = _accelerators(price_snapshot)
@@ -454,16 +584,7 @@ def workloads_from_sizing(
         utilisation = None
         if kind in SERVING_KINDS and serving_share is not None:
             utilisation = serving_share  # the serving fleet runs the hours a day it serves
-        elif is_training and gpu_hours:
-            # the fleet is busy for the runs it does; more runs than fit in a month cap at 1
-            needed = training_runs_per_month * gpu_hours / (count * Decimal(730))
-            utilisation = min(Decimal(1), needed).quantize(Decimal("0.0001"))
-            if needed > 1 and (acc_id, "cap") not in seen:
-                seen.add((acc_id, "cap"))
-                notes.append(
-                    f"{acc_id} x{count}: {training_runs_per_month} run(s) a month need more than the "
-                    "month's hours; utilisation capped at 1"
-                )
+        shape = buyable_shape(form_kind=_form_kind(acc.form_factor) if acc else "", need=gps, tp=tp)
         out.append(
             Workload(
                 candidate_id=f"{acc_id} x{count}",
@@ -484,6 +605,10 @@ def workloads_from_sizing(
                 storage_gb=_storage_gb(rec, servers),
                 checkpoint_interval_hours=ckpt_hours,
                 utilisation=utilisation,
+                egress_gb_per_month=egress,
+                meets_targets=c.get("meets_target") if isinstance(c.get("meets_target"), bool) else None,
+                sizing_recommended=(acc_id, count) == sizing_rec,
+                buyable_gpus_per_server=(shape[0],) if shape else (),
             )
         )
     if not out:
@@ -499,6 +624,17 @@ def build_cost_inputs(
 ) -> tuple[CostInputs, list[str]]:
     as_of = _date(price_snapshot.get("as_of")) or _date(rate_snapshot.get("as_of"))
     opts = parse_cost_options(options or {}, default_as_of=as_of)
+    if as_of is not None and opts.as_of != as_of:
+        # one plan date: the prices were taken on as_of; FX and VAT of another day would not match them
+        raise CostValidationError(
+            [
+                FieldError(
+                    path="costs.as_of",
+                    message=f"{opts.as_of.isoformat()} differs from the plan's price date {as_of.isoformat()}; "
+                    "set the plan date (--as-of) instead",
+                )
+            ]
+        )
     rates = rates_from_snapshot(rate_snapshot)
     missing = [k for k in RATE_SCHEMA if k not in rates]
     if missing:
@@ -514,17 +650,17 @@ def build_cost_inputs(
     rates.update(storage_rates_from_snapshot(price_snapshot))
     fx = fx_from_snapshot(price_snapshot)
     effective = apply_overrides(rates, opts.overrides, path="costs.overrides")
-    runs = (
-        effective["training_runs_per_month"].value if "training_runs_per_month" in effective else Decimal(1)
-    )
-    workloads, notes = workloads_from_sizing(
-        sizing, price_snapshot=price_snapshot, spec=spec, training_runs_per_month=runs
-    )
+    if "training_runs_per_month" in opts.overrides and opts.runs is None and opts.runs_per_month is None:
+        # the old way to say "a recurring job" (a rate-card override) still works
+        opts = replace(opts, runs_per_month=opts.overrides["training_runs_per_month"] or None)
+    workloads, notes = workloads_from_sizing(sizing, price_snapshot=price_snapshot, spec=spec, rates=effective)
     notes = notes_pre + notes
     gps: dict[str, set[int]] = {}
+    tps: dict[str, set[int]] = {}
     for w in workloads:
         if w.accelerator_id:
             gps.setdefault(w.accelerator_id, set()).add(w.gpus_per_server)
+            tps.setdefault(w.accelerator_id, set()).add(w.tensor_parallel)
     tariff, tariff_note = power_tariff_from_snapshot(price_snapshot, country=opts.country)
     if tariff_note:
         notes.append(tariff_note)
@@ -532,7 +668,7 @@ def build_cost_inputs(
         cloud_offers=cloud_offers_from_snapshot(price_snapshot),
         dedicated_offers=dedicated_from_snapshot(price_snapshot),
         servers=servers_from_snapshot(
-            price_snapshot, rates=effective, fx=fx, as_of=opts.as_of, gpus_per_server=gps
+            price_snapshot, rates=effective, fx=fx, as_of=opts.as_of, gpus_per_server=gps, tensor_parallel=tps
         ),
         api_prices=api_prices_from_snapshot(rate_snapshot),
         power_tariff_per_kwh=tariff,

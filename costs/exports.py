@@ -151,7 +151,26 @@ def header_block(result: dict, meta: ExportMeta) -> list[tuple[str, str]]:
 def csv_columns() -> list[str]:
     return [_("Rank"), _("Option"), _("Kind"), _("Meets the targets"), _("Row"), _("Line"),
             _("Upfront, net"), _("Per month, net"), _("At the end, net"), _("Total, net"), _("VAT"),
-            _("Total with VAT"), _("Currency")]
+            _("Total with VAT"), _("Currency"),
+            # a line's breakdown items: quantity x unit price x months = amount, with the price's date and source
+            _("Item"), _("Quantity"), _("Unit"), _("Unit price"), _("Months"), _("Amount"), _("Price date"), _("Source")]
+
+
+def breakdown_rows(line: dict) -> list[list]:
+    """[item, quantity, unit, unit price, months, amount, date, source] per breakdown item of a line."""
+    from planner.presentation import _unit_text, source_label
+
+    out = []
+    for b in line.get("breakdown") or []:
+        share = _dec(b.get("share")) if b.get("share") else None
+        amount = _dec(b.get("amount"))
+        if amount is not None and share is not None:
+            amount = amount * share
+        months = b.get("months") if b.get("per") == "month" else None
+        out.append([str(b.get("item") or ""), _dec(b.get("quantity")), _unit_text(b.get("quantity_unit")),
+                    _dec(b.get("unit_price")), _dec(months), amount, b.get("date") or "",
+                    source_label(b.get("source")) or (_("rate card") if b.get("rate") else "")])
+    return out
 
 
 def costs_csv(result: dict, *, meta: ExportMeta | None = None) -> bytes:
@@ -173,9 +192,13 @@ def costs_csv(result: dict, *, meta: ExportMeta | None = None) -> bytes:
                             _number(row.get("total_gross")), cur])
                 continue
             for ln in row["lines"]:
-                w.writerow([*head, row_label, line_label(ln.get("key", "")), _number(ln.get("upfront_net")),
+                label = line_label(ln.get("key", ""))
+                w.writerow([*head, row_label, label, _number(ln.get("upfront_net")),
                             _number(ln.get("monthly_net")), _number(ln.get("terminal_net")),
                             _number(ln.get("total_net")), _number(ln.get("vat")), _number(ln.get("total_gross")), cur])
+                for item, qty, unit, price, months, amount, date, source in breakdown_rows(ln):
+                    w.writerow([*head, row_label, label, "", "", "", "", "", "", cur, item, _number(qty, None),
+                                unit, _number(price, None), _number(months, None), _number(amount), date, source])
         totals = o.get("totals") or {}
         w.writerow([*head, _("Total"), "", "", "", "", _number(totals.get("net")), _number(totals.get("vat")),
                     _number(totals.get("gross")), cur])
@@ -352,6 +375,15 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
         _write_table(sheet, line_headers, rows, start_row=4, money_cols={3, 4, 5, 6, 7, 8}, currency=cur)
         for cell in sheet[sheet.max_row]:
             cell.font = BOLD
+        items = [[str(ROW_LABELS.get(row.get("row"), row.get("row"))), line_label(ln.get("key", "")), *b]
+                 for row in o.get("rows") or [] for ln in row.get("lines") or [] for b in breakdown_rows(ln)]
+        if items:
+            start = sheet.max_row + 3
+            sheet.cell(row=start - 1, column=1, value=_("Breakdown: quantity × unit price × months = amount")).font = BOLD
+            _write_table(sheet, [_("Row"), _("Line"), _("Item"), _("Quantity"), _("Unit"), _("Unit price"), _("Months"),
+                                 _("Amount"), _("Price date"), _("Source")], items, start_row=start,
+                         money_cols={6, 8}, currency=cur)
+            sheet.freeze_panes = "A5"
         _fit_widths(sheet, first_row=4)
 
     cf = wb.create_sheet(_sheet_title(_("Cash flow"), used))

@@ -47,6 +47,9 @@ LINE_LABELS = {
     "downtime_risk.outage": _("Expected outage cost"),
     "downtime_risk.lost_progress": _("Training progress lost since the last checkpoint"),
     "downtime_risk.spot_interruptions": _("Outages from spot interruptions"),
+    "downtime_risk.hardware_failures": _("Capacity lost to GPU-server failures"),
+    "infrastructure.traffic_inter_zone": _("Traffic between zones"),
+    "infrastructure.support_contract": _("Support / licence contract"),
 }
 
 SUFFIX_LABELS = {
@@ -60,6 +63,8 @@ def line_label(key: str) -> str:
     if key in LINE_LABELS:
         return str(LINE_LABELS[key])
     base, _sep, suffix = key.rpartition(".")
+    if base == "infrastructure.support_contract" and suffix.isdigit():  # the user's contracts, numbered
+        return f"{LINE_LABELS[base]} {int(suffix) + 1}"
     if base in LINE_LABELS and suffix in SUFFIX_LABELS:
         return f"{LINE_LABELS[base]}, {SUFFIX_LABELS[suffix]}"
     return key

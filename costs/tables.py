@@ -60,10 +60,47 @@ def option_frame(option: dict) -> pd.DataFrame:
                         f"{r['name']}={r['value']} {r['currency']} {r['unit']} [{r.get('source', 'see Inputs')}]".replace(
                             "  ", " "
                         )
-                        for r in ln["inputs"].get("rates", [])
-                    ),
+                        for r in (ln.get("inputs") or {}).get("rates", [])
+                    )
+                    or "; ".join(breakdown_text(b) for b in ln.get("breakdown") or []),
                 }
             )
+    return pd.DataFrame(rows)
+
+
+def breakdown_text(b: dict) -> str:
+    """One breakdown entry as text: quantity x unit price x months = amount [price, basis, date, source]."""
+    months = f" x {b['months']} months" if b.get("per") == "month" else (" once" if b.get("per") == "once" else " at the end")
+    share = f" x share {b['share']}" if b.get("share") else ""
+    where = ", ".join(x for x in (b.get("price"), b.get("basis"), b.get("date"), b.get("source") or b.get("rate")) if x)
+    return f"{b['item']}: {b['quantity']} {b['quantity_unit']} x {b['unit_price']}{months}{share} = {b['amount']} [{where}]"
+
+
+def breakdown_frame(option: dict) -> pd.DataFrame:
+    """Every line's breakdown: quantity x unit price x months = amount, with source and date."""
+    rows = []
+    for row in option["rows"]:
+        for ln in row["lines"] or []:
+            for b in ln.get("breakdown") or []:
+                rows.append(
+                    {
+                        "row": row["row"],
+                        "line": ln["key"],
+                        "item": b["item"],
+                        "quantity": _d(b["quantity"]),
+                        "quantity_unit": b["quantity_unit"],
+                        "unit_price": _d(b["unit_price"]),
+                        "per": b["per"],
+                        "months": _d(b.get("months")),
+                        "share": _d(b.get("share")) if b.get("share") else Decimal(1),
+                        "amount": _d(b["amount"]) * (_d(b["share"]) if b.get("share") else 1),
+                        "price": b.get("price", ""),
+                        "basis": b.get("basis", ""),
+                        "date": b.get("date") or "",
+                        "source": b.get("source") or (f"rate card: {b['rate']}" if b.get("rate") else ""),
+                        "stale": bool(b.get("stale")),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

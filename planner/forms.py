@@ -202,8 +202,11 @@ def _preset_dict(preset) -> dict:
     return {k: getattr(preset, k) for k in ("id", "name") if hasattr(preset, k)}
 
 
-COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "overrides")
+COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "runs", "runs_per_month",
+               "discount_rate", "vat_recoverable", "downtime_cost_per_hour", "overrides", "more")
 OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when empty
+# optional cost options (issue 13), left out when empty
+OPTIONAL_COSTS = ("runs", "runs_per_month", "discount_rate", "downtime_cost_per_hour")
 
 
 class CostOptionsForm(forms.Form):
@@ -232,9 +235,36 @@ class CostOptionsForm(forms.Form):
         help_text=_("Of the hours the GPUs run, the share doing useful work (0–1); the rest waits for data, "
                     "people or the next experiment and is shown as idle GPU time. Empty = the rate card's default."),
     )
+    runs = forms.IntegerField(
+        label=_("Training runs"), required=False, min_value=1,
+        help_text=_("Training and fine-tuning: how many runs over the horizon, one after the other. Empty = one run."),
+    )
+    runs_per_month = forms.FloatField(
+        label=_("Runs per month"), required=False, min_value=0,
+        help_text=_("A recurring job (e.g. a monthly fine-tune): runs each month. Leave empty for a one-off job."),
+    )
+    discount_rate = forms.FloatField(
+        label=_("Discount rate"), required=False, min_value=0, max_value=0.99,
+        help_text=_("Per year (0.12 = 12 %): options are compared at present value. Empty = no discounting."),
+    )
+    vat_recoverable = forms.BooleanField(
+        label=_("VAT is recovered"), required=False, initial=False,
+        help_text=_("The company recovers input VAT on purchases (general tax regime): options are compared net."),
+    )
+    downtime_cost_per_hour = forms.FloatField(
+        label=_("Cost of an hour down"), required=False, min_value=0,
+        help_text=_("What one hour of outage costs the business, in the chosen currency. Empty = the rate card's."),
+    )
     overrides = forms.CharField(
         label=_("Rate overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
         help_text=_("Optional: rate card values to replace, as a JSON object, e.g. {\"pue\": 1.3}. Default: none."),
+    )
+    more = forms.CharField(
+        label=_("More cost options (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Optional: other fields of the costs section, e.g. a supplier's server quote: "
+                    "{\"server_prices\": [{\"accelerator\": \"nvidia-h100-sxm5-80gb\", \"gpus_per_server\": 8, "
+                    "\"amount\": 300000, \"currency\": \"USD\", \"source\": \"quote, date\"}]}; "
+                    "support_lines, egress_gb_per_month, api_prices. See docs/COSTS.md."),
     )
 
     def clean_overrides(self):
@@ -249,19 +279,38 @@ class CostOptionsForm(forms.Form):
             raise forms.ValidationError(_("Must be a JSON object."))
         return value
 
+    def clean_more(self):
+        raw = (self.cleaned_data.get("more") or "").strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise forms.ValidationError(_("Not valid JSON: %(err)s"), params={"err": exc}) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("Must be a JSON object."))
+        return value
+
     def options(self) -> dict:
-        data = {k: self.cleaned_data[k] for k in ("horizon_months", "currency", "include_vat")}
+        data = dict(self.cleaned_data.get("more") or {})
+        data.update({k: self.cleaned_data[k] for k in ("horizon_months", "currency", "include_vat")})
         data.update({k: self.cleaned_data[k] for k in OPTIONAL_SHARES if self.cleaned_data.get(k) is not None})
+        data.update({k: self.cleaned_data[k] for k in OPTIONAL_COSTS if self.cleaned_data.get(k) is not None})
+        if self.cleaned_data.get("vat_recoverable"):
+            data["vat_recoverable"] = True
         if self.cleaned_data.get("overrides"):
             data["overrides"] = self.cleaned_data["overrides"]
         return data
 
     @classmethod
     def initial_from(cls, options: dict) -> dict:
-        initial = {k: options[k] for k in ("horizon_months", "currency", "include_vat", *OPTIONAL_SHARES)
-                   if k in options}
+        own = ("horizon_months", "currency", "include_vat", *OPTIONAL_SHARES, *OPTIONAL_COSTS, "vat_recoverable")
+        initial = {k: options[k] for k in own if k in options}
         if options.get("overrides"):
             initial["overrides"] = json.dumps(options["overrides"], indent=1)
+        more = {k: v for k, v in options.items() if k not in own and k != "overrides"}
+        if more:
+            initial["more"] = json.dumps(more, indent=1)
         return initial
 
     def clean(self):
@@ -274,10 +323,13 @@ class CostOptionsForm(forms.Form):
         try:
             cost_options.parse_cost_options(self.options())
         except cost_errors.CostValidationError as exc:
+            more = set(self.cleaned_data.get("more") or {})
             for err in exc.errors:
                 name = err.path.split(".")[-1] if err.path.split(".")[-1] in self.fields else None
                 if err.path.startswith(("overrides", "costs.overrides")):
                     name = "overrides"
+                elif err.path.removeprefix("costs.").split(".")[0].split("[")[0] in more:
+                    name = "more"
                 message = render_text(err.message)
                 self.add_error(name, f"{err.path}: {message}" if name is None else message)
         return cleaned

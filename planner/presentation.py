@@ -187,7 +187,12 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     all_options = [_localised(o) for o in costs.get("options") or []]
     options = [o for o in all_options if not shortlisted or o.get("id") in shortlisted]
     options.sort(key=lambda o: (_option_total(o, include_vat) is None, _option_total(o, include_vat) or 0))
-    options = options[:MAX_OPTIONS_SHOWN]
+    dec = costs.get("decision") or {}
+    decided = {(dec.get(k) or {}).get("id") for k in ("recommended", "cheapest_onprem", "cheapest_cloud", "api")}
+    decided |= {r.get("id") for r in dec.get("ranked") or []}
+    decided.discard(None)
+    # the cheapest options, and always the decision summary's (so every option it names is in the table)
+    options = [o for i, o in enumerate(options) if i < MAX_OPTIONS_SHOWN or o.get("id") in decided]
     shown = {o.get("id") for o in options}
     mc = (costs.get("monte_carlo") or {}).get("options") or {}
     labels = {o.get("id"): o.get("label") for o in all_options}
@@ -197,7 +202,8 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         for row in o.get("rows") or []:
             label, measured = COST_ROWS.get(row.get("row"), (row.get("row"), ""))
             lines = [{**line, "label": line_label(line.get("key") or "") if line.get("key") else line.get("label"),
-                      "inputs_list": line_inputs(line.get("inputs") or {})} for line in row.get("lines") or []]
+                      "inputs_list": line_inputs(line.get("inputs") or {}),
+                      "breakdown": line.get("breakdown") or []} for line in row.get("lines") or []]
             rows.append({**row, "label": label, "measured_as": measured, "lines": lines,
                          "total": row.get("total_gross" if include_vat else "total_net")})
         view_options.append({
@@ -227,6 +233,7 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         "p90": [float(o["uncertainty"]["p90"]) for o in view_options if o["uncertainty"]],
     }
     return {
+        "decision": decision_view(costs, include_vat),
         "currency": currency, "include_vat": include_vat, "horizon_months": costs.get("horizon_months"),
         "as_of": costs.get("as_of"), "country": costs.get("country"), "options": view_options,
         "options_total": len(costs.get("options") or []), "break_even": break_even,
@@ -239,6 +246,33 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         "inputs_used": costs.get("inputs_used") or {},
         "chart": chart, "uncertainty_chart": uncertainty_chart,
     }
+
+
+def decision_view(costs: dict, include_vat: bool) -> dict | None:
+    """The decision summary (costs.engine.decision) with labels in the active language and the
+    totals the cost table shows (gross with VAT, else net), so headline, ranked list and table agree."""
+    decision = costs.get("decision")
+    if not decision:
+        return None
+    by_id = {o.get("id"): o for o in costs.get("options") or []}
+
+    def ref(r):
+        if not r or r.get("id") not in by_id:
+            return None
+        o = by_id[r["id"]]
+        return {**r, "label": _localised(o)["label"], "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
+                "shown_total": _option_total(o, include_vat)}
+
+    out = {k: ref(decision.get(k)) for k in ("recommended", "cheapest_onprem", "cheapest_cloud",
+                                               "cheapest_dedicated", "cheapest_hybrid", "api")}
+    if out["recommended"] is not None:
+        out["recommended"]["why"] = decision["recommended"].get("why", "")
+    out["ranked"] = [x for x in (ref(r) for r in decision.get("ranked") or []) if x]
+    for r, raw in zip(out["ranked"], [r for r in decision.get("ranked") or [] if r.get("id") in by_id], strict=False):
+        r["meets_targets"], r["sizing_recommended"] = raw.get("meets_targets"), raw.get("sizing_recommended")
+    out.update({k: decision.get(k) for k in ("basis", "break_even", "sizing_recommendation", "statistic",
+                                             "efficiency", "onprem_missing", "ranked_by", "why_none")})
+    return out
 
 
 def options_compare(version, option_ids: list[str]) -> dict | None:

@@ -10,7 +10,7 @@ and spread totals; reported money is rounded back to Decimal cents.
 from __future__ import annotations
 
 from decimal import Decimal
-from itertools import accumulate, combinations
+from itertools import combinations
 
 import numpy as np
 
@@ -70,8 +70,9 @@ def break_even_utilisation(*, own: dict, rent: dict) -> dict:
 class _Model:
     """One option's lines as a linear model: total = sum((a + b*u) * multipliers of the line)."""
 
-    def __init__(self, lin: dict, currency: str, u0: float):
+    def __init__(self, lin: dict, currency: str, u0: float, efficiency_driven: bool = False):
         self.u0 = u0
+        self.efficiency_driven = efficiency_driven
         self.lines = [
             (
                 ln["a"],
@@ -127,17 +128,34 @@ def _drift_multiplier(drift_per_year: np.ndarray, drift0: float, months: int) ->
     return np.power(1.0 + np.clip(drift_per_year, -0.95, None)[:, None], exps[None, :]).sum(axis=1) / base
 
 
-def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, options, calendar_drift) -> dict:
+def analyse(
+    *,
+    priced,
+    linear: dict,
+    shortlist: dict[str, list[str]],
+    rates,
+    options,
+    calendar_drift,
+    vat: bool = False,
+    extra_pairs: list[tuple[str, str]] = (),
+) -> dict:
     by_id = {p.option.option_id: p for p in priced}
     months = len(calendar_drift)
     currency = options.currency
-    models = {i: _Model(linear[i], currency, float(by_id[i].utilisation)) for i in linear}
+    models = {
+        i: _Model(linear[i], currency, float(by_id[i].utilisation), linear[i].get("efficiency_driven", False))
+        for i in linear
+    }
     pairs = [(a, b) for a, b in _pairs(shortlist) if a in by_id and b in by_id]
+    pairs += [(a, b) for a, b in extra_pairs if a in by_id and b in by_id and (a, b) not in pairs]
 
-    # break-even months on cumulative net cash (capex at month 0)
-    # in whole cents (exact, and integer comparisons are cheap over many pairs)
-    cum = {i: list(accumulate(int(v * 100) for v in p.cash_flow(vat=False))) for i, p in by_id.items()}
-    be_months = [{"a": a, "b": b, **break_even_month(cum[a], cum[b])} for a, b in pairs]
+    # break-even months on cumulative cash (capex at month 0; the terminal amounts, book value
+    # credited and commitment still owed, at month N: the last value is the total), net or gross
+    # as the decision compares; in whole cents (exact, and integer comparisons are cheap)
+    cum = {i: [int(v * 100) for v in p.cumulative(vat=vat)] for i, p in by_id.items()}
+    be_months = [
+        {"a": a, "b": b, "on": "gross" if vat else "net", **break_even_month(cum[a], cum[b])} for a, b in pairs
+    ]
 
     be_util = []
     for cand, ids in shortlist.items():
@@ -170,7 +188,10 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
     n = options.monte_carlo_samples
     rng = np.random.default_rng(options.seed)
     du = rng.normal(0.0, v["mc_utilisation_sd"], n)
-    e_s = np.clip(e0 + rng.normal(0.0, v["mc_efficiency_sd"], n), 0.05, 1.0)
+    # efficiency varies symmetrically around e0: the spread is cut at the same distance on both
+    # sides (clipping one side only, at 1, biased the mean)
+    e_room = max(0.0, min(e0 - 0.05, 1.0 - e0))
+    e_s = e0 + np.clip(rng.normal(0.0, v["mc_efficiency_sd"], n), -e_room, e_room)
     drift_s = v["price_drift_per_year"] + rng.normal(0.0, v["mc_price_drift_sd"], n)
     fx_s = np.exp(rng.normal(0.0, v["mc_fx_sd"], n))
     inc_s = np.exp(rng.normal(-(v["mc_incident_sd"] ** 2) / 2, v["mc_incident_sd"], n))
@@ -181,8 +202,14 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
     a_mat = np.array([models[i].group_a for i in ids]).reshape(len(ids), 8)
     b_mat = np.array([models[i].group_b for i in ids]).reshape(len(ids), 8)
     u0 = np.array([models[i].u0 for i in ids])  # API options: slope 0, utilisation has no effect
-    # the work to do is fixed: lower efficiency means running longer to do it
-    u_eff = np.clip(np.clip(u0[:, None] + du[None, :], 0.0, 1.0) * (e0 / e_s)[None, :], 0.0, 1.0)
+    driven = np.array([models[i].efficiency_driven for i in ids], dtype=bool)
+    # utilisation varies symmetrically around u0 within [0, 1] (a 24/7 fleet stays at 1: at full
+    # utilisation one-sided clipping biased every total low)
+    room = np.minimum(u0, 1.0 - u0)
+    u_s = u0[:, None] + np.clip(du[None, :], -room[:, None], room[:, None])
+    # jobs: the work is fixed, so lower efficiency means running longer to do it (more hours)
+    u_s = np.where(driven[:, None], u_s * (e0 / e_s)[None, :], u_s)
+    u_eff = np.clip(u_s, 0.0, 1.0)
     totals = a_mat @ mults + (b_mat @ mults) * u_eff
     row = {i: k for k, i in enumerate(ids)}
     mc_options = {}
@@ -190,11 +217,14 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
         qs = np.percentile(totals, [10, 50, 90], axis=1)
         means = totals.mean(axis=1)
         for k, i in enumerate(ids):
+            base = models[i].total(u=models[i].u0)
             mc_options[i] = {
                 "p10": _money(qs[0, k]),
                 "p50": _money(qs[1, k]),
                 "p90": _money(qs[2, k]),
                 "mean": _money(means[k]),
+                # where the deterministic total (the headline) sits in the simulated spread
+                "base_percentile": round(float(np.mean(totals[k] <= base)) * 100, 1),
             }
     p_cheaper = [
         {"a": a, "b": b, "p_a_cheaper": round(float(np.mean(totals[row[a]] < totals[row[b]])), 4)}
@@ -214,24 +244,23 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
         sd = v
         factors = []
         if not is_api:
-            lo_u, hi_u = (
-                max(0.0, u0 - Z90 * sd["mc_utilisation_sd"]),
-                min(1.0, u0 + Z90 * sd["mc_utilisation_sd"]),
-            )
+            room_u = min(Z90 * sd["mc_utilisation_sd"], u0, 1.0 - u0)
+            lo_u, hi_u = u0 - room_u, u0 + room_u
             factors.append(("utilisation", f"{lo_u:.3f}", f"{hi_u:.3f}", tot(u=lo_u), tot(u=hi_u)))
             lo_e, hi_e = (
                 max(0.05, e0 - Z90 * sd["mc_efficiency_sd"]),
                 min(1.0, e0 + Z90 * sd["mc_efficiency_sd"]),
             )
-            factors.append(
-                (
-                    "efficiency",
-                    f"{lo_e:.3f}",
-                    f"{hi_e:.3f}",
-                    tot(u=min(1.0, u0 * e0 / lo_e)),
-                    tot(u=min(1.0, u0 * e0 / hi_e)),
+            if m.efficiency_driven:
+                factors.append(
+                    (
+                        "efficiency",
+                        f"{lo_e:.3f}",
+                        f"{hi_e:.3f}",
+                        tot(u=min(1.0, u0 * e0 / lo_e)),
+                        tot(u=min(1.0, u0 * e0 / hi_e)),
+                    )
                 )
-            )
         d0 = sd["price_drift_per_year"]
         d_lo, d_hi = d0 - Z90 * sd["mc_price_drift_sd"], d0 + Z90 * sd["mc_price_drift_sd"]
         factors.append(
@@ -287,6 +316,7 @@ def analyse(*, priced, linear: dict, shortlist: dict[str, list[str]], rates, opt
             "samples": n,
             "seed": options.seed,
             "on": "net totals over the horizon",
+            "symmetric": "utilisation and efficiency vary by the same amount either side of the base value",
             "spreads": {
                 k: str(rates[k].value)
                 for k in (

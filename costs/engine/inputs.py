@@ -53,9 +53,16 @@ class Workload:
     egress_gb_per_month: Decimal = Decimal("0")
     checkpoint_interval_hours: Decimal = Decimal("1")
     restart_hours: Decimal = Decimal("0.25")
-    # Share of calendar hours the fleet runs work, as derived from sizing (e.g. GPU-hours a month
-    # over fleet hours); None: the user's costs.utilisation or the rate-card default applies.
+    # Share of calendar hours the fleet has useful work, as derived from sizing (serving hours a
+    # day / 24); None: the user's costs.utilisation or the rate-card default applies. The fleet
+    # runs (and hourly cloud bills) this / efficiency, capped at 1: lower efficiency, more hours.
     utilisation: Decimal | None = None
+    # Does this configuration meet the workload's targets (sizing's meets_target); None: unknown.
+    meets_targets: bool | None = None
+    # The sizing's own recommendation (its rule: fewest GPUs meeting the targets, ...).
+    sizing_recommended: bool = False
+    # GPU server shapes that can be bought for this accelerator (HGX 4/8, PCIe 2/4/8 slots).
+    buyable_gpus_per_server: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,11 +91,16 @@ class DedicatedOffer:
 
 @dataclass(frozen=True, kw_only=True)
 class ServerPrice:
-    """Purchase price of one GPU server (with its GPUs) for on-prem."""
+    """Purchase price of one GPU server (with its GPUs) for on-prem: a server that can be bought
+    (a catalog platform, an HGX 4/8 board or a PCIe 2/4/8-slot chassis, or the user's quote)."""
 
     accelerator_id: str
-    gpus_per_server: int
+    gpus_per_server: int  # GPUs installed (and bought) per server
     price: Price
+    name: str = ""  # e.g. "NVIDIA DGX H100", "HGX 8-GPU (built from the GPU price)"
+    power_w: Decimal | None = None  # IT load of this server at full load; None: the workload's estimate
+    rack_units: int = 0  # 0: unknown
+    slots: int = 0  # GPU slots of the chassis (0: = gpus_per_server)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,6 +169,26 @@ class CostOptions:
     user_servers: tuple[ServerPrice, ...] = ()
     user_api_prices: tuple[ApiPrice, ...] = ()
     egress_gb_per_month: Decimal | None = None  # None: what the workload says
+    inter_zone_gb_per_month: Decimal | None = None  # None: none (multi_zone says it is not priced)
+    # Jobs (training, fine-tuning): runs over the horizon. ``runs``: that many runs, one after the
+    # other from month 1 (default 1: a one-off run); ``runs_per_month``: a recurring job.
+    runs: int | None = None
+    runs_per_month: Decimal | None = None
+    discount_rate: Decimal = Decimal("0")  # per year, for the NPV; 0: no discounting
+    vat_recoverable: bool = False  # input VAT on purchases is recovered (general tax regime)
+    downtime_cost_per_hour: Decimal | None = None  # in the reporting currency; None: the rate card
+    support_lines: tuple[SupportLine, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupportLine:
+    """A support or licence contract the user enters (e.g. NVIDIA DGX support, AI Enterprise)."""
+
+    label: str
+    price: Price
+    per: str  # "month" | "year" | "once"
+    scale: str = "fixed"  # "fixed" | "per_gpu" | "per_server"
+    kinds: tuple[str, ...] = ("onprem", "hybrid")  # the option kinds it applies to
 
 
 @dataclass(frozen=True, kw_only=True)

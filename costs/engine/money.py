@@ -10,8 +10,6 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from planner.engine.messages import Msg
-
 from .errors import fail
 
 CURRENCIES = ("RUB", "USD", "EUR")
@@ -27,7 +25,7 @@ def cents(amount: Decimal) -> Decimal:
 
 def check_currency(code: str, *, path: str) -> str:
     if code not in CURRENCIES:
-        raise fail(path, Msg("unknown currency {code}; expected one of {currencies}", code=repr(code), currencies=', '.join(CURRENCIES)))
+        raise fail(path, f"unknown currency {code!r}; expected one of {', '.join(CURRENCIES)}")
     return code
 
 
@@ -41,6 +39,11 @@ class Price:
     vat_included: bool = False
     source: str = ""  # URL, catalog id, or "assumption: ..."
     as_of: dt.date | None = None  # the date the price was valid / observed
+    # What kind of figure it is, carried into every cost line's breakdown: "list price" (a published
+    # catalog price), "quote" (a supplier's or the user's own offer), "assumption" (a rate-card
+    # default), "derived" (computed from other prices). ``stale``: the source says it may be out of date.
+    basis: str = "list price"
+    stale: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,7 +107,7 @@ class FxTable:
             a, b = self._direct(base, via, on), self._direct(via, quote, on)
             if a is not None and b is not None:
                 return a * b
-        raise fail(path, Msg("no FX rate {base}->{quote} valid on {isoformat}", base=base, quote=quote, isoformat=on.isoformat()))
+        raise fail(path, f"no FX rate {base}->{quote} valid on {on.isoformat()}")
 
     def convert(self, *, amount: Decimal, base: str, quote: str, on: dt.date, path: str = "fx") -> Decimal:
         """Full precision; round only when reporting (there-and-back stays exact to the cent)."""
@@ -142,7 +145,7 @@ class VatTable:
     def rate(self, *, country: str, on: dt.date, path: str = "vat") -> Decimal:
         hits = [r for r in self.rates if r.country == country and _valid(r.valid_from, r.valid_to, on)]
         if not hits:
-            raise fail(path, Msg("no VAT rate for country {country} on {isoformat}", country=repr(country), isoformat=on.isoformat()))
+            raise fail(path, f"no VAT rate for country {country!r} on {on.isoformat()}")
         return max(hits, key=lambda r: r.valid_from).rate
 
     def source(self, *, country: str, on: dt.date) -> str:

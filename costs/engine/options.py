@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 from planner.engine.messages import Msg
 
 from .errors import CostValidationError, FieldError
-from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice
+from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice, SupportLine
 from .money import CURRENCIES, Price
 from .rates import validate_rate
 
@@ -32,8 +32,30 @@ KNOWN_KEYS = {
     "overrides",
     "server_prices",
     "api_prices",
+    "egress_gb_per_month",
+    "inter_zone_gb_per_month",
+    "runs",
+    "runs_per_month",
+    "discount_rate",
+    "vat_recoverable",
+    "downtime_cost_per_hour",
+    "support_lines",
 }
+SUPPORT_PER = ("month", "year", "once")
+SUPPORT_SCALE = ("fixed", "per_gpu", "per_server")
+SUPPORT_KINDS = ("onprem", "hybrid")
 MAX_HORIZON_MONTHS = 120
+# ISO 3166-1 alpha-2 officially assigned codes (249)
+ISO_COUNTRIES = frozenset(
+    """AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS
+    BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG
+    EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR
+    HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR
+    LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG
+    NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE
+    SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA
+    UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW""".split()
+)
 MIN_SAMPLES, MAX_SAMPLES = 1_000, 50_000  # 50k x ~50 options keeps the arrays near 20 MB
 
 
@@ -112,11 +134,35 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
         gps = c.integer(item.get("gpus_per_server"), f"{path}.gpus_per_server", lo=1, hi=64)
         cur = c.currency(item.get("currency"), f"{path}.currency")
         source = item.get("source") or "user input"
+        unknown = sorted(set(item) - {"accelerator", "gpus_per_server", "amount", "currency", "includes_vat",
+                                      "source", "name", "power_w", "rack_units", "date"})
+        for key in unknown:
+            c.err(f"{path}.{key}", Msg("unknown field"))
         price = _price(
             c, item, "amount", path, cur, "per server", bool(item.get("includes_vat", False)), source
         )
+        power = c.decimal(item["power_w"], f"{path}.power_w", lo=Decimal(0), lo_open=True) if "power_w" in item else None
+        units = c.integer(item["rack_units"], f"{path}.rack_units", lo=1, hi=60) if "rack_units" in item else 0
+        day = None
+        if item.get("date") is not None:
+            try:
+                day = dt.date.fromisoformat(str(item["date"]))
+            except ValueError:
+                c.err(f"{path}.date", Msg("must be a date YYYY-MM-DD"))
         if acc and gps and price:
-            out.append(ServerPrice(accelerator_id=acc, gpus_per_server=gps, price=price))
+            out.append(
+                ServerPrice(
+                    accelerator_id=acc,
+                    gpus_per_server=gps,
+                    price=Price(
+                        amount=price.amount, currency=price.currency, unit=price.unit,
+                        vat_included=price.vat_included, source=price.source, as_of=day, basis="quote",
+                    ),
+                    name=str(item.get("name") or Msg("{gps}-GPU server (quote)", gps=gps)),
+                    power_w=power,
+                    rack_units=units or 0,
+                )
+            )
     return tuple(out)
 
 
@@ -140,6 +186,47 @@ def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
         if provider and model and p_in and p_out:
             out.append(
                 ApiPrice(provider=provider, model=model, input_per_1m_tokens=p_in, output_per_1m_tokens=p_out)
+            )
+    return tuple(out)
+
+
+def _support_lines(c: _Collector, raw) -> tuple[SupportLine, ...]:
+    if not isinstance(raw, list):
+        c.err("support_lines", Msg("must be a list"))
+        return ()
+    out = []
+    for i, item in enumerate(raw):
+        path = f"support_lines[{i}]"
+        if not isinstance(item, dict):
+            c.err(path, Msg("must be an object"))
+            continue
+        for key in sorted(set(item) - {"label", "amount", "currency", "per", "scale", "kinds", "includes_vat",
+                                       "source"}):
+            c.err(f"{path}.{key}", Msg("unknown field"))
+        label = c.text(item.get("label"), f"{path}.label")
+        cur = c.currency(item.get("currency"), f"{path}.currency")
+        per = item.get("per", "year")
+        if per not in SUPPORT_PER:
+            c.err(f"{path}.per", Msg("must be one of: {support_per}", support_per=', '.join(SUPPORT_PER)))
+        scale = item.get("scale", "fixed")
+        if scale not in SUPPORT_SCALE:
+            c.err(f"{path}.scale", Msg("must be one of: {support_scale}", support_scale=', '.join(SUPPORT_SCALE)))
+        kinds = item.get("kinds", list(SUPPORT_KINDS))
+        if not isinstance(kinds, list) or not kinds or any(k not in OPTION_KINDS for k in kinds):
+            c.err(f"{path}.kinds", Msg("must be a non-empty list of: {option_kinds}", option_kinds=', '.join(OPTION_KINDS)))
+            kinds = []
+        source = item.get("source") or "user input"
+        price = _price(c, item, "amount", path, cur, Msg("per {per}", per=per), bool(item.get("includes_vat", False)), source)
+        if label and price and per in SUPPORT_PER and scale in SUPPORT_SCALE and kinds:
+            out.append(
+                SupportLine(
+                    label=label,
+                    price=Price(amount=price.amount, currency=price.currency, unit=price.unit,
+                                vat_included=price.vat_included, source=source, basis="quote"),
+                    per=per,
+                    scale=scale,
+                    kinds=tuple(kinds),
+                )
             )
     return tuple(out)
 
@@ -168,6 +255,8 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         country = data["country"]
         if not (isinstance(country, str) and len(country) == 2 and country.isalpha() and country.isupper()):
             c.err("country", Msg("must be a two-letter ISO country code, e.g. RU"))
+        elif country not in ISO_COUNTRIES:
+            c.err("country", Msg("unknown country code {country} (ISO 3166-1 alpha-2, e.g. RU)", country=repr(country)))
         kw["country"] = country
     if "as_of" in data:
         try:
@@ -227,6 +316,35 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         kw["egress_gb_per_month"] = c.decimal(
             data["egress_gb_per_month"], "egress_gb_per_month", lo=Decimal(0)
         )
+    if data.get("inter_zone_gb_per_month") is not None:
+        kw["inter_zone_gb_per_month"] = c.decimal(
+            data["inter_zone_gb_per_month"], "inter_zone_gb_per_month", lo=Decimal(0)
+        )
+    if data.get("runs") is not None:
+        kw["runs"] = c.integer(data["runs"], "runs", lo=1, hi=100_000)
+    if data.get("runs_per_month") is not None:
+        kw["runs_per_month"] = c.decimal(
+            data["runs_per_month"], "runs_per_month", lo=Decimal(0), hi=Decimal(10_000), lo_open=True
+        )
+    if data.get("runs") is not None and data.get("runs_per_month") is not None:
+        c.err("runs_per_month", Msg("give either runs (a one-off job) or runs_per_month (a recurring job), not both"))
+    if data.get("discount_rate") is not None:
+        d = c.decimal(data["discount_rate"], "discount_rate", lo=Decimal(0))
+        if d is not None and d >= 1:
+            c.err("discount_rate", Msg("must be less than 1 (a share per year: 0.12 for 12 %)"))
+        elif d is not None:
+            kw["discount_rate"] = d
+    if "vat_recoverable" in data:
+        if not isinstance(data["vat_recoverable"], bool):
+            c.err("vat_recoverable", Msg("must be true or false"))
+        else:
+            kw["vat_recoverable"] = data["vat_recoverable"]
+    if data.get("downtime_cost_per_hour") is not None:
+        kw["downtime_cost_per_hour"] = c.decimal(
+            data["downtime_cost_per_hour"], "downtime_cost_per_hour", lo=Decimal(0)
+        )
+    if "support_lines" in data:
+        kw["support_lines"] = _support_lines(c, data["support_lines"])
     if "server_prices" in data:
         kw["user_servers"] = _server_prices(c, data["server_prices"])
     if "api_prices" in data:
@@ -256,5 +374,11 @@ def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:
         c.err("hybrid_owned_share", Msg("must be between 0 and 1 (more than 0)"))
     if not MIN_SAMPLES <= options.monte_carlo_samples <= MAX_SAMPLES:
         c.err("monte_carlo_samples", Msg("must be between {min_samples} and {max_samples}", min_samples=MIN_SAMPLES, max_samples=MAX_SAMPLES))
+    if not 0 <= options.discount_rate < 1:
+        c.err("discount_rate", Msg("must be at least 0 and less than 1"))
+    if options.runs is not None and options.runs < 1:
+        c.err("runs", Msg("must be at least 1"))
+    if options.runs_per_month is not None and options.runs_per_month <= 0:
+        c.err("runs_per_month", Msg("must be greater than 0"))
     if c.errors:
         raise CostValidationError(c.errors)

@@ -14,9 +14,9 @@ from itertools import accumulate
 
 from planner.engine.messages import Msg, with_structured
 
-from . import analysis
+from . import analysis, decision
 from .errors import CostValidationError, FieldError
-from .inputs import HOURS_PER_MONTH, CostInputs, ServerPrice, Workload
+from .inputs import HOURS_PER_MONTH, CostInputs, Rate, ServerPrice, Workload
 from .model import (
     ROWS,
     Context,
@@ -29,12 +29,13 @@ from .model import (
     hybrid_option,
     month_dates,
     onprem_option,
+    usage,
 )
 from .money import CENT, ONE, ZERO, cents
 from .options import validate_options
 from .rates import apply_overrides, missing_rates
 
-ENGINE_VERSION = "costs-1.0"
+ENGINE_VERSION = "costs-2.0"
 UNIT_COST = Decimal("0.0001")
 RENTING_BY_HOUR = ("cloud_on_demand", "cloud_spot")
 OWNING = ("onprem", "hybrid")
@@ -101,6 +102,26 @@ class PricedOption:
     def terminal(self, *, vat: bool) -> Decimal:
         return sum((lt.terminal_net + (lt.terminal_vat if vat else ZERO) for lt in self.lines), ZERO)
 
+    def cumulative(self, *, vat: bool) -> list[Decimal]:
+        """Cumulative cash months 0..N with the terminal amount (book value credited, commitment
+        still owed) at month N, so the last value is the option's total."""
+        out = list(accumulate(self.cash_flow(vat=vat)))
+        out[-1] += self.terminal(vat=vat)
+        return out
+
+    def basis_total(self, basis) -> Decimal:
+        """The total a decision compares: net or gross, discounted when a rate is given."""
+        if not basis.discount_rate:
+            return self.net + (self.vat if basis.vat else ZERO)
+        return self.npv(basis.discount_rate, vat=basis.vat)
+
+    def npv(self, rate: Decimal, *, vat: bool) -> Decimal:
+        flow = self.cash_flow(vat=vat)
+        n = len(flow) - 1
+        factors = [ONE / (ONE + rate) ** (Decimal(m) / 12) for m in range(n + 1)]
+        total = sum((v * f for v, f in zip(flow, factors, strict=True)), ZERO)
+        return total + self.terminal(vat=vat) * factors[-1]
+
 
 @dataclass(frozen=True, kw_only=True)
 class CostResult:
@@ -111,6 +132,8 @@ class CostResult:
     skipped: tuple[dict, ...]
     notes: tuple[str, ...]
     meta: dict = field(default_factory=dict)
+    jobs: dict = field(default_factory=dict)  # option id -> runs over the horizon (jobs only)
+    basis: object = None
 
     def option(self, option_id: str) -> PricedOption:
         return next(p for p in self.options if p.option.option_id == option_id)
@@ -121,7 +144,13 @@ class CostResult:
         return with_structured({
             **self.meta,
             "options": [
-                option_to_dict(p, detailed=p.option.option_id in short, line_cache=cache)
+                option_to_dict(
+                    p,
+                    detailed=p.option.option_id in short,
+                    line_cache=cache,
+                    runs=self.jobs.get(p.option.option_id),
+                    basis=self.basis,
+                )
                 for p in self.options
             ],
             "shortlist": self.shortlist,
@@ -151,8 +180,11 @@ class _Calendar:
 
 
 def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
-    drifting = line.market and cal.has_drift
-    if drifting:
+    drifting = (line.market and cal.has_drift) or line.schedule is not None
+    if line.schedule is not None:
+        drift = cal.drift if line.market else (ONE,) * cal.n
+        months = tuple(cents(line.monthly * s * f) for s, f in zip(line.schedule, drift, strict=True))
+    elif drifting:
         months = tuple(cents(line.monthly * f) for f in cal.drift)
     else:
         months = (cents(line.monthly),) * cal.n
@@ -196,13 +228,20 @@ def _price(
     return PricedOption(option=option, lines=tuple(totals), utilisation=u, efficiency=e)
 
 
+def _line_net(ln: Line, cal: _Calendar, drift_sum: Decimal) -> Decimal:
+    """A line's net total without rounding (for the linear model)."""
+    if ln.schedule is not None:
+        drift = cal.drift if ln.market else (ONE,) * cal.n
+        months = sum((s * f for s, f in zip(ln.schedule, drift, strict=True)), ZERO)
+    else:
+        months = drift_sum if ln.market else Decimal(cal.n)
+    return ln.upfront + ln.monthly * months + ln.terminal
+
+
 def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
     """Net total without VAT, for the u = 0 and u = 1 evaluations of the linear model."""
     drift_sum = sum(cal.drift, ZERO)
-    return sum(
-        (ln.upfront + ln.monthly * (drift_sum if ln.market else cal.n) + ln.terminal for ln in option.lines),
-        ZERO,
-    )
+    return sum((_line_net(ln, cal, drift_sum) for ln in option.lines), ZERO)
 
 
 # ---- validation ------------------------------------------------------------------------------
@@ -243,26 +282,105 @@ def _validate_workloads(workloads: tuple[Workload, ...]) -> None:
 # ---- the plan --------------------------------------------------------------------------------
 
 
-def _calendar(inputs: CostInputs, rates) -> _Calendar:
+def _calendar(inputs: CostInputs, rates, notes: list) -> _Calendar:
     o = inputs.options
     drift = rates["price_drift_per_year"].value
     factors = tuple((ONE + drift) ** (Decimal(m) / 12) if drift else ONE for m in range(o.horizon_months))
     dates = month_dates(as_of=o.as_of, horizon_months=o.horizon_months)
-    vat = tuple(inputs.prices.vat.rate(country=o.country, on=d, path="costs.country") for d in dates)
+    has_table = any(r.country == o.country for r in inputs.prices.vat.rates)
+    if not has_table and not o.include_vat:
+        # VAT is not wanted and not known for this country: totals are net, VAT zero (said so)
+        notes.append(
+            Msg(
+                "no VAT table for country {country}: VAT is not computed (include_vat is off)",
+                country=o.country,
+            )
+        )
+        vat = (ZERO,) * len(dates)
+    else:
+        vat = tuple(inputs.prices.vat.rate(country=o.country, on=d, path="costs.country") for d in dates)
     return _Calendar(n=o.horizon_months, drift=factors, vat=vat)
+
+
+def _rates_with_options(inputs: CostInputs, notes: list) -> dict[str, Rate]:
+    o = inputs.options
+    rates = apply_overrides(inputs.rates, o.overrides, path="costs.overrides")
+    if o.downtime_cost_per_hour is not None:
+        rates["downtime_cost_per_hour"] = Rate(
+            value=o.downtime_cost_per_hour,
+            unit="per hour of outage",
+            currency=o.currency,
+            source="user input: costs.downtime_cost_per_hour",
+        )
+    missing = missing_rates(rates)
+    if missing:
+        raise CostValidationError(
+            [FieldError(path=f"rates.{k}", message=Msg("missing from the rate card")) for k in missing]
+        )
+    return rates
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """How a workload's fleet is used: the running share u and whether it is a job."""
+
+    u: Decimal
+    job: bool
+    one_off: bool
+    runs: Decimal  # over the horizon (jobs)
+    efficiency_driven: bool  # the running hours follow from fixed work / efficiency
+
+
+def _job(w: Workload, o, rates, e: Decimal, notes: list) -> _Job:
+    n = o.horizon_months
+    is_job = bool(w.is_training and w.training_gpu_hours_per_run and w.gpu_count)
+    if o.utilisation is not None:
+        return _Job(u=o.utilisation, job=is_job, one_off=False, runs=ZERO, efficiency_driven=False)
+    if is_job:
+        runs = o.runs_per_month * n if o.runs_per_month is not None else Decimal(o.runs or 1)
+        # the fleet runs the useful GPU-hours / efficiency: lower efficiency, more hours, more money
+        need = runs * w.training_gpu_hours_per_run / e / (w.gpu_count * HOURS_PER_MONTH * n)
+        if need > 1:
+            notes.append(
+                Msg(
+                    "{candidate}: {runs} run(s) need {need_pct}% of the horizon's hours on this fleet; "
+                    "priced at 100% (the rest does not fit in {months} months)",
+                    candidate=w.candidate_id,
+                    runs=str(runs.normalize()),
+                    need_pct=str((need * 100).quantize(ONE)),
+                    months=n,
+                )
+            )
+        return _Job(
+            u=min(ONE, need), job=True, one_off=o.runs_per_month is None, runs=runs, efficiency_driven=True
+        )
+    u = w.utilisation if w.utilisation is not None else rates["utilisation_default"].value
+    return _Job(u=u, job=False, one_off=False, runs=ZERO, efficiency_driven=False)
+
+
+def _check_service_utilisation(inputs: CostInputs) -> None:
+    o = inputs.options
+    if o.utilisation is not None and o.utilisation == 0:
+        serving = [w for w in inputs.workloads if not w.is_training and w.utilisation is not None and w.utilisation > 0]
+        if serving:
+            raise CostValidationError(
+                [
+                    FieldError(
+                        path="costs.utilisation",
+                        message=Msg("must be more than 0: the service runs {utilisation:g} hours a day", utilisation=serving[0].utilisation * 24),
+                    )
+                ]
+            )
 
 
 def cost_plan(*, inputs: CostInputs) -> CostResult:
     o = inputs.options
     validate_options(o)
     _validate_workloads(inputs.workloads)
-    rates = apply_overrides(inputs.rates, o.overrides, path="costs.overrides")
-    missing = missing_rates(rates)
-    if missing:
-        raise CostValidationError(
-            [FieldError(path=f"rates.{k}", message=Msg("missing from the rate card")) for k in missing]
-        )
-    cal = _calendar(inputs, rates)
+    _check_service_utilisation(inputs)
+    notes: list[str] = []
+    rates = _rates_with_options(inputs, notes)
+    cal = _calendar(inputs, rates, notes)
     ctx = Context(
         currency=o.currency,
         country=o.country,
@@ -272,35 +390,46 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         rates=rates,
         redundancy=o.redundancy,
         drift_factors=cal.drift,
+        include_vat=o.include_vat,
+        support_lines=o.support_lines,
     )
     e = o.efficiency if o.efficiency is not None else rates["efficiency_default"].value
+    n = o.horizon_months
 
     priced: list[PricedOption] = []
     recipes: dict[str, Callable[[Decimal], OptionCost | None]] = {}
+    jobs: dict[str, _Job] = {}
     skipped: list[dict] = []
-    notes: list[str] = []
     api_prices = inputs.prices.api_prices + o.user_api_prices
-
     line_memo: dict = {}
+    inter_zone = o.inter_zone_gb_per_month or ZERO
+    if o.redundancy == "multi_zone" and o.inter_zone_gb_per_month is None:
+        notes.append(
+            Msg(
+                "multi-zone redundancy: traffic between zones is not priced; give "
+                "costs.inter_zone_gb_per_month to price it"
+            )
+        )
 
-    def add(recipe: Callable[[Decimal], OptionCost | None], u: Decimal) -> None:
-        opt = recipe(u)
+    def add(recipe: Callable[[Decimal], OptionCost | None], job: _Job, w: Workload) -> None:
+        opt = recipe(job.u)
         if opt is not None:
-            priced.append(_price(opt, cal, u, e, line_memo))
+            priced.append(_price(opt, cal, job.u, e, line_memo))
             recipes[opt.option_id] = recipe
+            jobs[opt.option_id] = job
 
     workloads = inputs.workloads
     if o.egress_gb_per_month is not None:
         workloads = tuple(replace(w, egress_gb_per_month=o.egress_gb_per_month) for w in workloads)
     for w in workloads:
-        u = (
-            o.utilisation
-            if o.utilisation is not None
-            else (w.utilisation if w.utilisation is not None else rates["utilisation_default"].value)
-        )
         if not w.accelerator_id or w.gpu_count == 0:
             skipped.append({"candidate": w.candidate_id, "kind": "gpu options", "reason": Msg("no GPU needed")})
             continue
+        job = _job(w, o, rates, e, notes)
+
+        def use_of(uu: Decimal, job=job):
+            return usage(u=uu, n=n, one_off=job.one_off, job=job.job)
+
         all_offers = [x for x in inputs.prices.cloud_offers if x.accelerator_id == w.accelerator_id]
         # a tensor-parallel group cannot span separate instances (1.): only hosts that hold whole groups
         offers = [x for x in all_offers if holds_tp_group(w, x.gpus_per_instance)]
@@ -310,7 +439,13 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                 continue
             before = len(priced)
             for offer in offers:
-                add(lambda uu, w=w, offer=offer, kind=kind: cloud_option(ctx, w, offer, kind, u=uu, e=e), u)
+                add(
+                    lambda uu, w=w, offer=offer, kind=kind, use_of=use_of: cloud_option(
+                        ctx, w, offer, kind, use=use_of(uu), e=e, inter_zone_gb=inter_zone
+                    ),
+                    job,
+                    w,
+                )
             if len(priced) == before:
                 skipped.append(
                     {
@@ -323,7 +458,13 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
             all_ded = [x for x in inputs.prices.dedicated_offers if x.accelerator_id == w.accelerator_id]
             ded = [x for x in all_ded if holds_tp_group(w, x.gpus_per_server)]
             for offer in ded:
-                add(lambda uu, w=w, offer=offer: dedicated_option(ctx, w, offer, u=uu, e=e), u)
+                add(
+                    lambda uu, w=w, offer=offer, use_of=use_of: dedicated_option(
+                        ctx, w, offer, use=use_of(uu), e=e, inter_zone_gb=inter_zone
+                    ),
+                    job,
+                    w,
+                )
             if not ded:
                 skipped.append(
                     {
@@ -337,14 +478,20 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         servers = [sp for sp in all_servers if holds_tp_group(w, sp.gpus_per_server)]
         if "onprem" in o.options:
             for sp in servers:
-                add(lambda uu, w=w, sp=sp: onprem_option(ctx, w, sp, u=uu, e=e), u)
+                add(
+                    lambda uu, w=w, sp=sp, use_of=use_of: onprem_option(
+                        ctx, w, sp, use=use_of(uu), e=e, inter_zone_gb=inter_zone
+                    ),
+                    job,
+                    w,
+                )
             if not servers:
                 skipped.append(
                     {
                         "candidate": w.candidate_id,
                         "kind": "onprem",
                         "reason": _tp_reason(w, len(all_servers), "server")
-                        or Msg("no purchase price of a server with {accelerator_id}; enter one in costs.server_prices", accelerator_id=w.accelerator_id),
+                        or Msg("no purchase price of a server with {accelerator_id}; enter a quote in costs.server_prices", accelerator_id=w.accelerator_id),
                     }
                 )
         if "hybrid" in o.options:
@@ -356,10 +503,11 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
             if servers and best is not None:
                 before = len(priced)
                 add(
-                    lambda uu, w=w, sp=servers[0], best=best: hybrid_option(
-                        ctx, w, sp, best, owned_share=o.hybrid.owned_share, u=uu, e=e
+                    lambda uu, w=w, sp=servers[0], best=best, use_of=use_of: hybrid_option(
+                        ctx, w, sp, best, owned_share=o.hybrid.owned_share, use=use_of(uu), e=e
                     ),
-                    u,
+                    job,
+                    w,
                 )
                 made = len(priced) > before
             if not made:
@@ -381,6 +529,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
             storage_gb=w0.storage_gb,
             egress_gb_per_month=w0.egress_gb_per_month,
         )
+        api_job = _Job(u=ZERO, job=False, one_off=False, runs=ZERO, efficiency_driven=False)
         if not api_prices:
             skipped.append(
                 {
@@ -392,20 +541,57 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         elif api_w.tokens_in_per_month is None and api_w.tokens_out_per_month is None:
             skipped.append({"candidate": "api", "kind": "api", "reason": Msg("the workload has no token volume")})
         for api in api_prices:
-            add(lambda uu, api=api, api_w=api_w: api_option(ctx, api_w, api), ZERO)
+            add(lambda uu, api=api, api_w=api_w: api_option(ctx, api_w, api), api_job, api_w)
 
     offers_priced = len([p for p in priced if p.option.kind != "api"])
     priced = _cheapest_per_provider(priced)
     _unique_labels(priced)
-    shortlist = _shortlist(priced, recommended=workloads[0].candidate_id if workloads else None)
-    compared = _compared(shortlist, {p.option.option_id: p for p in priced})
+    basis = decision.Basis(
+        vat=o.include_vat and not o.vat_recoverable,
+        discount_rate=o.discount_rate,
+        horizon_months=n,
+        recoverable=o.vat_recoverable,
+    )
+    by_workload = {w.candidate_id: w for w in workloads}
+    picks = decision.pick(priced=priced, workloads=by_workload, basis=basis)
+    shortlist = _shortlist(
+        priced,
+        recommended=workloads[0].candidate_id if workloads else None,
+        must=decision.picked_ids(picks),
+    )
+    compared = _compared(shortlist, {p.option.option_id: p for p in priced}, must=decision.picked_ids(picks))
     compared_ids = {i for ids in compared.values() for i in ids}
     short = [p for p in priced if p.option.option_id in compared_ids]
-    linear = {p.option.option_id: _linear(recipes[p.option.option_id], cal) for p in short}
+    linear = {
+        p.option.option_id: {
+            **_linear(recipes[p.option.option_id], cal),
+            "efficiency_driven": jobs[p.option.option_id].efficiency_driven,
+        }
+        for p in short
+    }
     result_analysis = analysis.analyse(
-        priced=short, linear=linear, shortlist=compared, rates=rates, options=o, calendar_drift=cal.drift
+        priced=short,
+        linear=linear,
+        shortlist=compared,
+        rates=rates,
+        options=o,
+        calendar_drift=cal.drift,
+        vat=basis.vat,
+        extra_pairs=decision.pairs(picks),
     )
     result_analysis["compared_candidates"] = list(compared)
+    result_analysis["decision"] = decision.summary(
+        picks=picks,
+        priced=priced,
+        workloads=by_workload,
+        basis=basis,
+        analysis=result_analysis,
+        linear=linear,
+        jobs={i: {"runs": j.runs, "job": j.job, "u": j.u} for i, j in jobs.items()},
+        skipped=skipped,
+        options=o,
+        efficiency=e,
+    )
     if len(compared) < len(shortlist):
         notes.append(
             Msg("Break-even, Monte Carlo and sensitivity cover the {compare_candidates} candidate configurations with the cheapest options (and the API); every candidate has its cost table.", compare_candidates=COMPARE_CANDIDATES)
@@ -421,6 +607,9 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         "horizon_months": o.horizon_months,
         "country": o.country,
         "include_vat": o.include_vat,
+        "vat_recoverable": o.vat_recoverable,
+        "discount_rate": str(o.discount_rate),
+        "comparison_basis": basis.to_dict(),
         "hours_per_month": str(HOURS_PER_MONTH),
         "efficiency": str(e),
         "redundancy": o.redundancy,
@@ -436,19 +625,23 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         skipped=tuple(skipped),
         notes=tuple(notes),
         meta=meta,
+        jobs={i: j.runs for i, j in jobs.items() if j.job},
+        basis=basis,
     )
 
 
 def _servers_for(
     catalog: tuple[ServerPrice, ...], user: tuple[ServerPrice, ...], w: Workload
 ) -> list[ServerPrice]:
-    """The user's own quote wins over a catalog price for the same accelerator; among catalog
-    prices the server size the workload was laid out on, else one that holds a TP group."""
+    """The user's own quote wins over a catalog price for the same accelerator; then a catalog
+    system that includes the GPUs (e.g. DGX), then the buyable shape chosen for this layout."""
     mine = [s for s in user if s.accelerator_id == w.accelerator_id]
     if mine:
         return mine[-1:]
     hits = [s for s in catalog if s.accelerator_id == w.accelerator_id]
     for group in (
+        [s for s in hits if s.price.basis != "derived" and holds_tp_group(w, s.gpus_per_server)],
+        [s for s in hits if s.gpus_per_server in w.buyable_gpus_per_server],
         [s for s in hits if s.gpus_per_server == w.gpus_per_server],
         [s for s in hits if holds_tp_group(w, s.gpus_per_server)],
         hits,
@@ -499,7 +692,7 @@ def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> d
     drift_sum = sum(cal.drift, ZERO)
 
     def total(ln: Line) -> Decimal:
-        return ln.upfront + ln.monthly * (drift_sum if ln.market else cal.n) + ln.terminal
+        return _line_net(ln, cal, drift_sum)
 
     ones = {ln.key: ln for ln in at1.lines}
     out = []
@@ -524,18 +717,24 @@ def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> d
     }
 
 
-def _compared(shortlist: dict[str, list[str]], by_id: dict[str, PricedOption]) -> dict[str, list[str]]:
-    """The candidates whose cheapest option is among the COMPARE_CANDIDATES cheapest, plus the API."""
+def _compared(
+    shortlist: dict[str, list[str]], by_id: dict[str, PricedOption], must: set[str] = frozenset()
+) -> dict[str, list[str]]:
+    """The candidates whose cheapest option is among the COMPARE_CANDIDATES cheapest, plus the API
+    and the candidates of the decision summary's options."""
     gpu = [c for c in shortlist if c != "api"]
     gpu.sort(key=lambda c: min(by_id[i].net for i in shortlist[c]))
     keep = set(gpu[:COMPARE_CANDIDATES]) | ({"api"} & set(shortlist))
+    keep |= {by_id[i].option.candidate_id for i in must if i in by_id}
     return {c: ids for c, ids in shortlist.items() if c in keep}
 
 
 SHORTLIST_CHEAPEST = 6  # besides the cheapest per kind and the recommended configuration's
 
 
-def _shortlist(priced: list[PricedOption], recommended: str | None = None) -> dict[str, list[str]]:
+def _shortlist(
+    priced: list[PricedOption], recommended: str | None = None, must: set[str] = frozenset()
+) -> dict[str, list[str]]:
     """The options a plan keeps in full (lines, cash flow) and compares: the cheapest of each
     kind over all candidates, the recommended configuration's cheapest of each kind, and the
     SHORTLIST_CHEAPEST cheapest overall. Every other option keeps its row totals."""
@@ -553,6 +752,9 @@ def _shortlist(priced: list[PricedOption], recommended: str | None = None) -> di
             chosen[o.option_id] = p
     for p in by_cost[:SHORTLIST_CHEAPEST]:
         chosen[p.option.option_id] = p
+    for p in priced:  # the decision summary's options are always kept in full
+        if p.option.option_id in must:
+            chosen[p.option.option_id] = p
     out: dict[str, list[str]] = {}
     for p in priced:  # in pricing order: candidates as the sizing listed them
         if p.option.option_id in chosen:
@@ -591,13 +793,24 @@ def _line_dict(lt: LineTotals, n: int, cache: dict) -> dict:
                 "vat_applies": lt.line.vat,
                 "follows_price_drift": lt.line.market,
                 "origin_currency": lt.line.origin_currency,
-                "inputs": lt.line.inputs,
+                # quantities; the rates now sit in the breakdown (each with its source and date)
+                "inputs": {k: v for k, v in lt.line.inputs.items() if k != "rates"},
+                # quantity x unit price x months = amount, each unit price with source and date
+                "breakdown": list(lt.line.breakdown),
+                "months_billed": str(lt.line.months_factor(n).quantize(Decimal("0.0001")).normalize()),
             },
         )
     return dict(hit[1])
 
 
-def option_to_dict(p: PricedOption, *, detailed: bool = True, line_cache: dict | None = None) -> dict:
+def option_to_dict(
+    p: PricedOption,
+    *,
+    detailed: bool = True,
+    line_cache: dict | None = None,
+    runs: Decimal | None = None,
+    basis=None,
+) -> dict:
     """One option as JSON. ``detailed=False`` leaves out the lines and the month-by-month
     lists (a plan keeps them for its shortlisted options; every option keeps row totals, totals
     and unit costs), which keeps a plan with hundreds of offers to a size a page can load."""
@@ -624,11 +837,26 @@ def option_to_dict(p: PricedOption, *, detailed: bool = True, line_cache: dict |
             "gross": _cents_str(p.cash_flow(vat=True)),
             "terminal_net": _s(p.terminal(vat=False)),
             "terminal_gross": _s(p.terminal(vat=True)),
-            "cumulative_net": _cents_str(accumulate(flow_net)),
+            # with the terminal amount at month N: the last value is the total
+            "cumulative_net": _cents_str(p.cumulative(vat=False)),
+            "cumulative_gross": _cents_str(p.cumulative(vat=True)),
         }
     useful_h = o.useful_gpu_hours_per_month * n
     tokens = (o.tokens_per_month or ZERO) * n
-    runs = useful_h / o.training_gpu_hours_per_run if o.training_gpu_hours_per_run else ZERO
+    job = None
+    if runs is not None and runs > 0:
+        owned = o.kind in OWNING or o.kind in ("dedicated", "cloud_commit_1y", "cloud_commit_3y")
+        run_share = net * p.utilisation if owned else net
+        job = {
+            "runs": _s(runs),
+            "per_run_net": _s(net / runs),
+            # paid for every hour: the runs' share of the total and what the idle rest costs
+            "runs_share_net": _s(run_share),
+            "idle_remainder_net": _s(net - run_share),
+            "running_share_of_hours": str(p.utilisation.quantize(Decimal("0.0001"))),
+        }
+    else:
+        runs = useful_h / o.training_gpu_hours_per_run if o.training_gpu_hours_per_run else ZERO
     return {
         "id": o.option_id,
         "kind": o.kind,
@@ -640,9 +868,18 @@ def option_to_dict(p: PricedOption, *, detailed: bool = True, line_cache: dict |
         "utilisation": str(p.utilisation),
         "efficiency": str(p.efficiency),
         "rows": rows,
-        "totals": {"net": _s(net), "vat": _s(vat), "gross": _s(net + vat)},
+        "totals": {
+            "net": _s(net),
+            "vat": _s(vat),
+            "gross": _s(net + vat),
+            # what the decision compares (net or gross; NPV when a discount rate is given)
+            "decision": _s(p.basis_total(basis)) if basis is not None else None,
+            "npv": _s(p.basis_total(basis)) if basis is not None and basis.discount_rate else None,
+            "vat_recovered": _s(vat) if basis is not None and not basis.vat and basis.recoverable else None,
+        },
         "per_month_average": {"net": _s(net / n) if n else None, "gross": _s((net + vat) / n) if n else None},
         "cash_flow": cash_flow,
+        "job": job,
         "unit_costs": {
             "per_useful_gpu_hour_net": _s(net / useful_h, UNIT_COST) if useful_h else None,
             "per_1m_tokens_net": _s(net / tokens * 1_000_000, UNIT_COST) if tokens else None,

@@ -18,11 +18,11 @@ from .inputs import Rate
 
 ENGINEERING_KINDS = ("cloud", "dedicated", "onprem", "hybrid", "api")
 ROLES = ("mlops", "infra")
-TIER_TEXT = {"nvme": "NVMe", "ssd": "SSD", "hdd": "HDD", "object": Msg("object (S3)")}
-REDUNDANCY_TEXT = {"n_plus_1": Msg("N+1 spare server"), "multi_zone": Msg("a second zone")}
 ROLE_TEXT = {"mlops": Msg("MLOps engineer"), "infra": Msg("infrastructure engineer")}
 KIND_TEXT = {"cloud": Msg("cloud"), "dedicated": Msg("dedicated servers"), "onprem": Msg("on-prem"),
              "hybrid": Msg("hybrid"), "api": Msg("external API")}
+TIER_TEXT = {"nvme": "NVMe", "ssd": "SSD", "hdd": "HDD", "object": Msg("object (S3)")}
+REDUNDANCY_TEXT = {"n_plus_1": Msg("N+1 spare server"), "multi_zone": Msg("a second zone")}
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,13 @@ def _build() -> dict[str, RateSpec]:
             Msg("per GPU slot"), "money", Msg("chassis, CPUs, RAM, PSUs when only the GPU price is known")
         ),
         "egress_per_gb": RateSpec(Msg("per GB"), "money", Msg("internet egress")),
+        "inter_zone_per_gb": RateSpec(Msg("per GB"), "money", Msg("traffic between availability zones")),
+        "egress_bytes_per_output_token": RateSpec(
+            Msg("bytes per output token"), "number", Msg("bytes sent to users per generated token (streamed)")
+        ),
+        "gpu_failures_per_gpu_year": RateSpec(
+            Msg("per GPU per year"), "number", Msg("job-interrupting hardware failures per GPU of a fleet")
+        ),
         "power_tariff_per_kwh": RateSpec(Msg("per kWh"), "money", Msg("electricity, if the catalog has no tariff")),
         "downtime_cost_per_hour": RateSpec(Msg("per hour of outage"), "money", Msg("business cost of an outage")),
         "sla_penalty_per_incident": RateSpec(Msg("per incident"), "money", Msg("contractual penalty")),
@@ -84,6 +91,13 @@ def _build() -> dict[str, RateSpec]:
             s[f"ops_hours_per_month.{kind}.{role}"] = RateSpec(
                 Msg("hours per month"), "number", Msg("{role} ops of {kind}", role=ROLE_TEXT[role], kind=KIND_TEXT[kind])
             )
+            if kind != "api":  # the fleet-size part: hours per server (or instance)
+                s[f"setup_hours_per_server.{kind}.{role}"] = RateSpec(
+                    Msg("hours per server, once"), "number", Msg("{role} setup of each {kind} server", role=ROLE_TEXT[role], kind=KIND_TEXT[kind])
+                )
+                s[f"ops_hours_per_server_month.{kind}.{role}"] = RateSpec(
+                    Msg("hours per server per month"), "number", Msg("{role} ops of each {kind} server", role=ROLE_TEXT[role], kind=KIND_TEXT[kind])
+                )
         s[f"incidents_per_year.{kind}"] = RateSpec(Msg("per year"), "number", Msg("outages of {kind}", kind=KIND_TEXT[kind]))
         s[f"mttr_hours.{kind}"] = RateSpec(Msg("hours"), "number", Msg("mean time to recover, {kind}", kind=KIND_TEXT[kind]))
     for red in ("n_plus_1", "multi_zone"):

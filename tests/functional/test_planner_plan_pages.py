@@ -3,6 +3,7 @@ and a query count that does not grow with versions or options."""
 
 import csv
 import io
+import json
 from unittest import mock
 
 import openpyxl
@@ -151,6 +152,35 @@ def test_bad_assumption_is_a_field_error_and_makes_no_version(owner_client, plan
                                  {"horizon_months": 0, "currency": "RUB", "utilisation": "0.5"})
     assert response.status_code == 400
     assert "horizon_months" in response.context["assumptions_form"].errors
+    assert plan.versions.count() == 1
+
+
+def test_a_server_quote_entered_on_the_plan_prices_on_prem(live_client, live_plan):
+    owner_client, plan = live_client, live_plan
+    rec = plan.versions.get().result["sizing"]["recommendation"]
+    quote = {"server_prices": [{"accelerator": rec["accelerator_id"], "gpus_per_server": 8, "amount": 30000,
+                                "currency": "USD", "source": "vendor quote 2026-11", "date": "2026-11-20"}]}
+    response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
+                                 {"horizon_months": 36, "currency": "USD", "more": json.dumps(quote),
+                                  "discount_rate": "0.1", "vat_recoverable": "on"})
+    assert response.status_code == 302
+    new = plan.versions.order_by("-number").first()
+    costs = new.result["costs"]
+    assert new.inputs["costs"]["server_prices"] == quote["server_prices"]
+    assert costs["comparison_basis"]["discounted"] is True and costs["vat_recoverable"] is True
+    candidate = f"{rec['accelerator_id']} x{rec['count']}"
+    onprem = next(o for o in costs["options"] if o["kind"] == "onprem" and o["candidate"] == candidate)
+    server = next(ln for r in onprem["rows"] for ln in r["lines"] if ln["key"] == "gpu_time.useful")
+    assert server["breakdown"][0]["basis"] == "quote"
+    assert server["breakdown"][0]["date"] == "2026-11-20"
+    assert server["breakdown"][0]["source"] == "vendor quote 2026-11"
+
+
+def test_a_bad_extra_cost_option_is_a_field_error(owner_client, plan):
+    response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
+                                 {"horizon_months": 36, "currency": "USD", "more": '{"runs": -1, "nope": 1}'})
+    assert response.status_code == 400
+    assert "more" in response.context["assumptions_form"].errors
     assert plan.versions.count() == 1
 
 

@@ -205,5 +205,8 @@ def test_every_api_option_has_its_token_cost_and_the_shortlisted_one_its_source(
     (ds,) = [o for o in plan["options"] if o["id"] == "api|api|DeepSeek|deepseek-chat"]
     assert D(ds["rows"][0]["total_net"]) == D("1011.78") * 12
     (mini,) = [o for o in plan["options"] if o["id"] == "api|api|OpenAI|gpt-4o-mini"]
-    sources = [r["source"] for r in _token_line(mini)["inputs"]["rates"]]
+    # each unit price of the line's breakdown (input, output tokens) names its source and date
+    breakdown = _token_line(mini)["breakdown"]
+    sources = [b["source"] for b in breakdown]
     assert len(sources) == 2 and all("platform.openai.com/docs/pricing" in s for s in sources)
+    assert all(b["date"] == "2026-05-01" and b["basis"] == "list price" for b in breakdown)

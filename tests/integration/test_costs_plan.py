@@ -251,10 +251,11 @@ def test_labels_name_gpus_and_instances_and_are_unique(costs):
 
 
 def test_reference_inference_plan_cost_json_stays_small(costs):
-    # the plan page and the API serve this JSON: it was 2.2 MB with every offer in full
-    # (260 kB: the engine texts' {template, params} for translation add about 2 %)
+    # the plan page and the API serve this JSON: it was 2.2 MB with every offer in full; the per-line
+    # breakdown (quantity x unit price x months with source and date, issue 13) adds about 50 KB, the
+    # engine texts' {template, params} for translation (issue 15) a few more
     res = costs({"api_prices": API})
-    assert len(json.dumps(res)) < 260_000
+    assert len(json.dumps(res)) < 330_000
     assert res["offers_priced"] > len(res["options"]) - 1  # more offers priced than kept
 
 
@@ -266,3 +267,34 @@ def test_serving_spot_warns_and_prices_outages(costs):
         downtime = next(r for r in o["rows"] if r["row"] == "downtime_risk")
         if downtime["lines"] is not None:
             assert "downtime_risk.spot_interruptions" in {ln["key"] for ln in downtime["lines"]}
+
+
+def test_csv_and_xlsx_carry_the_per_line_breakdown(costs):
+    res = costs({"api_prices": API, "horizon_months": 12})
+    rows = list(csv.DictReader(io.StringIO(costs_csv(res).decode("utf-8-sig"))))
+    items = [r for r in rows if r["row"] == "item"]
+    assert items and all(r["amount"] and r["unit_price"] for r in items)
+    gpu = next(r for r in items if r["kind"] == "cloud_on_demand" and r["line"] == "gpu_time.useful")
+    assert gpu["source"] and gpu["date"] and gpu["basis"] == "list price"
+    wb = load_workbook(io.BytesIO(costs_xlsx(res)))
+    sheet = wb.worksheets[1]
+    texts = [c.value for row in sheet.iter_rows() for c in row if isinstance(c.value, str)]
+    assert any(t.startswith("Breakdown") for t in texts)
+
+
+def test_cli_one_plan_date(db, tmp_path):
+    # costs.as_of and --as-of must agree: prices, FX and VAT of one day
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**SPEC, "costs": {"as_of": "2026-11-01"}}), encoding="utf-8")
+    with pytest.raises(CommandError) as exc:
+        call_command("plan", str(path), "--as-of", "2026-11-30")
+    assert exc.value.returncode == 2
+    assert "costs.as_of" in str(exc.value)
+
+
+def test_costs_as_of_must_match_the_price_snapshot(costs):
+    from costs.engine.errors import CostValidationError
+
+    with pytest.raises(CostValidationError) as exc:
+        costs({"as_of": "2026-01-01"})
+    assert exc.value.errors[0].path == "costs.as_of"

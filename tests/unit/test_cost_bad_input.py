@@ -127,3 +127,45 @@ def test_valid_section_parses():
         D("1.3"),
     )
     assert opts.user_servers[0].price.amount == D(300000)
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"unknown": 1}, "costs.unknown"),
+        ({"runs": -1}, "costs.runs"),
+        ({"runs": 0}, "costs.runs"),
+        ({"discount_rate": 1}, "costs.discount_rate"),
+        ({"discount_rate": -0.1}, "costs.discount_rate"),
+        ({"country": "ZZ", "include_vat": False}, "costs.country"),
+        ({"runs": 2, "runs_per_month": 1}, "costs.runs_per_month"),
+        ({"vat_recoverable": "yes"}, "costs.vat_recoverable"),
+        ({"downtime_cost_per_hour": -5}, "costs.downtime_cost_per_hour"),
+    ],
+)
+def test_issue_13_cost_options_are_validated(data, path):
+    from costs.engine.options import parse_cost_options
+
+    with pytest.raises(CostValidationError) as exc:
+        parse_cost_options(data)
+    assert path in [e.path for e in exc.value.errors]
+
+
+def test_a_country_without_a_vat_table_costs_with_vat_off():
+    from costs.engine.plan import cost_plan
+    from tests.unit.cost_inputs import inputs
+
+    res = cost_plan(inputs=inputs(country="KZ", include_vat=False)).to_dict()
+    assert all(o["totals"]["vat"] == "0.00" for o in res["options"])
+    assert any("KZ" in n for n in res["notes"])
+
+
+def test_utilisation_zero_is_refused_for_a_24_hour_service():
+    from decimal import Decimal as D
+
+    from costs.engine.plan import cost_plan
+    from tests.unit.cost_inputs import inputs, workload
+
+    with pytest.raises(CostValidationError) as exc:
+        cost_plan(inputs=inputs(utilisation=D(0), workloads=[workload(utilisation=D(1))]))
+    assert exc.value.errors[0].path == "costs.utilisation"

@@ -72,8 +72,9 @@ def test_break_even_month_matches_the_cumulative_curves():
     assert crossing, "expected on-prem to overtake on-demand cloud at 90 % utilisation"
     opts = {o["id"]: o for o in d["options"]}
     for b in crossing:
-        cum_a = [D(x) for x in opts[b["a"]]["cash_flow"]["cumulative_net"]]
-        cum_b = [D(x) for x in opts[b["b"]]["cash_flow"]["cumulative_net"]]
+        key = f"cumulative_{b['on']}"  # the decision's basis: gross when VAT is shown and not recovered
+        cum_a = [D(x) for x in opts[b["a"]]["cash_flow"][key]]
+        cum_b = [D(x) for x in opts[b["b"]]["cash_flow"][key]]
         m = b["month"]
         winner, loser = (cum_a, cum_b) if b["cheaper_after"] == "a" else (cum_b, cum_a)
         assert all(winner[k] <= loser[k] for k in range(m, len(cum_a)))
@@ -245,3 +246,38 @@ def test_csv_export_covers_options_priced_in_totals_only():
     text = costs_csv(d).decode("utf-8-sig")
     dear = option_label(next(o for o in d["options"] if o["detail"]["provider"] == "P6"))
     assert text.count(dear) == 5  # four rows and the total
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    gpu_hours=st.integers(min_value=1, max_value=200_000),
+    horizon=st.integers(min_value=1, max_value=60),
+    eff=st.decimals(min_value=D("0.05"), max_value=1, places=2),
+    runs=st.integers(min_value=1, max_value=5),
+    recurring=st.booleans(),
+    drift=st.sampled_from(["0", "0.05"]),
+)
+def test_jobs_totals_equal_rows_lines_and_cash_flow(gpu_hours, horizon, eff, runs, recurring, drift):
+    # one-off and recurring runs: scheduled lines still sum to the totals, to the cent
+    res = cost_plan(
+        inputs=inputs(
+            efficiency=eff,
+            horizon_months=horizon,
+            workloads=[workload(is_training=True, training_gpu_hours_per_run=D(gpu_hours),
+                                storage_gb={"ssd": D("100")}, egress_gb_per_month=D("10"))],
+            rate_values={"price_drift_per_year": drift},
+            **({"runs_per_month": D(runs)} if recurring else {"runs": runs}),
+        )
+    )
+    for p in res.options:
+        d = option_to_dict(p, runs=res.jobs.get(p.option.option_id), basis=res.basis)
+        rows = sum(D(r["total_net"]) for r in d["rows"])
+        lines = sum(D(ln["total_net"]) for r in d["rows"] for ln in r["lines"])
+        assert rows == lines == D(d["cash_flow"]["cumulative_net"][-1]) == D(d["totals"]["net"])
+        if p.option.kind == "cloud_on_demand" and drift == "0":
+            # the fleet bills the runs' hours: runs x GPU-h / efficiency / 8 GPUs, at most the horizon's
+            # hours, x 40 USD an instance-hour (per-second rounding: under 1 s a month)
+            total_runs = runs * horizon if recurring else runs
+            hours = min(D(total_runs) * gpu_hours / eff / 8, D(730) * horizon)
+            paid = sum(D(ln["total_net"]) for r in d["rows"] for ln in r["lines"] if ln["key"].startswith("gpu_time"))
+            assert abs(paid - hours * 40) <= D(40) * horizon / 3600 + D("0.01") * horizon

@@ -27,6 +27,24 @@ def test_every_line_row_and_kind_of_a_full_plan_has_a_label():
     assert {p.option.kind for p in res.options} <= set(KIND_LABELS)
 
 
+def test_every_line_of_a_service_with_traffic_and_contracts_has_a_label():
+    from costs.engine.inputs import SupportLine
+    from tests.unit.cost_inputs import usd
+
+    res = cost_plan(
+        inputs=inputs(
+            workloads=[workload(utilisation=D(1), egress_gb_per_month=D(10), tokens_out_per_month=D(10))],
+            redundancy="multi_zone",
+            inter_zone_gb_per_month=D(5),
+            support_lines=(SupportLine(label="AI Enterprise", price=usd("4500"), per="year", scale="per_gpu"),),
+        )
+    )
+    keys = {lt.line.key for p in res.options for lt in p.lines}
+    assert {"downtime_risk.hardware_failures", "infrastructure.traffic_inter_zone",
+            "infrastructure.support_contract.0"} <= keys
+    assert {k for k in keys if line_label(k) == k} == set()
+
+
 def test_hybrid_suffix_is_labelled():
     assert line_label("gpu_time.idle.owned") == "GPU time, idle (paid, no useful work), owned"
 

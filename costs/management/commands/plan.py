@@ -54,9 +54,18 @@ class Command(BaseCommand):
             raise _bad(["input: must be a JSON object (a WorkloadSpec)"])
         costs = data.pop("costs", None)
         try:
-            day = dt.date.fromisoformat(as_of) if as_of else timezone.localdate()
+            day = dt.date.fromisoformat(as_of) if as_of else None
         except ValueError:
             raise _bad(["--as-of: must be a date YYYY-MM-DD"]) from None
+        # one plan date: costs.as_of and --as-of must agree (prices, FX and VAT of the same day)
+        costs_day = costs.get("as_of") if isinstance(costs, dict) else None
+        if costs_day and day and str(costs_day) != day.isoformat():
+            raise _bad([f"costs.as_of: {costs_day} differs from --as-of {day.isoformat()}; give one plan date"])
+        if day is None:
+            try:
+                day = dt.date.fromisoformat(str(costs_day)) if costs_day else timezone.localdate()
+            except ValueError:
+                raise _bad(["costs.as_of: must be a date YYYY-MM-DD"]) from None
         errors = []
         spec = None
         try:

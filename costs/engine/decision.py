@@ -1,0 +1,295 @@
+"""One decision per plan: the recommended option and why, the cheapest on-prem, the cheapest
+cloud, the API where it applies, and the break-even between the best on-prem and the best cloud
+option across configurations (cumulative cash including the terminal amounts).
+
+The recommended option is the cheapest one meeting the workload's targets under the team's
+constraints (the option kinds it allows); spot capacity is not recommended for a service (a
+reclaimed instance is an outage). "Cheapest" is the comparison basis: net, or gross when VAT is
+shown and not recovered, discounted to present value when a discount rate is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from planner.engine.messages import Msg
+
+from .analysis import break_even_utilisation
+from .money import CENT, ZERO
+
+CLOUD = ("cloud_on_demand", "cloud_spot", "cloud_commit_1y", "cloud_commit_3y")
+OWNED = ("onprem",)
+HOURLY = ("cloud_on_demand", "cloud_spot")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Basis:
+    vat: bool  # compare gross (VAT is a cost: shown and not recovered) or net
+    discount_rate: Decimal
+    horizon_months: int
+    recoverable: bool = False
+
+    def to_dict(self) -> dict:
+        return {
+            "amount": "gross" if self.vat else "net",
+            "discount_rate_per_year": str(self.discount_rate),
+            "discounted": bool(self.discount_rate),
+            "text": self.text(),
+        }
+
+    def text(self) -> Msg:
+        what = (
+            Msg("gross (with VAT, not recovered)")
+            if self.vat
+            else Msg("net of VAT")
+        )
+        if self.discount_rate:
+            return Msg(
+                "{what}, present value at {rate}% a year, over {months} months",
+                what=what,
+                rate=str((self.discount_rate * 100).normalize()),
+                months=self.horizon_months,
+            )
+        return Msg("{what}, over {months} months", what=what, months=self.horizon_months)
+
+
+def _money(d: Decimal) -> str:
+    return str(d.quantize(CENT))
+
+
+def _eligible(p, workloads) -> tuple[bool, str]:
+    o = p.option
+    w = workloads.get(o.candidate_id)
+    if w is not None and w.meets_targets is False:
+        return False, "does not meet the targets"
+    if o.kind == "cloud_spot" and w is not None and not w.is_training:
+        return False, "spot capacity for a service: every reclaimed instance is an outage"
+    return True, ""
+
+
+def pick(*, priced, workloads: dict, basis: Basis) -> dict:
+    """The options of the decision (ids), chosen on the comparison basis."""
+    total = {p.option.option_id: p.basis_total(basis) for p in priced}
+
+    def cheapest(ps):
+        ps = list(ps)
+        return min(ps, key=lambda p: total[p.option.option_id]).option.option_id if ps else None
+
+    gpu = [p for p in priced if p.option.kind != "api"]
+    ok = [p for p in gpu if _eligible(p, workloads)[0]]
+    api = [p for p in priced if p.option.kind == "api"]
+    sizing = next((c for c, w in workloads.items() if w.sizing_recommended), None)
+    per_candidate: dict[str, str] = {}
+    for p in sorted(ok, key=lambda p: total[p.option.option_id]):
+        per_candidate.setdefault(p.option.candidate_id, p.option.option_id)
+    return {
+        "recommended": cheapest(ok) or cheapest(api),
+        "cheapest_onprem": cheapest(p for p in ok if p.option.kind in OWNED),
+        "cheapest_cloud": cheapest(p for p in ok if p.option.kind in CLOUD),
+        "cheapest_dedicated": cheapest(p for p in ok if p.option.kind == "dedicated"),
+        "cheapest_hybrid": cheapest(p for p in ok if p.option.kind == "hybrid"),
+        "api": cheapest(api),
+        "sizing_candidate": sizing,
+        "sizing_cheapest": cheapest(p for p in gpu if p.option.candidate_id == sizing),
+        "per_candidate": per_candidate,
+        "_total": total,
+    }
+
+
+def picked_ids(picks: dict) -> set[str]:
+    keys = ("recommended", "cheapest_onprem", "cheapest_cloud", "cheapest_dedicated", "cheapest_hybrid", "api",
+            "sizing_cheapest")
+    return {picks[k] for k in keys if picks.get(k)}
+
+
+def pairs(picks: dict) -> list[tuple[str, str]]:
+    out = []
+    on, cl, rec, api = picks["cheapest_onprem"], picks["cheapest_cloud"], picks["recommended"], picks["api"]
+    for a, b in ((on, cl), (rec, api), (on, api), (cl, api), (rec, on), (rec, cl)):
+        if a and b and a != b and (a, b) not in out:
+            out.append((a, b))
+    return out
+
+
+def _ref(p, total: Decimal, mc: dict) -> dict:
+    o = p.option
+    stats = mc.get(o.option_id) or {}
+    return {
+        "id": o.option_id,
+        "kind": o.kind,
+        "candidate": o.candidate_id,
+        "label": o.label,
+        "total": _money(total),
+        "total_net": _money(p.net),
+        "total_gross": _money(p.net + p.vat),
+        "p50_net": stats.get("p50"),
+        "p90_net": stats.get("p90"),
+        "base_percentile": stats.get("base_percentile"),
+        "warnings": list(o.warnings),
+        "unknowns": list(o.unknowns),
+    }
+
+
+def _break_even(a: str | None, b: str | None, analysis: dict, linear: dict, jobs: dict, by_id) -> dict | None:
+    if not a or not b:
+        return None
+    be = next((x for x in analysis["break_even_months"] if x["a"] == a and x["b"] == b), None)
+    if be is None:
+        return None
+    out = {"a": a, "b": b, "state": be["state"], "month": be["month"], "cheaper_after": be["cheaper_after"],
+           "on": be.get("on")}
+    la, lb = linear.get(a), linear.get(b)
+    ja, jb = jobs.get(a) or {}, jobs.get(b) or {}
+    if la and lb and ja.get("job") and jb.get("job") and ja.get("runs") and jb.get("runs"):
+        # jobs: totals are linear in the number of runs (u grows by u / runs per run)
+        ua, ub = float(ja["u"]) / float(ja["runs"]), float(jb["u"]) / float(jb["runs"])
+        den = lb["b"] * ub - la["b"] * ua
+        num = la["a"] - lb["a"]
+        if den > 0 and num > 0:
+            out["runs"] = {"state": "crossing", "runs": f"{num / den:.2f}",
+                           "text": Msg("{a} is cheaper from {runs} runs over the horizon (net)",
+                                       a=by_id[a].option.label, runs=f"{num / den:.1f}")}
+        elif num <= 0 and den >= 0:
+            out["runs"] = {"state": "a_cheaper_at_any_number_of_runs", "runs": None}
+        else:
+            out["runs"] = {"state": "b_cheaper_at_any_number_of_runs", "runs": None}
+    elif la and lb and by_id[b].option.kind in HOURLY and by_id[a].option.kind in OWNED + ("hybrid",):
+        out["utilisation"] = break_even_utilisation(own=la, rent=lb)
+    return out
+
+
+def _verdict_text(be: dict | None, by_id) -> Msg | None:
+    if be is None:
+        return None
+    a, b = by_id[be["a"]].option.label, by_id[be["b"]].option.label
+    if be["state"] == "crossing":
+        cheaper = a if be["cheaper_after"] == "a" else b
+        return Msg("{cheaper} is cheaper from month {month} on (cumulative, terminal amounts included)",
+                   cheaper=cheaper, month=be["month"])
+    winner = a if be["state"] == "a_never_more_expensive" else b
+    return Msg("{winner} is never more expensive over the horizon (terminal amounts included)", winner=winner)
+
+
+def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, skipped, options, efficiency) -> dict:
+    by_id = {p.option.option_id: p for p in priced}
+    total = picks["_total"]
+    mc = (analysis.get("monte_carlo") or {}).get("options") or {}
+
+    def ref(i):
+        return _ref(by_id[i], total[i], mc) if i else None
+
+    rec = picks["recommended"]
+    gpu_count = sum(1 for p in priced if p.option.kind != "api")
+    eligible = sum(1 for p in priced if p.option.kind != "api" and _eligible(p, workloads)[0])
+    out: dict = {"basis": basis.to_dict()}
+    if rec:
+        r = by_id[rec]
+        why = (
+            Msg(
+                "cheapest of {n} priced options that meet the targets under the allowed option kinds "
+                "({basis}); spot is not recommended for a service",
+                n=eligible,
+                basis=basis.text(),
+            )
+            if r.option.kind != "api"
+            else Msg("no GPU option is priced: the cheapest model API ({basis})", basis=basis.text())
+        )
+        out["recommended"] = {**ref(rec), "why": why}
+    else:
+        out["recommended"] = None
+        out["why_none"] = Msg("nothing could be priced; see the options not priced")
+    for key in ("cheapest_onprem", "cheapest_cloud", "cheapest_dedicated", "cheapest_hybrid", "api"):
+        out[key] = ref(picks[key])
+    if not picks["cheapest_onprem"]:
+        reasons = sorted({s["reason"] for s in skipped if s["kind"] == "onprem"})
+        out["onprem_missing"] = {
+            "text": Msg(
+                "no on-prem option is priced: {reasons}. Enter a supplier's quote for the server "
+                "(costs.server_prices: accelerator, gpus_per_server, amount, currency, source) to compare buying",
+                reasons="; ".join(reasons[:3]) or "the option kind is not selected",
+            ),
+            "reasons": reasons,
+        }
+    be = _break_even(picks["cheapest_onprem"], picks["cheapest_cloud"], analysis, linear, jobs, by_id)
+    out["break_even"] = None if be is None else {**be, "text": _verdict_text(be, by_id)}
+    # one row per configuration: its cheapest eligible option, ranked by the comparison basis
+    ranked = sorted(picks["per_candidate"].values(), key=lambda i: total[i])
+    out["ranked"] = [
+        {**ref(i), "meets_targets": workloads[by_id[i].option.candidate_id].meets_targets,
+         "sizing_recommended": workloads[by_id[i].option.candidate_id].sizing_recommended}
+        for i in ranked
+    ]
+    out["ranked_by"] = Msg("cheapest option of each configuration, {basis}", basis=basis.text())
+    sizing = picks["sizing_candidate"]
+    if sizing:
+        w = workloads[sizing]
+        priced_here = picks["sizing_cheapest"]
+        entry = {
+            "candidate": sizing,
+            "accelerator": w.accelerator_name or w.accelerator_id,
+            "gpus": w.gpu_count,
+            "priced": bool(priced_here),
+            "cheapest": ref(priced_here),
+            "why_not_priced": sorted({s["reason"] for s in skipped if s["candidate"] == sizing}),
+        }
+        if rec and by_id[rec].option.candidate_id != sizing and by_id[rec].option.kind != "api":
+            entry["differs"] = Msg(
+                "The sizing's recommendation ({sizing}: fewest GPUs meeting the targets) is not the cheapest "
+                "configuration; the decision above is by cost ({basis}).",
+                sizing=f"{w.gpu_count} x {w.accelerator_name or w.accelerator_id}",
+                basis=basis.text(),
+            )
+        if not priced_here:
+            entry["text"] = Msg(
+                "The sizing's recommendation ({sizing}) could not be priced: {reasons}",
+                sizing=f"{w.gpu_count} x {w.accelerator_name or w.accelerator_id}",
+                reasons="; ".join(entry["why_not_priced"][:3]) or "no price",
+            )
+        out["sizing_recommendation"] = entry
+    if rec and rec in mc:
+        s = mc[rec]
+        out["statistic"] = Msg(
+            "Totals are the deterministic value at the base inputs; in the Monte Carlo (net) it sits at "
+            "the {pct}th percentile: P10 {p10}, P50 {p50}, P90 {p90}",
+            pct=s["base_percentile"],
+            p10=f"{s['p10']} {options.currency}",
+            p50=f"{s['p50']} {options.currency}",
+            p90=f"{s['p90']} {options.currency}",
+        )
+    else:
+        out["statistic"] = Msg("Totals are the deterministic value at the base inputs")
+    out["efficiency"] = _efficiency_sensitivity(rec, linear, by_id, efficiency)
+    out["gpu_options_priced"] = gpu_count
+    return out
+
+
+def _efficiency_sensitivity(rec, linear, by_id, e0: Decimal) -> dict | None:
+    if not rec or rec not in linear:
+        return None
+    lin = linear[rec]
+    p = by_id[rec]
+    u0 = float(p.utilisation)
+    if not lin.get("efficiency_driven"):
+        return {
+            "applies": False,
+            "text": Msg(
+                "A service's hours are set by its serving schedule: efficiency changes the useful share of "
+                "paid GPU time, not the total (more replicas for the same load come from the sizing)"
+            ),
+        }
+    rows = []
+    for e in sorted({max(0.05, float(e0) - 0.2), max(0.05, float(e0) - 0.1), float(e0),
+                     min(1.0, float(e0) + 0.1), 1.0}):
+        u = min(1.0, u0 * float(e0) / e)
+        rows.append({"efficiency": f"{e:.2f}", "utilisation": f"{u:.4f}",
+                     "total_net": str(Decimal(repr(round(lin["a"] + lin["b"] * u, 2))).quantize(CENT))})
+    return {
+        "applies": True,
+        "rows": rows,
+        "text": Msg("The same work at a lower efficiency runs more GPU-hours: the recommended option's net total "
+                    "at each efficiency"),
+    }
+
+
+__all__ = ["Basis", "pick", "picked_ids", "pairs", "summary", "ZERO"]

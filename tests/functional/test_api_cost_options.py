@@ -1,0 +1,32 @@
+"""Bad cost options (issue 13) are field errors with paths, never a 500, and change nothing."""
+
+import pytest
+
+from planner.models import Plan, Workload
+from tests.functional.api_fixtures import *  # noqa: F403
+
+pytestmark = pytest.mark.django_db
+PLANS = "/api/v1/plans/"
+
+BAD = [
+    ({"no_such_field": 1}, "costs.no_such_field"),
+    ({"runs": -1}, "costs.runs"),
+    ({"runs_per_month": -2}, "costs.runs_per_month"),
+    ({"discount_rate": 1}, "costs.discount_rate"),
+    ({"discount_rate": 1.5}, "costs.discount_rate"),
+    ({"country": "ZZ", "include_vat": False}, "costs.country"),
+    ({"support_lines": [{"label": "x", "amount": 1, "currency": "USD", "per": "week"}]}, "costs.support_lines[0].per"),
+    ({"server_prices": [{"accelerator": "a", "gpus_per_server": 8, "amount": 1, "currency": "USD", "price": 2}]},
+     "costs.server_prices[0].price"),
+]
+
+
+@pytest.mark.parametrize(("costs", "field"), BAD, ids=[f for _c, f in BAD])
+def test_bad_cost_option_is_a_field_error_and_saves_nothing(world, costs, field):
+    editor = client_for(world.users["editor"])  # noqa: F405
+    before = (Plan.objects.count(), Workload.objects.count())
+    body = {"team": world.team.id, "spec": INFERENCE_SPEC, "costs": costs}  # noqa: F405
+    response = editor.post(PLANS, body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in [e["field"] for e in response.json()["errors"]]
+    assert (Plan.objects.count(), Workload.objects.count()) == before
