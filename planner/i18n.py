@@ -13,7 +13,7 @@ from django.utils import translation
 from planner.engine import messages
 
 # Keys whose plain-string values are engine texts (translated as msgids when no structure is kept).
-TEXT_KEYS = frozenset({"explain", "why", "reason", "warnings", "assumptions", "notes", "remedies", "ranking",
+TEXT_KEYS = frozenset({"text", "item", "explain", "why", "reason", "warnings", "assumptions", "notes", "remedies", "ranking",
                        "message", "note", "summary", "unit", "unknowns", "help", "source", "why_not",
                        "min_driver", "min_cuda", "min_framework", "layers", "metrics", "preflight_checklist",
                        "monitoring", "intra_node", "inter_node", "user_traffic", "storage"})
@@ -37,11 +37,27 @@ def render(value, language: str | None = None) -> str:
     return messages.render(value, translate=_translate, conventions=conventions())
 
 
+def _option_labels(tree) -> dict[str, str]:
+    """{engine label: label in the active language} of the cost options in a stored result, so a
+    text naming an option ("{cheaper} is cheaper from month 7") names it in that language."""
+    from costs.labels import option_label
+
+    costs = tree.get("costs") if isinstance(tree, dict) and "costs" in tree else tree
+    options = (costs or {}).get("options") if isinstance(costs, dict) else None
+    out = {}
+    for o in options or []:
+        if isinstance(o, dict) and isinstance(o.get("label"), str):
+            out[o["label"]] = option_label(o)
+    return out
+
+
 def localise(tree, language: str | None = None, *, keep_structured: bool = False):
     """A copy of a stored result with every engine text in `language` (default: active)."""
     def run():
+        labels = _option_labels(tree)
         return messages.localise_tree(tree, translate=_translate, conventions=conventions(language),
-                                      text_keys=TEXT_KEYS, keep_structured=keep_structured)
+                                      text_keys=TEXT_KEYS, keep_structured=keep_structured,
+                                      translate_param=lambda s: labels.get(s) or _translate(s))
 
     if language:
         with translation.override(language):

@@ -93,6 +93,7 @@ INPUT_LABELS = {
     "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
     "gpu_hours": _("GPU-hours"), "instance_hours": _("Instance-hours"), "runs": _("Runs"),
     "incidents": _("Incidents"), "downtime_hours": _("Downtime, hours"), "share": _("Share"),
+    "hosts": _("Hosts"),
 }
 VALUE_LABELS = {
     "none": _("none"), "selective": _("selective"), "full": _("full"), "decoder": _("decoder"),
@@ -122,6 +123,24 @@ def _humanised(key: str) -> str:
 
     text = key.replace("_", " ").strip()
     return gettext(text.capitalize()) if text else text
+
+
+def breakdown_item(b: dict) -> dict:
+    """One breakdown item as the page shows it: units, basis and numbers in the page's language."""
+    from django.utils.translation import gettext
+
+    price = b.get("price")
+    if isinstance(price, str):  # "0.545 USD per instance-hour"
+        number, _sep, rest = price.partition(" ")
+        currency, _sep2, unit = rest.partition(" ")
+        if _number_text(number) != number and len(currency) == 3:
+            price = f"{_number_text(number)} {currency} {_unit_text(unit)}".strip()
+    return {**b, "quantity": _number_text(b.get("quantity")), "quantity_unit": _unit_text(b.get("quantity_unit")),
+            "months": _number_text(b.get("months")) if b.get("months") else b.get("months"),
+            "share": _number_text(b.get("share")) if b.get("share") else b.get("share"),
+            "price": price or "", "basis": gettext(b["basis"]) if b.get("basis") else b.get("basis"),
+            "rate": input_label(b["rate"]) if b.get("rate") else b.get("rate"),
+            "source": source_label(b.get("source"))}
 
 
 SOURCE_LABELS = {"workload": _("the workload"), "user override": _("set by the user")}
@@ -203,7 +222,8 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
             label, measured = COST_ROWS.get(row.get("row"), (row.get("row"), ""))
             lines = [{**line, "label": line_label(line.get("key") or "") if line.get("key") else line.get("label"),
                       "inputs_list": line_inputs(line.get("inputs") or {}),
-                      "breakdown": line.get("breakdown") or []} for line in row.get("lines") or []]
+                      "breakdown": [breakdown_item(b) for b in line.get("breakdown") or []]}
+                     for line in row.get("lines") or []]
             rows.append({**row, "label": label, "measured_as": measured, "lines": lines,
                          "total": row.get("total_gross" if include_vat else "total_net")})
         view_options.append({

@@ -134,6 +134,14 @@ def _param_data(value):
     return value
 
 
+def join_texts(parts, sep: str):
+    """Texts joined with a separator, each part staying translatable ("; ".join would not)."""
+    out = ""
+    for i, part in enumerate(parts):
+        out = out + (sep if i else "") + part
+    return out
+
+
 def is_msg_data(value) -> bool:
     return isinstance(value, dict) and isinstance(value.get("template"), str) and isinstance(value.get("params"), dict)
 
@@ -147,15 +155,21 @@ def to_data(value):
     return {"text": str(value), "template": str(value), "params": {}}
 
 
-def render(value, *, translate: Callable[[str], str] = lambda s: s, conventions: Conventions = ENGLISH) -> str:
+def render(value, *, translate: Callable[[str], str] = lambda s: s, conventions: Conventions = ENGLISH,
+           translate_param: Callable[[str], str] | None = None) -> str:
     """A text (Msg, its JSON form, or a plain string) in the language `translate` and
-    `conventions` stand for. A translation that does not fit its parameters falls back to English."""
+    `conventions` stand for. A plain-string parameter goes through `translate_param` (a name
+    the edge knows, e.g. an option label; default: `translate`, so a parameter that is itself
+    a msgid, "1-year commitment", is translated too). A translation that does not fit its
+    parameters falls back to English."""
     if isinstance(value, Msg):
         value = value.to_data()
     if not is_msg_data(value):
         return translate(value) if isinstance(value, str) and value else ("" if value is None else str(value))
-    params = {k: render(v, translate=translate, conventions=conventions) if (isinstance(v, Msg) or is_msg_data(v))
-              else v for k, v in value["params"].items()}
+    tp = translate_param or translate
+    params = {k: render(v, translate=translate, conventions=conventions, translate_param=translate_param)
+              if (isinstance(v, Msg) or is_msg_data(v)) else (tp(v) if isinstance(v, str) and v else v)
+              for k, v in value["params"].items()}
     template = value["template"]
     translated = translate(template) if template else template
     try:
@@ -201,7 +215,8 @@ def with_structured(tree):
 
 
 def localise_tree(tree, *, translate: Callable[[str], str], conventions: Conventions,
-                  text_keys: frozenset[str] = frozenset(), keep_structured: bool = False):
+                  text_keys: frozenset[str] = frozenset(), keep_structured: bool = False,
+                  translate_param: Callable[[str], str] | None = None):
     """A copy of a stored tree with every text rendered in one language: a value with an
     `_i18n` sibling from it, a plain string under one of `text_keys` through `translate`."""
     if isinstance(tree, dict):
@@ -213,19 +228,20 @@ def localise_tree(tree, *, translate: Callable[[str], str], conventions: Convent
                 continue
             data = tree.get(f"{key}{I18N_SUFFIX}")
             if data is not None and isinstance(value, str) and is_msg_data(data):
-                out[key] = render(data, translate=translate, conventions=conventions)
+                out[key] = render(data, translate=translate, conventions=conventions, translate_param=translate_param)
             elif (data is not None and isinstance(value, list) and isinstance(data, list)
                   and len(data) == len(value)):
-                out[key] = [render(d, translate=translate, conventions=conventions) for d in data]
+                out[key] = [render(d, translate=translate, conventions=conventions, translate_param=translate_param) for d in data]
             elif key in text_keys and isinstance(value, str):
                 out[key] = translate(value) if value else value
             elif key in text_keys and isinstance(value, list) and all(isinstance(v, str) for v in value):
                 out[key] = [translate(v) if v else v for v in value]
             else:
                 out[key] = localise_tree(value, translate=translate, conventions=conventions,
-                                         text_keys=text_keys, keep_structured=keep_structured)
+                                         text_keys=text_keys, keep_structured=keep_structured,
+                                         translate_param=translate_param)
         return out
     if isinstance(tree, list):
         return [localise_tree(v, translate=translate, conventions=conventions, text_keys=text_keys,
-                              keep_structured=keep_structured) for v in tree]
+                              keep_structured=keep_structured, translate_param=translate_param) for v in tree]
     return tree
