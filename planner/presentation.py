@@ -252,6 +252,8 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         "p50": [float(o["uncertainty"]["p50"]) for o in view_options if o["uncertainty"]],
         "p90": [float(o["uncertainty"]["p90"]) for o in view_options if o["uncertainty"]],
     }
+    # three bars per option and room for the legend: the P10/P50/P90 labels are never cut
+    uncertainty_chart["height_px"] = 120 + 60 * len(uncertainty_chart["labels"])
     return {
         "decision": decision_view(costs, include_vat),
         "currency": currency, "include_vat": include_vat, "horizon_months": costs.get("horizon_months"),
@@ -332,8 +334,28 @@ def version_view(version) -> dict:
     result = localise(version.result or {})
     sizing = result.get("sizing") or {}
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
+    sizing_v = sizing_view(sizing)
+    if sizing_v:
+        _price_alternatives(sizing_v, result.get("costs") or {})
     return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
-            "sizing_view": sizing_view(sizing), "memory_chart": memory_chart(sizing, accelerators)}
+            "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators)}
+
+
+def _price_alternatives(view: dict, costs: dict) -> None:
+    """The sizing ranks by catalog USD per hour; the page shows that price in the plan's currency
+    at the plan's dated FX rate (never USD inside a RUB plan), or no price column without a rate."""
+    currency = costs.get("currency") or "USD"
+    factor = Decimal(1) if currency == "USD" else None
+    for fx in (costs.get("inputs_used") or {}).get("fx") or []:
+        rate = _decimal(fx.get("rate"))
+        if rate and fx.get("base") == currency and fx.get("quote") == "USD":
+            factor = 1 / rate
+        elif rate and fx.get("base") == "USD" and fx.get("quote") == currency:
+            factor = rate
+    view["price_currency"] = currency if factor is not None else ""
+    for c in view.get("ranked") or []:
+        usd = _decimal(c.get("cost_usd_per_hour"))
+        c["cost_per_hour"] = usd * factor if usd is not None and factor is not None else None
 
 
 def _localised(option: dict) -> dict:
@@ -373,12 +395,29 @@ def option_totals(result: dict | None) -> dict[str, dict]:
     }
 
 
+def input_path_label(path: str) -> str:
+    """ "costs.horizon_months" -> "Horizon": a frozen input's path as the form names it."""
+    from .forms import FIELD_BY_PATH, CostOptionsForm
+
+    if path == "prices_as_of":
+        return str(_("Prices as of"))
+    head, _sep, rest = path.partition(".")
+    if head == "spec" and rest in FIELD_BY_PATH:
+        field = FIELD_BY_PATH[rest].make()
+        return str(field.label)
+    if head == "spec" and rest == "kind":
+        return str(_("Kind"))
+    if head == "costs" and rest in CostOptionsForm.base_fields:
+        return str(CostOptionsForm.base_fields[rest].label)
+    return rest or path
+
+
 def version_diff(*, old, new) -> dict:
     """Which inputs changed between two versions and how each option's total moved."""
     a = {**flatten(old.inputs), "prices_as_of": old.as_of.isoformat()}
     b = {**flatten(new.inputs), "prices_as_of": new.as_of.isoformat()}
     inputs = [
-        {"path": path, "old": a.get(path), "new": b.get(path)}
+        {"path": path, "label": input_path_label(path), "old": a.get(path), "new": b.get(path)}
         for path in sorted(set(a) | set(b))
         if a.get(path) != b.get(path)
     ]
@@ -523,8 +562,20 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
-            rows.append({"label": label, "value": value_label(value), "unit": "", "explain": explain})
+            rows.append({"label": label, "value": value_label(value), "unit": _unit_from_key(key), "explain": explain})
     return rows
+
+
+# A plain figure's unit, from its key's suffix (names carry units).
+KEY_UNITS = (("_gb_s", "GB/s"), ("_gbit_s", "Gbit/s"), ("_kw", "kW"), ("_w", "W"), ("_ms", "ms"),
+             ("_gib", "GiB"), ("_hours", "h"), ("_s", "s"))
+
+
+def _unit_from_key(key: str) -> str:
+    key = str(key)
+    for suffix in ("_per_gpu", "_per_server"):
+        key = key.replace(suffix, "")
+    return next((unit for suffix, unit in KEY_UNITS if key.endswith(suffix)), "")
 
 
 def _cell(value):
@@ -580,10 +631,16 @@ def memory_chart(sizing: dict, accelerators: dict[str, dict]) -> dict | None:
 
 
 def _layout(layout) -> str:
+    """ "TP2 × PP1 × DP4": tensor, pipeline and data parallel (replicas when serving)."""
     if not isinstance(layout, dict):
         return ""
-    return "TP{} × PP{} × {}".format(layout.get("tensor_parallel", "?"), layout.get("pipeline_parallel", "?"),
-                                     layout.get("replicas", "?"))
+    dp = layout.get("replicas", layout.get("data_parallel"))
+    if dp is None and all(isinstance(layout.get(k), int) for k in ("count", "tensor_parallel", "pipeline_parallel")):
+        dp = layout["count"] // max(1, layout["tensor_parallel"] * layout["pipeline_parallel"])
+    parts = [f"TP{layout.get('tensor_parallel', 1)}", f"PP{layout.get('pipeline_parallel', 1)}"]
+    if dp is not None:
+        parts.append(f"DP{dp}")
+    return " × ".join(parts)
 
 
 def sizing_view(sizing: dict) -> dict | None:
@@ -598,6 +655,20 @@ def sizing_view(sizing: dict) -> dict | None:
         "layout": _layout(recommendation.pop("layout", None)),
         "why": recommendation.pop("why", ""),
     }
+    # Never "meets the targets" next to a warning that says no layout does: a recommendation that
+    # misses them (a pin that cannot, or nothing in the catalog that can) says so in the headline.
+    ranked_all = (sizing.get("candidates") or {}).get("ranked") or []
+    met = recommendation.get("meets_targets")
+    if isinstance(met, dict):
+        met = met.get("value")
+    if met is None and isinstance((sizing.get("serving") or {}).get("meets_targets"), bool):
+        met = sizing["serving"]["meets_targets"]
+    if met is None and ranked_all:
+        met = next((ranked_all[0][k] for k in ("meets_target", "meets_targets", "meets_deadline")
+                    if k in ranked_all[0]), None)
+    headline["meets"] = met
+    if met is False:
+        headline["why"] = _("The closest configuration is shown: it does NOT meet the targets (see the warnings).")
     candidates = sizing.get("candidates") or {}
     ranked = [
         {**c, "layout_text": _layout(c.get("layout"))} for c in (candidates.get("ranked") or [])[:MAX_ALTERNATIVES]

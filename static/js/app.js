@@ -15,6 +15,11 @@
     return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(value);
   }
 
+  function short(text) {
+    text = String(text || "");
+    return text.length > 48 ? text.slice(0, 47) + "…" : text;
+  }
+
   function markDrawn(canvas) { canvas.setAttribute("data-drawn", "true"); }
 
   function drawTco() {
@@ -38,6 +43,8 @@
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         interaction: { mode: "index", intersect: false },
+        // every option's line is named in the legend (below the chart, wrapping, never dropped)
+        plugins: { legend: { display: true, position: "bottom", labels: { boxWidth: 12, font: { size: 11 } } } },
         scales: {
           x: { title: { display: true, text: canvas.getAttribute("data-x-label") || "month" } },
           y: { title: { display: true, text: data.currency }, ticks: { callback: fmt } }
@@ -76,7 +83,11 @@
         ]
       },
       options: { animation: false, indexAxis: "y", responsive: true, maintainAspectRatio: false,
-                 scales: { x: { title: { display: true, text: data.currency }, ticks: { callback: fmt } } } }
+                 plugins: { legend: { display: true, position: "top" },
+                            tooltip: { callbacks: { title: function (items) { return data.labels[items[0].dataIndex]; } } } },
+                 scales: { x: { title: { display: true, text: data.currency }, ticks: { callback: fmt } },
+                           // long option names are shortened on the axis (the tooltip has them in full)
+                           y: { ticks: { autoSkip: false, callback: function (v) { return short(data.labels[v]); } } } } }
     });
     markDrawn(canvas);
   }
