@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from .choices import Currency, WorkloadKind
 from .i18n import render as render_text
 
-PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4")]
+PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")]
 ALL_KINDS = tuple(WorkloadKind.values)
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
 LLM_KINDS = ("pretraining", "finetuning", "inference", "rag")
@@ -152,6 +152,7 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("serving.requests_per_second", _num(_("Requests per second"), _("Peak arrival rate. Unit: requests/s. Default: 1."), min_value=0), SERVING_KINDS, "workload"),
     SpecField("serving.ttft_p95_ms", _num(_("Time to first token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
     SpecField("serving.tpot_p95_ms", _num(_("Time per output token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
+    SpecField("serving.runtime", _choice(_("Serving engine"), _("Runtime that serves the model; sets memory budgets and measured efficiencies. Default: vllm."), [("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("hf_transformers", "Hugging Face Transformers")]), ("inference", "rag"), "workload"),
     SpecField("serving.hours_per_day", _num(_("Hours per day in service"), _("Unit: hours. Default: 24."), min_value=0, max_value=24), SERVING_KINDS, "workload"),
     # RAG.
     SpecField("rag.documents", _int(_("Documents"), _("Documents in the corpus. Unit: count. Required for RAG."), min_value=1), ("rag", "external_api"), "workload"),
@@ -171,6 +172,8 @@ FIELDS: tuple[SpecField, ...] = (
     # Hardware pins (optional).
     SpecField("hardware.accelerator", lambda: forms.CharField(label=_("Accelerator"), required=False, max_length=120, help_text=_("Pin a catalog accelerator by id or unambiguous name, e.g. \"H100 SXM 80GB\". Default: the best fit from the catalog.")), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.count", _int(_("GPU count"), _("Pin the number of accelerators. Unit: GPUs. Default: the smallest count that meets the targets."), min_value=1, max_value=65536), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.tensor_parallel", _int(_("Tensor-parallel degree"), _("Serving: GPUs one replica splits each layer over; with accelerator and count the plan evaluates exactly this layout. Must divide the attention heads. Default: searched."), min_value=1, max_value=64), ("inference", "rag"), "data"),
+    SpecField("hardware.pipeline_parallel", _int(_("Pipeline stages"), _("Serving: stages one replica splits its layers into. Default: searched."), min_value=1, max_value=256), ("inference", "rag"), "data"),
     SpecField("hardware.gpus_per_server", _int(_("GPUs per server"), _("Unit: GPUs. Default: chosen by the engine."), min_value=1, max_value=16), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.mfu", _num(_("Model FLOPs utilisation"), _("Share of peak compute achieved, 0–1. Default: a documented preset by GPU generation and scale."), min_value=0.01, max_value=1), LLM_KINDS + ("classic_training",), "data"),
 )
@@ -452,8 +455,9 @@ class WorkloadForm(CostOptionsForm):
         from planner.engine.spec import parse_workload_spec
 
         try:
-            parse_workload_spec(spec)
+            parsed = parse_workload_spec(spec)
             self._check_accelerator_pin(spec)
+            self._check_serving_pin_fits(parsed)
         except SpecValidationError as exc:
             for err in exc.errors:
                 self.add_error(self.field_for_path(err.field), self.message_for(err))
@@ -474,6 +478,19 @@ class WorkloadForm(CostOptionsForm):
         from planner.engine.resolve import resolve_accelerator
 
         resolve_accelerator(pin, accelerator_specs(as_of=timezone.localdate()))
+
+    @staticmethod
+    def _check_serving_pin_fits(parsed) -> None:
+        """A pinned accelerator that cannot hold the model within the pinned count is refused on
+        hardware.accelerator, with what would fit (the engine's own check)."""
+        if not (parsed.hardware.accelerator and parsed.hardware.count):
+            return
+        from django.utils import timezone
+
+        from catalog.selectors import accelerator_specs
+        from planner.engine.sizing_serving import check_pinned_fit
+
+        check_pinned_fit(parsed, accelerator_specs(as_of=timezone.localdate()))
 
     def field_for_path(self, path: str) -> str | None:
         """The form field showing an error at a spec path: the field itself, or its section's."""

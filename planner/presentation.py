@@ -338,7 +338,8 @@ def version_view(version) -> dict:
     if sizing_v:
         _price_alternatives(sizing_v, result.get("costs") or {})
     return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
-            "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators)}
+            "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
+            "serving_curve": serving_curve_chart(sizing)}
 
 
 def _price_alternatives(view: dict, costs: dict) -> None:
@@ -485,6 +486,13 @@ KEY_LABELS = {
     "rack_power_kw": _("Power per rack"), "generator": _("Generating LLM"),
     "dataset_bytes": _("Dataset"), "host_ram_per_gpu_bytes": _("Host RAM per GPU"),
     "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
+    "runtime": _("Serving engine"), "precision_on_hardware": _("Precision on this hardware"),
+    "constants": _("Efficiency constants"), "prefill_ms": _("Prefill time (engine only)"),
+    "ttft_p95_ms": _("Time to first token, p95"), "tpot_p95_ms": _("Time per output token, p95"),
+    "tpot_p50_ms": _("Time per output token, median"), "output_tokens_per_s_per_gpu": _("Output tokens/s per GPU"),
+    "output_tokens_per_s_per_user": _("Speed per user"),
+    "max_rps_per_replica_meeting_targets": _("Highest rate per replica within the targets"),
+    "max_stable_rps_per_replica": _("Highest stable rate per replica"), "bottleneck": _("Bottleneck"),
 }
 
 
@@ -608,6 +616,22 @@ MEMORY_COMPONENTS = {
 GIB = 1 << 30
 MAX_ALTERNATIVES = 10
 OPERATIONS_KEYS = ("metrics", "preflight_checklist", "monitoring")
+
+
+def serving_curve_chart(sizing: dict) -> dict | None:
+    """Throughput-latency curves of the shortlisted serving configurations (engine data, issue 10)."""
+    curves = [c for c in ((sizing.get("candidates") or {}).get("curves") or []) if c.get("points")]
+    if not curves:
+        return None
+    return {
+        "x_label": str(_("Output tokens/s per GPU")),
+        "tpot_label": str(_("Time per output token, median (ms)")),
+        "ttft_label": str(_("Time to first token, p95 (ms)")),
+        "series": [{"label": "{} · {}".format(c.get("accelerator") or c.get("accelerator_id"), _layout(
+                        {**(c.get("layout") or {}), "replicas": 1})),
+                    "points": [{"x": p["output_tokens_per_s_per_gpu"], "tpot": p["tpot_p50_ms"], "ttft": p["ttft_p95_ms"]}
+                               for p in c["points"]]} for c in curves],
+    }
 
 
 def memory_chart(sizing: dict, accelerators: dict[str, dict]) -> dict | None:

@@ -10,7 +10,7 @@ SPEC_EXAMPLES = {
         "kind": "inference", "name": "Support chat assistant",
         "model": {"preset": "llama-3.1-8b"},
         "serving": {"input_tokens": 1024, "output_tokens": 256, "concurrency": 32,
-                    "requests_per_second": 4, "ttft_p95_ms": 1000},
+                    "requests_per_second": 4, "ttft_p95_ms": 1000, "runtime": "vllm"},
     },
     "finetuning": {
         "kind": "finetuning", "name": "QLoRA on support tickets",

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from .hardware import AcceleratorSpec
 
-PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
+PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 
-BYTES_PER_VALUE = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+BYTES_PER_VALUE = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
 
 # Group-wise quantisation keeps one 16-bit scale (and zero point) per group of 128 weights
 # (GPTQ/AWQ/bitsandbytes defaults): 0.25 bits/weight for int4 (int8 uses per-channel scales: negligible). See docs/SIZING.md.
-QUANT_SCALE_BYTES_PER_VALUE = {"int4": 2 * 2 / 128}
+# NVFP4 (Blackwell) keeps one FP8 scale per 16 values: 0.5 bits/weight (MXFP4: 8-bit scale per 32, less).
+QUANT_SCALE_BYTES_PER_VALUE = {"int4": 2 * 2 / 128, "fp4": 1 / 16}
 
 
 def weight_bytes_per_param(precision: str) -> float:
@@ -26,6 +27,7 @@ _PEAK_COLUMNS = {
     "fp8": ("fp8_tflops_dense", "bf16_tflops_dense", "fp16_tflops_dense"),
     "int8": ("int8_tops_dense", "fp8_tflops_dense", "bf16_tflops_dense", "fp16_tflops_dense"),
     "int4": ("bf16_tflops_dense", "fp16_tflops_dense"),
+    "fp4": ("fp4_tflops_dense", "bf16_tflops_dense", "fp16_tflops_dense"),
 }
 
 

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compute, memory, serving
+from . import compute, memory
 from .architecture import ModelArch
+from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
+from .serving_layout import bottleneck, make_engines
+from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
 
 GIB = memory.GIB
 MAX_GPUS = 1024
@@ -266,8 +269,11 @@ class ServingInputs:
     requests_per_second: float
     ttft_ms: float | None
     tpot_ms: float | None
+    runtime: str = "vllm"
     tp_pin: int | None = None
+    pp_pin: int | None = None
     count_pin: int | None = None
+    calibrations: Calibrations = NO_CALIBRATIONS
 
 
 def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
@@ -275,8 +281,11 @@ def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
     tps = [tp for tp in TP_OPTIONS if not a.is_transformer or a.attention_heads % tp == 0]
     if s.tp_pin:
         tps = [s.tp_pin]
-    rows = [(tp, pp) for tp in tps for pp in SERVE_PP_OPTIONS if not a.is_transformer or pp <= a.layers]
-    arr = np.array(rows, dtype=np.int64)
+    pps = (s.pp_pin,) if s.pp_pin else SERVE_PP_OPTIONS
+    rows = [(tp, pp) for tp in tps for pp in pps if not a.is_transformer or pp <= a.layers]
+    if s.count_pin:
+        rows = [(tp, pp) for tp, pp in rows if tp * pp <= s.count_pin] or rows
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
     return arr[:, 0], arr[:, 1]
 
 
@@ -290,59 +299,106 @@ def _needs_pp(fits: np.ndarray, tp_l: np.ndarray, pp_l: np.ndarray) -> np.ndarra
     return keep
 
 
+def serving_targets(s: ServingInputs, ttft1: np.ndarray, tpot1: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """p95 targets in seconds: the stated ones, else the documented defaults relative to the unloaded
+    latencies (serving_model.DEFAULT_TTFT_SLACK / DEFAULT_TPOT_SLACK)."""
+    stated = bool(s.ttft_ms or s.tpot_ms)
+    ttft = np.full_like(ttft1, s.ttft_ms / 1e3) if s.ttft_ms else (np.inf if stated else DEFAULT_TTFT_SLACK * ttft1)
+    tpot = np.full_like(tpot1, s.tpot_ms / 1e3) if s.tpot_ms else (np.inf if stated else DEFAULT_TPOT_SLACK * tpot1)
+    return np.broadcast_to(ttft, ttft1.shape), np.broadcast_to(tpot, tpot1.shape), stated
+
+
+def _compress(eng, idx, shape):
+    """The engine restricted to the (accelerator, layout) pairs at `idx` (1-D arrays)."""
+    return type(eng)(**{f: np.broadcast_to(np.asarray(getattr(eng, f), dtype=float), shape)[idx]
+                        for f in eng.__dataclass_fields__})
+
+
+def _operating_point(e, s: ServingInputs, replicas, max_stable) -> dict:
+    """Open loop at rps / replicas and closed loop at concurrency / replicas: the worse of each figure."""
+    rps = s.requests_per_second
+    op_open = e.steady(rps / replicas)
+    op_closed = e.closed_loop(np.ceil(s.concurrency / replicas), cap=max_stable)
+    op = {k: np.maximum(op_open[k], op_closed[k]) for k in ("T", "ttft", "ttft_p95", "tpot_p95", "n_running")}
+    heavier = op_open["T"] >= op_closed["T"]
+    for k in ("compute_s", "memory_s", "comm_s"):
+        op[k] = np.where(heavier, op_open[k], op_closed[k])
+    op["queued_s"] = op_closed["queued_s"]
+    op["rate"] = np.maximum(op_closed["rate"], rps / replicas)
+    op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
+    return op
+
+
 def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
+    """Every accelerator x (TP, PP) layout: does one replica fit, how fast a request rate it sustains
+    within the p95 targets, how many replicas the stated load needs, and the operating point."""
     a = s.arch
     tp_l, pp_l = serving_layouts(s)
-    tp = tp_l[None, :].astype(float)  # 1 x L
+    eng, mem, notes = make_engines(arch=a, accs=cat.accelerators, runtime=s.runtime, weights=s.weights,
+                                   compute=s.compute_precision, kv_precision=s.kv_precision, tp=tp_l, pp=pp_l,
+                                   isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations)
+    tp = tp_l[None, :].astype(float)
     pp = pp_l[None, :].astype(float)
-    cap = cat.capacity_bytes[:, None]  # A x 1
-    w_bytes = memory.inference_weight_bytes(a, weights=s.weights)
-    kv_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
-    kv_seq_gpu = kv_seq / (memory.kv_split(a, tp) * pp)
-    chunk = min(8192, max(s.input_tokens, 512))
-    act = memory.inference_activation_bytes(a, tokens_in_flight=chunk, tp=tp, compute_precision=s.compute_precision)
-    fixed_tensors = w_bytes / (tp * pp) + act
-    over_fixed = memory.overhead_bytes(tensors=fixed_tensors, mode="inference")
-    free = cap - (fixed_tensors + over_fixed)
-    # The fragmentation reserve also applies to the KV pool.
-    kv_eff = kv_seq_gpu * (1.0 + memory.FRAGMENTATION["inference"])
-    n_kv = np.floor(np.where(kv_eff > 0, free / np.where(kv_eff > 0, kv_eff, 1.0), np.where(free > 0, 1e9, 0)))
-    fits = (n_kv >= 1) & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(cat.peak_tflops)[:, None]
-    # Pipeline stages only to make the model fit: PP>1 is kept where PP/2 at the same TP does not fit.
-    fits = fits & _needs_pp(fits, tp_l, pp_l)
-    bw = cat.bandwidth_gb_s[:, None]
-    peak = np.nan_to_num(cat.peak_tflops[:, None], nan=1.0)
-    avg_ctx = s.input_tokens + s.output_tokens / 2
-    kv_avg = memory.kv_bytes_per_sequence(a, tokens=int(avg_ctx), kv_precision=s.kv_precision)
-    pre = serving.prefill_s(a, input_tokens=s.input_tokens, tp=tp, bandwidth_gb_s=bw, peak_tflops=peak,
-                            weight_bytes=w_bytes, weights_precision=s.weights, pp=pp)  # A x L
-    B = serving.BATCH_GRID[None, None, :]  # 1 x 1 x G
-    step = serving.decode_step_s(a, batch=B, context_tokens=avg_ctx, tp=tp[..., None], bandwidth_gb_s=bw[..., None],
-                                 peak_tflops=peak[..., None], weight_bytes=w_bytes, kv_bytes_per_seq=kv_avg,
-                                 weights_precision=s.weights, pp=pp[..., None])  # A x L x G
-    ok_b = B <= n_kv[..., None]
-    if s.tpot_ms:
-        ok_b &= step * 1000.0 <= s.tpot_ms
-    cap_rps = serving.replica_capacity_rps(batch=B, prefill_seconds=pre[..., None], step_seconds=step,
-                                           output_tokens=s.output_tokens) * pp[..., None]
-    need = np.maximum(np.ceil(s.concurrency / (B * pp[..., None])),
-                      np.ceil(s.requests_per_second / (serving.TARGET_UTILISATION * cap_rps)))
-    need = np.maximum(need, 1.0)
-    need = np.where(ok_b, need, np.inf)
-    best_g = np.argmin(need, axis=2)  # smallest replica count; ties -> smaller batch (lower latency)
-    replicas = np.take_along_axis(need, best_g[..., None], axis=2)[..., 0]
-    batch = serving.BATCH_GRID[best_g]
-    step_b = np.take_along_axis(step, best_g[..., None], axis=2)[..., 0]
-    step_1 = step[..., 0]
-    ttft = serving.ttft_s(pre)
-    meets_latency = np.isfinite(replicas)
-    if s.ttft_ms:
-        meets_latency &= ttft * 1000.0 <= s.ttft_ms
-    count = replicas * tp * pp
-    if s.count_pin:
-        meets_latency &= count <= s.count_pin
-    usable = fits & (count <= MAX_GPUS) | (fits & ~np.isfinite(replicas))
-    return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": n_kv, "replicas": replicas, "batch": batch,
-            "step_b": step_b, "step_1": step_1, "prefill": pre, "ttft": ttft, "meets": meets_latency & fits,
-            "count": count, "usable": usable, "kv_seq": kv_seq, "weights_bytes": w_bytes, "act": act,
-            "over_fixed": over_fixed, "free": free, "evaluated": int(fits.size * serving.BATCH_GRID.size)}
+    shape = (len(cat.accelerators), len(tp_l))
+    mem = {k: np.broadcast_to(np.asarray(v, dtype=float), shape) if k != "fits" else np.broadcast_to(v, shape)
+           for k, v in mem.items()}
+    ctx_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
+    kv_split = memory.kv_split(a, tp)
+    fits = (mem["fits"] & (mem["kv_pool_bytes"] >= ctx_seq / (kv_split * pp))
+            & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(eng.flops_s))
+    if not (s.pp_pin or s.tp_pin):
+        fits = fits & _needs_pp(fits, tp_l, pp_l)
+    idx = np.nonzero(fits)
+    e = _compress(eng, idx, shape)  # only layouts that fit are evaluated
+    tp_e, pp_e = np.broadcast_to(tp, shape)[idx], np.broadcast_to(pp, shape)[idx]
+    rps = s.requests_per_second
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ttft1, tpot1 = e.unloaded()
+        ttft_t, tpot_t, stated = serving_targets(s, ttft1, tpot1)
+        max_stable = e.max_stable_rate()
+        lam = e.rate_meeting(ttft_t, tpot_t, hi=max_stable * 1.000001)  # open loop, per replica, within targets
+        lam_c = e.rate_meeting(ttft_t, tpot_t, closed=True, hi=max_stable * 1.000001)
+        at = e.steady(lam_c, parts=False)
+        clients_max = lam_c * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients within targets
+        need = np.maximum(np.ceil(rps / np.where(lam > 0, lam, np.nan)) if rps > 0 else 1.0,
+                          np.ceil(s.concurrency / np.where(clients_max >= 1, clients_max, np.nan)))
+        meets = np.isfinite(need) & (lam > 0)
+        need = np.where(meets, np.maximum(need, 1.0), np.inf)
+        # Where no rate meets the targets, the closest plan is the one that keeps the queue stable.
+        stable_need = np.ceil(rps / np.where(max_stable > 0, max_stable, np.nan)) if rps > 0 else np.ones_like(lam)
+        stable_need = np.where(np.isfinite(stable_need), np.maximum(stable_need, 1.0), np.inf)
+        replicas = np.where(meets, need, stable_need)
+        if s.count_pin:
+            meets = meets & (replicas * tp_e * pp_e <= s.count_pin)
+            replicas = np.maximum(np.floor(s.count_pin / (tp_e * pp_e)), 1.0)
+        op = _operating_point(e, s, replicas, max_stable)
+        if not s.count_pin:
+            # Rounding to whole clients per replica can still miss by a hair: one more replica there.
+            short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
+            if short.any():
+                replicas = np.where(short, replicas + 1.0, replicas)
+                op = _operating_point(e, s, replicas, max_stable)
+        count = replicas * tp_e * pp_e
+        meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))
+                 & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)))
+        neck = bottleneck(e, op)
+
+    def full(x, fill=np.inf, dtype=float):
+        out = np.full(shape, fill, dtype=dtype)
+        out[idx] = x
+        return out
+
+    replicas_f, count_f = full(replicas), full(count)
+    op = {k: full(v) for k, v in op.items() if k != "ok"}
+    ttft1, tpot1, ttft_t, tpot_t = full(ttft1), full(tpot1), full(ttft_t), full(tpot_t)
+    lam, max_stable = full(lam, 0.0), full(max_stable, 0.0)
+    meets = full(meets, False, bool)
+    neck = full(neck, "", object)
+    replicas, count = replicas_f, count_f
+    usable = fits & np.isfinite(count) & (np.where(np.isfinite(count), count, np.inf) <= MAX_GPUS)
+    return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": mem["n_max"], "replicas": replicas, "count": count,
+            "meets": meets, "usable": usable, "engine": eng, "mem": mem, "notes": notes, "op": op,
+            "bottleneck": neck, "ttft1": ttft1, "tpot1": tpot1, "ttft_target": ttft_t,
+            "tpot_target": tpot_t, "targets_stated": stated, "rate_meeting": lam, "max_stable_rate": max_stable,
+            "kv_seq": ctx_seq, "weights_bytes": memory.inference_weight_bytes(a, weights=s.weights),
+            "evaluated": int(fits.size)}

@@ -10,14 +10,16 @@ import numpy as np
 
 from . import compute, infra, memory, search, serving
 from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_layer
+from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .messages import Msg
 from .precision import weight_bytes_per_param
 from .resolve import resolve_accelerator
 from .result import SizingResult, q
+from .sizing_serving import size_serving
 from .spec import WorkloadSpec
 
-ENGINE_VERSION = "1.0.0"
+ENGINE_VERSION = "1.1.0"  # 1.1: serving on the continuous-batching model fitted on measured engines
 GIB = memory.GIB
 TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
@@ -28,7 +30,10 @@ ASSUMPTIONS = (
         "12 fp32 master+m+v), as in the ZeRO paper (K=12)."),
     Msg("Efficiency (MFU) presets are documented defaults by accelerator family, model size and cluster size; "
         "override with hardware.mfu. Time ranges use 0.7x-1.25x the preset."),
-    Msg("Serving latencies are roofline estimates (+-30%); queueing is covered by planning replicas at 80% load."),
+    Msg("Serving: continuous-batching engine steps (max of compute and memory traffic per step) with per-runtime "
+        "constants fitted on 552 measured points (serving_measured.csv; error in docs/BENCHMARKS.md); replicas are "
+        "planned so the p95 TTFT/TPOT hold at the stated load (open loop at requests_per_second, closed loop at "
+        "concurrency)."),
 )
 
 
@@ -40,8 +45,12 @@ def _fmt_gib(b: float) -> str:
     return Msg("{b:,.1f} GiB", b=b / GIB)
 
 
-def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]) -> SizingResult:
+def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec],
+                  calibrations: Calibrations = NO_CALIBRATIONS) -> SizingResult:
+    """Size a workload on the given catalog; `calibrations` (a team's measured efficiencies) replace
+    the engines' presets by name (planner/engine/calibration.py)."""
     accs = list(accelerators)
+    full_catalog = list(accs)
     warnings: list[str] = []
     if spec.hardware.accelerator:
         acc, note = resolve_accelerator(spec.hardware.accelerator, accs)
@@ -54,7 +63,8 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
         warnings.append(Msg("the accelerator catalog is empty: no candidates can be evaluated"))
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
         return _training(spec, accs, warnings)
-    return _serving(spec, accs, warnings)
+    return _serving(spec, accs, warnings, calibrations, full_catalog=full_catalog,
+                    pinned=bool(spec.hardware.accelerator))
 
 
 # ------------------------------------------------------------------------------------- model
@@ -381,190 +391,23 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
 # ----------------------------------------------------------------------------------- serving
 
 
-def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str]) -> SizingResult:
-    a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
-    si = search.ServingInputs(arch=a, weights=p.weights, compute_precision=p.compute, kv_precision=p.kv_cache,
-                              context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
-                              concurrency=s.concurrency, requests_per_second=s.requests_per_second,
-                              ttft_ms=s.ttft_p95_ms, tpot_ms=s.tpot_p95_ms, count_pin=hw.count)
+def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
+             full_catalog: list[AcceleratorSpec], pinned: bool) -> SizingResult:
+    a, s = spec.model, spec.serving
     if spec.rag is not None and s.input_tokens < spec.rag.top_k * spec.rag.chunk_tokens:
         warnings.append(Msg("serving.input_tokens ({input_tokens}) is below the {top_k} x {chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing", input_tokens=s.input_tokens, top_k=spec.rag.top_k, chunk_tokens=spec.rag.chunk_tokens))
     if not a.has_kv_cache:
         warnings.append(Msg("{name} is not a generative decoder: serving figures assume it answers like an LLM", name=a.name))
-    cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
-    res = search.search_serving(si, cat) if cat is not None else None
-    candidates, best, rec = [], [], None
-    if res is not None:
-        ai, li = np.nonzero(res["usable"] & np.isfinite(res["replicas"]))
-        if len(ai):
-            latency = res["ttft"][ai, li] + s.output_tokens * res["step_b"][ai, li]
-            price = cat.price_gpu_hour_usd[ai] * res["count"][ai, li]
-            meets = res["meets"][ai, li]
-            # Speed as the targets define it (met or not), then price: cost per hour where known,
-            # else the GPU count as its proxy, then request latency.
-            order = np.lexsort((latency, res["count"][ai, li], np.where(np.isfinite(price), price, np.inf), ~meets))
-            for k in order[:TOP_CANDIDATES]:
-                candidates.append(_serving_candidate(res, cat, int(ai[k]), int(li[k]), s))
-            # Recommendation: meets the targets; an accelerator someone can price (buy or rent) before one
-            # nobody prices; the fewest GPUs; the cheapest per hour; then lower latency.
-            priced = np.isfinite(price)
-            cand_key = np.lexsort((latency, np.where(priced, price, np.inf), res["count"][ai, li], ~priced, ~meets))
-            rec = (int(ai[cand_key[0]]), int(li[cand_key[0]]))
-            price_key = np.where(np.isfinite(price), price, np.inf)
-            rows = _first_per_accelerator(ai, ~meets, price_key, res["count"][ai, li], latency)
-            rows = rows[np.lexsort((latency[rows], res["count"][ai, li][rows], price_key[rows], ~meets[rows]))]
-            best = [_serving_candidate(res, cat, int(ai[k]), int(li[k]), s) for k in rows]
-            if not meets.any():
-                warnings.append(Msg("no layout meets the latency/throughput targets within 1024 GPUs; the closest is shown"))
-        else:
-            warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way pipeline parallelism"))
-    not_fitting = _serving_not_fitting(spec, res, cat) if res is not None else []
-    memory_section, serving_section, compute_section, recommendation = {}, {}, {}, {}
-    fl_tok = 2.0 * a.active_params
-    compute_section = {
-        "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),
-        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", Msg("2 x active params x {input_tokens} input tokens", input_tokens=s.input_tokens)),
-    }
-    if rec is not None:
-        memory_section, serving_section, recommendation = _serving_details(spec, res, cat, rec, warnings)
+    memory_section, compute_section, serving_section, cands, recommendation, rec_acc = ({}, {}, {}, {}, {}, None)
+    if accs:
+        memory_section, compute_section, serving_section, cands, recommendation, rec_acc = size_serving(
+            spec, accs, warnings, calibrations, full_catalog=full_catalog, pinned=pinned)
     # Embedding ingest time is quoted on the recommended accelerator.
-    rag_section = _rag_section(spec, cat.accelerators[rec[0]] if rec is not None else None) if spec.kind == "rag" else {}
-    result_candidates = {
-        "evaluated": res["evaluated"] if res else 0,
-        "ranking": Msg("fits, then meets the latency/throughput targets, then lower price per hour (GPU count where prices are unknown), then lower request latency"),
-        "ranked": candidates,
-        "best_per_accelerator": best,
-        "not_fitting": not_fitting,
-    }
+    rag_section = _rag_section(spec, rec_acc) if spec.kind == "rag" else {}
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),
                         memory=memory_section, compute=compute_section, serving=serving_section, rag=rag_section,
-                        candidates=result_candidates, recommendation=recommendation, warnings=tuple(warnings),
+                        candidates=cands, recommendation=recommendation, warnings=tuple(warnings),
                         assumptions=ASSUMPTIONS)
-
-
-def _serving_candidate(res, cat, ai, li, s) -> dict:
-    acc = cat.accelerators[ai]
-    price = cat.price_gpu_hour_usd[ai] * res["count"][ai, li]
-    return {
-        "accelerator_id": acc.id, "accelerator": acc.model, "count": int(res["count"][ai, li]),
-        "layout": {"tensor_parallel": int(res["tp"][li]), "pipeline_parallel": int(res["pp"][li]),
-                   "replicas": int(res["replicas"][ai, li])},
-        "fits": True, "meets_target": bool(res["meets"][ai, li]),
-        "batch_per_replica": int(res["batch"][ai, li]), "max_concurrent_sequences_per_replica": int(min(res["n_kv"][ai, li], 1e9)),
-        "ttft_ms": float(res["ttft"][ai, li] * 1000), "tpot_ms": float(res["step_b"][ai, li] * 1000),
-        "cost_usd_per_hour": float(price) if math.isfinite(price) else None,
-    }
-
-
-def _serving_not_fitting(spec, res, cat) -> list[dict]:
-    p = spec.precision
-    out = []
-    fits_any = res["fits"].any(axis=1)
-    need_one = res["weights_bytes"] + res["kv_seq"]
-    fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
-    fitting_mem = [x.memory_gib for x in fitting]
-    for ai, acc in enumerate(cat.accelerators):
-        if fits_any[ai]:
-            continue
-        if not np.isfinite(cat.peak_tflops[ai]):
-            out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                        "reason": Msg("no known {compute} throughput", compute=p.compute), "remedies": [Msg("choose another compute precision")]})
-            continue
-        remedies = []
-        if p.weights in ("fp32", "bf16", "fp16"):
-            remedies.append(Msg("quantise weights to int8 or int4 (AWQ/GPTQ)"))
-        elif p.weights in ("fp8", "int8"):
-            remedies.append(Msg("quantise weights to int4"))
-        if p.kv_cache in ("fp32", "bf16", "fp16"):
-            remedies.append(Msg("fp8 KV cache"))
-        remedies.append(Msg("a shorter context_length"))
-        remedies.append(Msg("more GPUs: tensor parallel within a server, pipeline parallel across servers"))
-        bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
-        if bigger:
-            remedies.append(Msg("a larger GPU: {gpus}", gpus=", ".join(x.model for x in bigger)))
-        out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                    "reason": Msg("weights + one {context_length}-token sequence need {fmt_gib} (+ overhead); even 8x8 GPUs of {memory_gib:g} GiB cannot hold them with tensor parallel <= {gpus_per_server} per server", context_length=spec.serving.context_length, fmt_gib=_fmt_gib(need_one), memory_gib=acc.memory_gib, gpus_per_server=search.gpus_per_server(acc)),
-                    "remedies": remedies})
-    return out
-
-
-def _serving_details(spec, res, cat, rec, warnings):
-    a, s, p, d = spec.model, spec.serving, spec.precision, spec.data
-    ai, li = rec
-    acc = cat.accelerators[ai]
-    tp, pp = int(res["tp"][li]), int(res["pp"][li])
-    replicas = int(res["replicas"][ai, li])
-    batch = float(res["batch"][ai, li])
-    count = replicas * tp * pp
-    kv_gpu = batch * res["kv_seq"] / (float(memory.kv_split(a, tp)) * pp)
-    w_gpu = res["weights_bytes"] / (tp * pp)
-    act = float(np.asarray(res["act"]).reshape(-1)[li])
-    over = float(res["over_fixed"].reshape(-1)[li]) + memory.FRAGMENTATION["inference"] * kv_gpu
-    per_gpu = w_gpu + kv_gpu + act + over
-    layout_txt = Msg("TP{tp} × PP{pp}, {replicas} {replicas:plural:replica|replicas}", tp=tp, pp=pp, replicas=replicas)
-    memory_section = {
-        "per_gpu_bytes": q(per_gpu, "bytes", Msg("weights + KV cache for {batch:g} running sequences + activations + overhead ({layout_txt})", batch=batch, layout_txt=layout_txt)),
-        "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
-        "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
-        "components": {
-            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} x PP{pp}", weights=p.weights, tp=tp, pp=pp)),
-            "kv_cache_bytes": q(kv_gpu, "bytes", Msg("{batch:g} sequences x {context_length} tokens of {kv_cache} KV, split over {kv_split} KV-head groups x PP{pp}", batch=batch, context_length=s.context_length, kv_cache=p.kv_cache, kv_split=int(memory.kv_split(a, tp)), pp=pp)),
-            "activations_bytes": q(act, "bytes", Msg("one chunked-prefill forward pass (<= 8192 tokens), freed layer by layer")),
-            "gradients_bytes": q(0, "bytes", Msg("no gradients in inference")),
-            "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
-            "adapter_bytes": q(0, "bytes", Msg("no adapters")),
-            "overhead_bytes": q(over, "bytes", Msg("CUDA context (1 GiB) + 5% fragmentation reserve")),
-        },
-    }
-    pre = float(res["prefill"][ai, li])
-    step_b = float(res["step_b"][ai, li])
-    step_1 = float(res["step_1"][ai, li])
-    cap = float(serving.replica_capacity_rps(batch=batch, prefill_seconds=pre, step_seconds=step_b,
-                                             output_tokens=s.output_tokens)) * pp
-    serving_section = {
-        "prefill_tokens_per_s": q(s.input_tokens / pre, "tokens/s", Msg("per replica; compute-bound: 2 x active params per token at 50% of peak, never faster than one weight read")),
-        "decode_tokens_per_s": q(batch / step_b, "tokens/s", Msg("per replica at {batch:g} running sequences: each step reads the weights + KV (bandwidth-bound) or is compute-bound at large batch", batch=batch)),
-        "single_stream_tokens_per_s": q(1 / step_1, "tokens/s", Msg("one sequence alone: weights / (bandwidth x MBU) + per-layer overhead")),
-        "ttft_ms": q(float(res["ttft"][ai, li]) * 1000, "ms", Msg("prefill of {input_tokens} tokens + {request_overhead_s:g} ms request overhead", input_tokens=s.input_tokens, request_overhead_s=serving.REQUEST_OVERHEAD_S * 1000)),
-        "tpot_ms": q(step_b * 1000, "ms", Msg("one decode step at {batch:g} running sequences", batch=batch)),
-        "max_concurrent_sequences": q(float(min(res["n_kv"][ai, li], 1e9)), "sequences",
-                                      Msg("full {context_length}-token sequences that fit in the KV memory left per replica", context_length=s.context_length)),
-        "batch_per_replica": q(batch, "sequences", Msg("running sequences planned per replica (within TPOT target and KV memory)")),
-        "replica_capacity_rps": q(cap, "requests/s", Msg("requests one replica completes per second at that batch")),
-        "replicas": q(float(replicas), "replicas", Msg("max(concurrency {concurrency} / batch, {requests_per_second:g} rps / ({target_utilisation:.0%} x capacity))", concurrency=s.concurrency, requests_per_second=s.requests_per_second, target_utilisation=serving.TARGET_UTILISATION)),
-        "meets_targets": bool(res["meets"][ai, li]),
-    }
-    if s.ttft_p95_ms and res["ttft"][ai, li] * 1000 > s.ttft_p95_ms:
-        warnings.append(Msg("TTFT {ttft:.0f} ms exceeds the {ttft_p95_ms:g} ms target", ttft=res['ttft'][ai, li] * 1000, ttft_p95_ms=s.ttft_p95_ms))
-    gps = int(cat.gpus_per_server[ai])
-    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
-    servers = sp["servers"]["value"]
-    index_ram = spec.kind == "rag" and _rag_index_bytes(spec)[0] or 0.0
-    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram)
-    weights_bytes = res["weights_bytes"]
-    storage = {
-        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),
-        "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 model versions")),
-        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("request/response logs x retention months")),
-        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("data.dataset_gb + growth")),
-    }
-    if spec.kind == "rag":
-        idx, why = _rag_index_bytes(spec)
-        storage["vector_index_bytes"] = q(idx, "bytes", why + Msg(" (on NVMe, loaded into RAM)"))
-    recommendation = {
-        "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
-        "why": Msg("meets the targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest per hour, then the lowest latency"),
-        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
-        **sp,
-        "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),
-        **host,
-        "storage": storage,
-        "network": infra.network(kind=spec.kind, servers=servers, required_inter_node_gb_s=None, rps=s.requests_per_second),
-        "kubernetes": infra.kubernetes(servers=servers, replicas=replicas, services=4 if spec.kind == "rag" else 1),
-        "software": infra.software_stack(acc),
-        **infra.monitoring(spec.kind),
-    }
-    return memory_section, serving_section, recommendation
 
 
 # --------------------------------------------------------------------------------------- RAG

@@ -16,6 +16,7 @@ from .errors import FieldError, SpecValidationError
 from .messages import Msg
 from .precision import PRECISIONS
 from .presets import arch_from_fields, get_preset, preset_arch, preset_ids
+from .serving_constants import DEFAULT_RUNTIME, RUNTIMES
 
 KINDS = ("pretraining", "finetuning", "inference", "rag", "classic_training", "external_api")
 METHODS = ("full", "lora", "qlora")
@@ -73,6 +74,7 @@ class ServingSpec:
     ttft_p95_ms: float | None = None
     tpot_p95_ms: float | None = None
     hours_per_day: float = 24.0
+    runtime: str = "vllm"  # serving engine: vllm | sglang | trtllm | hf_transformers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +104,8 @@ class HardwareSpec:
     count: int | None = None
     mfu: float | None = None
     gpus_per_server: int | None = None
+    tensor_parallel: int | None = None  # serving: pin the layout (with accelerator + count: exact what-if)
+    pipeline_parallel: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -480,7 +484,10 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         count=r.integer(h, "count", "hardware", minimum=1, maximum=65536),
         mfu=r.number(h, "mfu", "hardware", minimum=0.0, maximum=1.0, strict_min=True),
         gpus_per_server=r.integer(h, "gpus_per_server", "hardware", minimum=1, maximum=16),
+        tensor_parallel=r.integer(h, "tensor_parallel", "hardware", minimum=1, maximum=64),
+        pipeline_parallel=r.integer(h, "pipeline_parallel", "hardware", minimum=1, maximum=256),
     )
+    _check_serving_layout(r, hardware, kind=kind, model=model)
     if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
         r.err("model", Msg("a vision model ({name}) cannot be sized as {kind}; use classic_training", name=model.name, kind=kind))
     if model is not None and kind == "classic_training" and model.model_type != "vision" and not model.flops_per_sample:
@@ -489,6 +496,29 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         raise SpecValidationError(r.errors)
     return WorkloadSpec(kind=kind, name=name, model=model, model_source=model_source, precision=precision,
                         training=training, serving=serving, rag=rag, data=data_spec, hardware=hardware)
+
+
+def _check_serving_layout(r: _Reader, hw: HardwareSpec, *, kind: str, model) -> None:
+    tp, pp = hw.tensor_parallel, hw.pipeline_parallel
+    if tp is None and pp is None:
+        return
+    if kind not in ("inference", "rag"):
+        field = "hardware.tensor_parallel" if tp is not None else "hardware.pipeline_parallel"
+        r.err(field, Msg("serving layouts only; for kind {kind} use training.tensor_parallel / "
+                         "training.pipeline_parallel", kind=kind))
+        return
+    if model is not None and model.is_transformer:
+        if tp and model.attention_heads % tp:
+            r.err("hardware.tensor_parallel", Msg("must divide attention_heads ({heads}), got {tp}",
+                                                  heads=model.attention_heads, tp=tp))
+        if pp and pp > model.layers:
+            r.err("hardware.pipeline_parallel", Msg("must be <= layers ({layers}), got {pp}", layers=model.layers, pp=pp))
+    if hw.count and (tp or 1) * (pp or 1) > hw.count:
+        r.err("hardware.tensor_parallel", Msg("tensor_parallel x pipeline_parallel ({n}) exceeds hardware.count ({count})",
+                                              n=(tp or 1) * (pp or 1), count=hw.count))
+    elif hw.count and tp and pp and hw.count % (tp * pp):
+        r.err("hardware.count", Msg("must be a multiple of tensor_parallel x pipeline_parallel ({n}), got {count}",
+                                    n=tp * pp, count=hw.count))
 
 
 def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) -> TrainingSpec | None:
@@ -534,7 +564,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         r.err(f"{P}.method", Msg("pretraining trains all weights: use method full"))
     if method == "qlora" and precision.weights != "int4":
         r.err("precision.weights", Msg("QLoRA keeps the frozen base weights in int4"))
-    if method != "qlora" and precision.weights in ("int8", "int4") and kind != "classic_training" and method == "full":
+    if method != "qlora" and precision.weights in ("int8", "int4", "fp4") and kind != "classic_training" and method == "full":
         r.err("precision.weights", Msg("full training needs fp32/bf16/fp16 (or fp8) weights; use lora/qlora to train on quantised weights"))
     if gbt is not None and seq and mbs and gbt < seq * mbs:
         r.err(f"{P}.global_batch_tokens", Msg("must be >= micro_batch_size x sequence_length ({mbs})", mbs=mbs * seq))
@@ -574,6 +604,7 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     ttft = r.number(s, "ttft_p95_ms", P, minimum=0, maximum=3_600_000, strict_min=True)
     tpot = r.number(s, "tpot_p95_ms", P, minimum=0, maximum=600_000, strict_min=True)
     hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=0, maximum=24, strict_min=True)
+    runtime = r.choice(s, "runtime", P, RUNTIMES, default=DEFAULT_RUNTIME)
     if len(r.errors) > n0:
         return None
     if ctx is None:
@@ -585,7 +616,8 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     if len(r.errors) > n0:
         return None
     return ServingSpec(context_length=ctx, input_tokens=inp, output_tokens=out, concurrency=conc,
-                       requests_per_second=rps, ttft_p95_ms=ttft, tpot_p95_ms=tpot, hours_per_day=hpd)
+                       requests_per_second=rps, ttft_p95_ms=ttft, tpot_p95_ms=tpot, hours_per_day=hpd,
+                       runtime=runtime)
 
 
 def _read_rag(r: _Reader, g: Mapping, *, required: bool) -> RagSpec | None:

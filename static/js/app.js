@@ -157,10 +157,37 @@
     if (xhr && xhr.gpForm && xhr.gpNow) restore(xhr.gpForm, xhr.gpSent, xhr.gpNow);
   });
 
+  function drawCurve(canvasId, key, yLabel, data) {
+    var canvas = document.getElementById(canvasId);
+    if (!canvas) return;
+    new window.Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: data.series.map(function (s, i) {
+          return { label: s.label, data: s.points.map(function (p) { return { x: p.x, y: p[key] }; }),
+                   borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
+                   pointRadius: 2, borderWidth: 2, tension: 0 };
+        })
+      },
+      options: { animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
+                 scales: { x: { type: "linear", title: { display: true, text: data.x_label }, ticks: { callback: fmt } },
+                           y: { type: "logarithmic", title: { display: true, text: yLabel } } } }
+    });
+    markDrawn(canvas);
+  }
+
+  function drawServingCurves() {
+    var data = readJson("serving-curve-data");
+    if (!data || !window.Chart || !data.series.length) return;
+    drawCurve("serving-tpot-chart", "tpot", data.tpot_label, data);
+    drawCurve("serving-ttft-chart", "ttft", data.ttft_label, data);
+  }
+
   function drawAll() {
     drawTco();
     drawUncertainty();
     drawMemory();
+    drawServingCurves();
   }
 
   // Deferred scripts run before DOMContentLoaded; the Chart.js file is deferred after this one.

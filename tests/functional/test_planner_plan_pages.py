@@ -95,7 +95,8 @@ def test_plan_is_computed_in_process(live_plan):
 def test_plan_page_shows_recommendation_costs_and_charts(owner_client, plan):
     html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
     for marker in ('id="recommendation"', 'id="costs"', 'class="cost-table"', 'id="tco-data"',
-                   'id="uncertainty-data"', 'id="memory-data"', 'id="alternatives"', 'id="operations"'):
+                   'id="uncertainty-data"', 'id="memory-data"', 'id="alternatives"', 'id="operations"',
+                   'id="serving-curve-data"', 'id="serving-tpot-chart"', 'id="serving-ttft-chart"'):
         assert marker in html, marker
     for row in ("GPU time", "Infrastructure", "Engineering", "Downtime risk"):
         assert row in html

@@ -101,6 +101,24 @@ def test_ambiguous_accelerator_pin_is_refused_on_its_field(client, editor):
     assert Workload.objects.count() == 0
 
 
+def test_serving_layout_fields_reach_the_spec_and_bad_ones_are_field_errors(client, editor):
+    call_command("load_catalog", verbosity=0)
+    bad = post(client, team=_team(editor), serving__runtime="trtllm", hardware__tensor_parallel="3")
+    assert bad.status_code == 400
+    assert "divide" in " ".join(bad.context["form"].errors["hardware__tensor_parallel"])
+    too_small = post(client, team=_team(editor), preset="llama-3.1-405b", hardware__accelerator="nvidia-t4-16gb",
+                     hardware__count="1")
+    assert too_small.status_code == 400
+    assert "cannot hold" in " ".join(too_small.context["form"].errors["hardware__accelerator"])
+    assert Workload.objects.count() == 0
+    ok = post(client, team=_team(editor), serving__runtime="trtllm", hardware__accelerator="nvidia-h100-sxm5-80gb",
+              hardware__count="2", hardware__tensor_parallel="2")
+    assert ok.status_code == 302
+    spec = Plan.objects.get().versions.get().inputs["spec"]
+    assert spec["serving"]["runtime"] == "trtllm"
+    assert spec["hardware"] == {"accelerator": "nvidia-h100-sxm5-80gb", "count": 2, "tensor_parallel": 2}
+
+
 def test_utilisation_above_one_is_a_field_error(client, editor):
     response = post(client, team=_team(editor), utilisation="1.5")
     assert "utilisation" in response.context["form"].errors

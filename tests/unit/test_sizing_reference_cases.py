@@ -162,9 +162,12 @@ def test_bert_base_cased_fp32_load_size():
 
 
 def _gptj(accelerator, precision):
+    # The blog measured TensorRT-LLM's engine alone (gptSessionBenchmark: no HTTP, no tokeniser), so
+    # the runtime is trtllm and TTFT is compared with the engine-only prefill.
     return run({"kind": "inference", "model": {"preset": "gpt-j-6b"},
                 "precision": {"weights": precision, "compute": precision, "kv_cache": "fp16"},
-                "serving": {"input_tokens": 128, "output_tokens": 128, "concurrency": 1, "requests_per_second": 0.1},
+                "serving": {"input_tokens": 128, "output_tokens": 128, "concurrency": 1, "requests_per_second": 0.1,
+                            "runtime": "trtllm"},
                 "hardware": {"accelerator": accelerator}})["serving"]
 
 
@@ -180,5 +183,5 @@ def test_gptj_single_stream_decode(accelerator, precision, key):
     ("nvidia-a100-sxm4-80gb", "fp16", "A100_ttft_ms"), ("nvidia-h100-sxm5-80gb", "fp8", "H100_ttft_ms")])
 def test_gptj_time_to_first_token(accelerator, precision, key):
     case = CASES["gptj_6b_bs1_decode_a100_h100"]
-    ttft = _gptj(accelerator, precision)["ttft_ms"]["value"]
+    ttft = _gptj(accelerator, precision)["prefill_ms"]["value"]
     assert within(ttft, case["expected"]["value"][key], case["tolerance"]["relative"])

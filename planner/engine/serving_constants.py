@@ -1,0 +1,225 @@
+"""Serving runtimes, their memory budgets and the few efficiency constants of the serving model.
+
+Every number here is named, with where it comes from. The efficiency constants of vLLM, SGLang
+and TensorRT-LLM on Hopper were fitted on ../shared/reference/serving_measured.csv
+(scripts/fit_serving_constants.py reproduces the fit; docs/BENCHMARKS.md lists the rows and the
+error). Generations and precisions the measured data does not cover use generation-level factors
+that are labelled assumptions. A team calibration (planner/engine/calibration.py) replaces the
+preset values by name: see `serving_constants()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compute import generation_of
+from .hardware import AcceleratorSpec
+from .messages import Msg
+
+RUNTIMES = ("vllm", "sglang", "trtllm", "hf_transformers")
+DEFAULT_RUNTIME = "vllm"
+
+# The constants a calibration may replace (Calibrations.for_serving(...).values uses these names).
+CONSTANT_NAMES = (
+    "prefill_efficiency",            # share of the dense peak reached by the step's matmuls (prefill and batched decode)
+    "decode_bandwidth_efficiency",   # share of peak memory bandwidth reached reading weights and KV cache
+    "step_overhead_s",               # fixed time per engine step not hidden behind the GPU (scheduler, sampling, launches)
+    "layer_overhead_s",              # per transformer layer per step (kernel launches not folded into CUDA graphs)
+    "allreduce_latency_s",           # fixed cost of one tensor-parallel all-reduce
+    "request_overhead_s",            # per request before its first token: HTTP, tokenisation, scheduling, detokenisation
+    "low_bit_gemm_factor",           # fp8/fp4/int8 matmuls: share of their (2x/4x) peak relative to bf16's share
+    "ttft_cohort_factor",            # closed loops: other prompts prefilled with a new one, x sqrt(clients - 1)
+)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How an engine uses memory and schedules work (documented defaults of each engine)."""
+
+    name: str
+    label: str
+    gpu_memory_fraction: float  # share of GPU memory the engine may use (weights + KV + activations)
+    max_running_seqs: int  # scheduler cap on sequences in flight
+    step_token_budget: int  # tokens (prefill chunk + decodes) one engine step processes at most
+    kv_reservation: str  # "average": paged KV grows with the sequence; "full": isl + osl reserved at admission
+    continuous_batching: bool
+    logits_all_positions: bool  # eager HF generate() materialises fp32 logits for every prompt position
+    workspace_gib: float  # CUDA graphs, sampler and kernel workspaces outside the KV pool
+    source: str
+
+
+RUNTIME_SPECS = {
+    "vllm": Runtime(
+        "vllm", "vLLM", 0.90, 1024, 8192, "average", True, False, 1.0,
+        "vLLM V1 defaults: gpu_memory_utilization 0.9; on >= 70 GiB GPUs the API server defaults to "
+        "max_num_batched_tokens 8192 and max_num_seqs 1024 (vllm/engine/arg_utils.py, _set_default_args); "
+        "PagedAttention allocates KV blocks as sequences grow"),
+    "sglang": Runtime(
+        "sglang", "SGLang", 0.88, 1024, 8192, "average", True, False, 1.0,
+        "SGLang defaults: mem_fraction_static ~0.88 on 80 GB GPUs, chunked_prefill_size 8192, radix/paged KV "
+        "(sglang/srt/server_args.py)"),
+    "trtllm": Runtime(
+        "trtllm", "TensorRT-LLM", 0.90, 2048, 8192, "full", True, False, 1.0,
+        "trtllm-serve defaults: max_batch_size 2048, max_num_tokens 8192, kv_cache_free_gpu_memory_fraction 0.9, "
+        "GUARANTEED_NO_EVICT scheduler (reserves a request's whole context at admission)"),
+    "hf_transformers": Runtime(
+        "hf_transformers", "Hugging Face Transformers (eager generate)", 1.00, 1, 1_000_000, "full", False, True, 0.5,
+        "transformers generate(): one request (batch) at a time, no paged KV, no CUDA graphs; the prompt's "
+        "forward pass keeps fp32 logits for every position (assumption: one request per process)"),
+}
+
+# Fitted on serving_measured.csv, Hopper (H100 SXM) rows only, per runtime; see docs/BENCHMARKS.md
+# (section "Serving model vs measured engines") for the rows, the fit command and the error.
+# fp8 matmuls do not reach the same share of their doubled peak as bf16 does of its own (H100 measured
+# matmul peaks, MAMF: bf16 ~80 %, fp8 lower). Fitted once, on the 180 TensorRT-LLM fp8 rows (Qwen3-32B,
+# H100 SXM), with the runtime constants held; used for every runtime and every low-bit compute format.
+LOW_BIT_GEMM_FACTOR = 0.544
+FITTED = {
+    "vllm": {"prefill_efficiency": 0.528, "decode_bandwidth_efficiency": 0.900, "step_overhead_s": 5.46e-3,
+             "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 0.575,
+             "request_overhead_s": 32.2e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
+    "sglang": {"prefill_efficiency": 0.80, "decode_bandwidth_efficiency": 0.933, "step_overhead_s": 3.49e-3,
+               "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 6.85,
+               "request_overhead_s": 32.6e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
+    "trtllm": {"prefill_efficiency": 0.676, "decode_bandwidth_efficiency": 0.798, "step_overhead_s": 3.00e-3,
+               "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 0.469,
+               "request_overhead_s": 115.5e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
+}
+FITTED_ROWS = {
+    "vllm": "serving_measured.csv: backend vllm, system h100_sxm (93 rows)",
+    "sglang": "serving_measured.csv: backend sglang, system h100_sxm (84 rows)",
+    "trtllm": "serving_measured.csv: backend trtllm, system h100_sxm (357 rows)",
+}
+# HF eager has no measured rows: vLLM's Hopper constants with no CUDA graphs (a launch per kernel,
+# ~10 kernels per layer at ~5 us) and no fused attention kernels. Assumption, not fitted.
+HF_EAGER = {"prefill_efficiency": 0.40, "decode_bandwidth_efficiency": 0.60, "step_overhead_s": 5.0e-3,
+            "layer_overhead_s": 60e-6, "allreduce_latency_s": 25e-6, "ttft_cohort_factor": 0.0, "request_overhead_s": 0.02, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR}
+
+# Generation factors on the two efficiencies, relative to Hopper. Blackwell was checked against the
+# GB200 rows of serving_measured.csv (18 TensorRT-LLM rows; too noisy to fit: two runs of the same
+# point differ 2-5x); the others have no measured rows and are assumptions.
+GENERATION_FACTOR = {
+    "hopper": (1.00, "fitted on H100 SXM rows"),
+    "blackwell": (0.85, "assumption: kernels for a new generation reach a lower share of a higher peak; "
+                        "consistent with the GB200 TensorRT-LLM rows"),
+    "ampere": (1.00, "assumption: mature kernels (FlashAttention 2, Marlin) on a lower peak"),
+    "ada": (0.90, "assumption: PCIe cards, GDDR6 memory"),
+    "volta": (0.70, "assumption: no FlashAttention 2, fp16 only"),
+    "turing": (0.70, "assumption: no FlashAttention 2, fp16 only"),
+    "cdna": (0.70, "assumption: ROCm kernels (MI300X measured matmul peak ~51% of spec, stas00/ml-engineering)"),
+    "gaudi": (0.70, "assumption: vLLM/TGI on SynapseAI"),
+    "tpu": (0.70, "assumption: vLLM/JetStream on TPU"),
+    "other": (0.60, "assumption: unknown accelerator family"),
+}
+# Weight formats whose kernels dequantise on the fly reach a lower share of bandwidth and peak.
+# Assumptions (no measured rows): Marlin/AWQ int4 and weight-only fp8/fp4 kernels.
+WEIGHT_ONLY_FACTOR = {"int4": 0.80, "int8": 0.90, "fp8": 0.90, "fp4": 0.85}
+
+# Tensor-parallel all-reduce: two per layer per step (attention output, MLP output), ring algorithm.
+ALLREDUCE_BUS_EFFICIENCY = 0.70  # share of the link's one-way bandwidth NCCL reaches (assumption, NCCL tests ~70-80%)
+PCIE_ALLREDUCE_LATENCY_S = 30e-6  # per all-reduce over PCIe (assumption; NVLink uses the fitted value)
+PCIE_ONE_WAY_GB_S = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16, one direction
+PP_HOP_S = 30e-6  # activations handed to the next pipeline stage, per boundary per step (assumption)
+REQUEST_OVERHEAD_S = 2e-3  # tokenisation, detokenisation and HTTP per request (assumption)
+
+
+def generation_factor(acc: AcceleratorSpec) -> tuple[float, str]:
+    return GENERATION_FACTOR[generation_of(acc.architecture)]
+
+
+def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str) -> dict[str, float]:
+    """Preset constants (by name) for this accelerator, runtime and compute precision.
+
+    The generation factor is folded into the two efficiencies; the precision's kernel factor is
+    applied separately by the model (it depends on weights vs compute precision)."""
+    base = dict(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])
+    g, _ = generation_factor(accelerator)
+    base["prefill_efficiency"] *= g
+    base["decode_bandwidth_efficiency"] *= g
+    return base
+
+
+def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
+    g, why = generation_factor(accelerator)
+    if runtime == "hf_transformers":
+        return Msg("Hugging Face eager constants are assumptions (no measured rows); generation factor {g:g}: {why}",
+                   g=g, why=why)
+    return Msg("{runtime} constants fitted on {rows}; generation factor {g:g}: {why}",
+               runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], g=g, why=why)
+
+
+def resolve_constants(accelerator: AcceleratorSpec, runtime: str, precision: str, calibrations) -> tuple[dict, Msg]:
+    """Presets, replaced by a team calibration where one exists for (accelerator, runtime, precision)."""
+    values = serving_constants(accelerator, runtime, precision)
+    cal = calibrations.for_serving(accelerator.id, runtime, precision) if calibrations else None
+    if cal is None:
+        return values, constants_source(accelerator, runtime)
+    used = {k: float(v) for k, v in cal.values.items() if k in CONSTANT_NAMES}
+    values.update(used)
+    return values, Msg("team calibration: {label} (replaces {names})", label=cal.label,
+                       names=", ".join(sorted(used)) or "nothing: no known constant names")
+
+
+# ----------------------------------------------------------------------------- precision x hardware
+
+_COMPUTE_COLUMNS = {
+    "fp32": ("tf32_tflops_dense", "fp32_tflops"),
+    "bf16": ("bf16_tflops_dense", "fp16_tflops_dense"),
+    "fp16": ("fp16_tflops_dense", "bf16_tflops_dense"),
+    "fp8": ("fp8_tflops_dense",),
+    "fp4": ("fp4_tflops_dense",),
+    "int8": ("int8_tops_dense",),
+}
+
+
+def compute_format(acc: AcceleratorSpec, *, weights: str, compute: str) -> tuple[float | None, str, Msg]:
+    """(dense peak in TFLOP/s, format the matmuls really run in, explanation).
+
+    fp8/fp4/int8 compute needs the chip's units for that format; without them the weights stay
+    quantised in memory (weight-only quantisation) and the matmuls run in bf16 (fp16 where the chip
+    has no bf16). bf16 on V100/T4 runs as fp16. int4 is always weight-only (no engine runs int4
+    matmuls). Never a speed-up the chip cannot give."""
+    wanted = "bf16" if compute == "int4" else compute
+    for col in _COMPUTE_COLUMNS[wanted]:
+        v = getattr(acc, col)
+        if not v:
+            continue
+        fmt = col.split("_")[0]
+        if wanted == "bf16" and fmt == "fp16":
+            return float(v), fmt, Msg("{chip} has no bf16 tensor cores: bf16 runs as fp16 at {peak:g} TFLOP/s dense",
+                                      chip=acc.model, peak=float(v))
+        if kernel_factor(weights=weights, compute_fmt=fmt) < 1.0:
+            return float(v), fmt, Msg("{weights} weights are dequantised in the kernel (weight-only); matmuls in "
+                                      "{fmt} at {peak:g} TFLOP/s dense", weights=weights, fmt=fmt, peak=float(v))
+        return float(v), fmt, Msg("matmuls in {fmt} at {peak:g} TFLOP/s dense", fmt=fmt, peak=float(v))
+    for col in ("bf16_tflops_dense", "fp16_tflops_dense"):
+        v = getattr(acc, col)
+        if v:
+            fmt = col.split("_")[0]
+            return float(v), fmt, Msg(
+                "{chip} has no {compute} units: {weights} weights run as weight-only quantisation, matmuls in {fmt} "
+                "at {peak:g} TFLOP/s dense (no {compute} speed-up)",
+                chip=acc.model, compute=compute, weights=weights, fmt=fmt, peak=float(v))
+    return None, "", Msg("{chip} has no known {compute} throughput", chip=acc.model, compute=compute)
+
+
+def kernel_factor(*, weights: str, compute_fmt: str) -> float:
+    """Efficiency factor of weight-only kernels (weights stored narrower than the matmul format)."""
+    narrow = {"fp4": 0.5, "int4": 0.5, "fp8": 1, "int8": 1, "fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4}
+    if narrow.get(weights, 2) < narrow.get(compute_fmt, 2):
+        return WEIGHT_ONLY_FACTOR.get(weights, 1.0)
+    return 1.0
+
+
+# ------------------------------------------------------------------------------------ interconnect
+
+
+def link(acc: AcceleratorSpec, tp: int) -> tuple[float, float | None, str]:
+    """(one-way GB/s, latency per all-reduce in s or None = the fitted NVLink-class value, kind)."""
+    text = (acc.interconnect or "").lower()
+    scale_up = any(k in text for k in ("nvlink", "infinity fabric", "ici", "roce", "xgmi")) and "c2c" not in text
+    bridge = "bridge" in text
+    if scale_up and acc.interconnect_gb_s and (not bridge or tp <= 2):
+        return acc.interconnect_gb_s / 2.0, None, "nvlink" if "nvlink" in text else "scale-up"
+    pcie = PCIE_ONE_WAY_GB_S.get(acc.pcie_gen or 4, 32.0)
+    return pcie, PCIE_ALLREDUCE_LATENCY_S, "pcie"

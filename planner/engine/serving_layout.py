@@ -1,0 +1,195 @@
+"""One serving layout evaluated exactly: a model on `tp x pp` GPUs of one accelerator, one runtime.
+
+`evaluate_layout(...)` is the public pure function the plan's what-if, the calibration app, the
+measured-data replay (serving_replay.py) and the peer benchmark call: give it a measured row's
+inputs and it returns the predicted TTFT/TPOT. Arrays are accepted for the numeric inputs
+(tp, pp, isl, osl, concurrency), so many rows of one model/accelerator/runtime run in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import numpy as np
+
+from . import memory
+from .architecture import ModelArch, kv_cache_bytes_per_token
+from .calibration import NO_CALIBRATIONS, Calibrations
+from .hardware import AcceleratorSpec
+from .serving_constants import (
+    RUNTIME_SPECS,
+    compute_format,
+    kernel_factor,
+    link,
+    resolve_constants,
+)
+from .serving_model import Engine, build_engine
+
+GIB = memory.GIB
+
+
+def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, compute: str, kv_precision: str,
+                tp, pp, isl, osl) -> dict:
+    """Per-GPU memory of a layout under the runtime's budget, and the sequences its KV pool holds."""
+    rt = RUNTIME_SPECS[runtime]
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    isl, osl = np.asarray(isl, dtype=float), np.asarray(osl, dtype=float)
+    cap = np.asarray(capacity_bytes, dtype=float)
+    w_gpu = memory.inference_weight_bytes(arch, weights=weights) / (tp * pp)
+    chunk = np.minimum(rt.step_token_budget, np.maximum(isl, 512.0)) if rt.continuous_batching else isl
+    act = memory.inference_activation_bytes(arch, tokens_in_flight=chunk, tp=tp, compute_precision=compute)
+    if rt.logits_all_positions:
+        act = act + 4.0 * (arch.vocab_size or 0) * isl / tp  # fp32 logits for every prompt position
+    workspace = rt.workspace_gib * GIB + memory.CUDA_CONTEXT_BYTES["inference"]
+    budget = cap * rt.gpu_memory_fraction
+    pool = budget - w_gpu - act - workspace
+    kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
+    kv_split = np.ones_like(tp) if arch.is_mla else np.minimum(tp, float(arch.kv_heads or 1))
+    kvpt_gpu = kvpt / (kv_split * pp)
+    reserve = isl + osl if rt.kv_reservation == "full" else isl + osl / 2.0
+    per_seq = kvpt_gpu * reserve
+    n_kv = np.where(per_seq > 0, np.floor(np.maximum(pool, 0.0) / np.where(per_seq > 0, per_seq, 1.0)),
+                    np.where(pool > 0, 1e9, 0.0))
+    n_max = np.minimum(n_kv, float(rt.max_running_seqs))
+    return {"capacity_bytes": cap, "budget_bytes": budget, "weights_bytes": w_gpu, "activations_bytes": act,
+            "workspace_bytes": workspace, "kv_pool_bytes": pool, "kv_bytes_per_token_gpu": kvpt_gpu,
+            "kv_per_seq_bytes": per_seq, "n_kv": n_kv, "n_max": n_max, "fits": (pool > 0) & (n_kv >= 1)}
+
+
+def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
+                 tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
+    """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp)."""
+    tp = np.asarray(tp, dtype=float)
+    pp = np.asarray(pp, dtype=float)
+    shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))
+    n = len(accs)
+    lead = (n,) + (1,) * len(shape)
+    peaks, kernels, notes, vals = [], [], [], []
+    tp_b = np.broadcast_to(tp, shape)
+    tps = np.unique(tp_b).tolist() if tp.size else []
+    # Accelerators of one chip/interconnect share everything but capacity and bandwidth: computed once.
+    memo: dict = {}
+    link_rows = []
+    for acc in accs:
+        cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
+        key = (acc.architecture, acc.model, acc.fp32_tflops, acc.tf32_tflops_dense, acc.bf16_tflops_dense,
+               acc.fp16_tflops_dense, acc.fp8_tflops_dense, acc.fp4_tflops_dense, acc.int8_tops_dense,
+               acc.interconnect, acc.interconnect_gb_s, acc.pcie_gen, acc.id if cal is not None else None)
+        if key not in memo:
+            peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
+            values, source = resolve_constants(acc, runtime, compute, calibrations)
+            if consts:
+                values = {**values, **consts}
+            low_bit = fmt in ("fp8", "fp4", "int8")
+            values = {**values, "compute_factor": values["low_bit_gemm_factor"] if low_bit else 1.0}
+            links = [link(acc, int(t)) for t in tps]
+            kinds = ", ".join(sorted({lk[2] for t, lk in zip(tps, links, strict=True) if t > 1}))
+            memo[key] = (np.nan if peak is None else peak, kernel_factor(weights=weights, compute_fmt=fmt), values,
+                         {"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
+                          "peak_tflops": peak, "link": kinds},
+                         [lk[0] for lk in links], [np.nan if lk[1] is None else lk[1] for lk in links])
+        peak, kern, values, note, bws, lats = memo[key]
+        peaks.append(peak)
+        kernels.append(kern)
+        vals.append(values)
+        notes.append(note)
+        link_rows.append((bws, lats))
+    col = lambda xs: np.array(xs, dtype=float).reshape(lead)  # noqa: E731
+    consts_arr = {k: col([v[k] for v in vals]) for k in vals[0]} if vals else {}
+    if tps:
+        pos = np.searchsorted(np.array(tps, dtype=float), tp_b)
+        bw_tab = np.array([r[0] for r in link_rows], dtype=float)  # accelerators x distinct TP
+        lat_tab = np.array([r[1] for r in link_rows], dtype=float)
+        link_bw, link_lat = bw_tab[:, pos], lat_tab[:, pos]
+    else:
+        link_bw = np.ones((n,) + shape)
+        link_lat = np.full((n,) + shape, np.nan)
+    mem = memory_plan(arch=arch, capacity_bytes=col([a.memory_gib * GIB for a in accs]), runtime=runtime,
+                      weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl)
+    rt = RUNTIME_SPECS[runtime]
+    eng = build_engine(arch=arch, weights=weights, kv_precision=kv_precision, isl=isl, osl=osl, tp=tp, pp=pp,
+                       peak_tflops=col(peaks), bandwidth_gb_s=col([a.memory_bandwidth_gb_s for a in accs]),
+                       consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
+                       budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"])
+    return eng, mem, notes
+
+
+def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,
+                tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
+    """(Engine, memory plan, notes) for one accelerator; `consts` overrides the presets (used by the fit)."""
+    eng, mem, notes = make_engines(arch=arch, accs=[acc], runtime=runtime, weights=weights, compute=compute,
+                                   kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
+                                   calibrations=calibrations, consts=consts)
+    full = np.broadcast_shapes(*(np.shape(getattr(eng, f.name)) for f in fields(eng)))
+    eng = replace(eng, **{f.name: np.broadcast_to(np.asarray(getattr(eng, f.name), dtype=float), full)[0]
+                          for f in fields(eng)})
+    mshape = np.broadcast_shapes(*(np.shape(v) for v in mem.values()))
+    mem = {k: np.broadcast_to(np.asarray(v), mshape)[0] for k, v in mem.items()}
+    return eng, mem, notes[0]
+
+
+def bottleneck(eng: Engine, s: dict) -> np.ndarray:
+    """What limits the operating point: kv_capacity, compute, memory_bandwidth, interconnect or overhead."""
+    kv_bound = (np.asarray(s.get("queued_s", 0.0)) > 0.0) | (s["n_running"] >= 0.97 * eng.n_max)
+    comm, comp, mem = s["comm_s"], s["compute_s"], s["memory_s"]
+    over = eng.overhead_s
+    out = np.where(comp >= mem, "compute", "memory_bandwidth")
+    out = np.where((comm > np.maximum(comp, mem)) & (comm > over), "interconnect", out)
+    out = np.where((over > np.maximum(comp, mem)) & (over >= comm), "overhead", out)
+    return np.where(kv_bound, "kv_capacity", out)
+
+
+def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_parallel=1, pipeline_parallel=1,
+                    runtime: str = "vllm", weights: str = "bf16", compute: str | None = None, kv_cache: str | None = None,
+                    input_tokens=1024, output_tokens=256, concurrency=None, requests_per_second=None,
+                    ttft_p95_ms: float | None = None, tpot_p95_ms: float | None = None,
+                    calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None) -> dict:
+    """Predict how exactly this layout serves the load (one replica of tp x pp GPUs).
+
+    Load: `concurrency` clients in a closed loop (as benchmark tools run) or `requests_per_second`
+    Poisson arrivals (open loop); with both, both are evaluated and the worse p95 is reported.
+    Numeric inputs may be arrays of one shape (rows of a replay). Times are in ms."""
+    compute = compute or weights
+    kv_cache = kv_cache or ("bf16" if weights in ("int4", "int8") else weights)
+    eng, mem, notes = make_engine(arch=arch, acc=accelerator, runtime=runtime, weights=weights, compute=compute,
+                                  kv_precision=kv_cache, tp=tensor_parallel, pp=pipeline_parallel,
+                                  isl=input_tokens, osl=output_tokens, calibrations=calibrations, consts=consts)
+    ttft1, tpot1 = eng.unloaded()
+    gpus = np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel, dtype=float)
+    out = {"fits": mem["fits"], "n_max": mem["n_max"], "memory": mem, "notes": notes,
+           "unloaded_ttft_ms": ttft1 * 1e3, "unloaded_tpot_ms": tpot1 * 1e3, "gpus": gpus}
+    results = []
+    if concurrency is not None:
+        results.append(("closed", eng.closed_loop(concurrency)))
+    if requests_per_second is not None:
+        s = eng.steady(np.asarray(requests_per_second, dtype=float))
+        s["rate"] = np.asarray(requests_per_second, dtype=float) + 0.0 * s["T"]
+        s["queued_s"] = np.zeros_like(s["T"])
+        results.append(("open", s))
+    if not results:
+        results.append(("closed", eng.closed_loop(1.0)))
+    # Report the worse of the load models.
+    s = results[0][1]
+    for _, other in results[1:]:
+        worse = other["ttft_p95"] > s["ttft_p95"]
+        s = {k: np.where(worse, other[k], s[k]) for k in s}
+    ok = mem["fits"] & np.isfinite(s["T"])
+    out.update({
+        "ttft_ms": np.where(ok, s["ttft"] * 1e3, np.inf), "ttft_p95_ms": np.where(ok, s["ttft_p95"] * 1e3, np.inf),
+        "tpot_ms": np.where(ok, s["T"] * 1e3, np.inf), "tpot_p50_ms": np.where(ok, s["T"] * 1e3, np.inf),
+        "tpot_p95_ms": np.where(ok, s["tpot_p95"] * 1e3, np.inf),
+        "throughput_rps": np.where(ok, s["rate"], 0.0),
+        "output_tokens_per_s_per_gpu": np.where(ok, s["rate"] * np.asarray(output_tokens, dtype=float) / gpus, 0.0),
+        "output_tokens_per_s_per_user": np.where(ok, 1.0 / np.maximum(s["T"], 1e-12), 0.0),
+        "running_sequences": np.where(ok, s["n_running"], 0.0),
+        "queued_ms": np.where(ok, s["queued_s"] * 1e3, np.inf),
+        "stable": ok & s["stable"] | (ok & (concurrency is not None)),
+        "bottleneck": bottleneck(eng, s),
+        "compute_s": s["compute_s"], "memory_s": s["memory_s"], "comm_s": s["comm_s"], "step_s": s["T"],
+    })
+    if ttft_p95_ms or tpot_p95_ms:
+        lam = eng.rate_meeting((ttft_p95_ms or np.inf) / 1e3, (tpot_p95_ms or np.inf) / 1e3)
+        out["max_rps_meeting_targets"] = np.where(mem["fits"], lam, 0.0)
+    out["max_stable_rps"] = np.where(mem["fits"], eng.max_stable_rate(), 0.0)
+    out["engine"] = eng
+    return out

@@ -1,0 +1,297 @@
+"""How a serving engine runs, as array arithmetic (docs/SIZING.md, "Serving model").
+
+Continuous batching: every engine step runs the decodes of the running sequences plus a chunk of
+pending prompt (prefill) tokens, within a per-step token budget. A step takes
+
+    T = max(compute, memory traffic) + fixed overheads + tensor-parallel all-reduces
+
+compute = the step's tokens x 2 x active parameters (+ attention over each token's context) over
+the GPUs' dense peak x prefill_efficiency; memory = the weights (read once per step, shared by the
+whole batch; MoE: the experts the step's tokens touch) + each decoding sequence's KV cache over
+bandwidth x decode_bandwidth_efficiency.
+
+Load: at a steady arrival rate lam (requests/s per replica) Little's law gives the decoding
+sequences per step (lam x osl x T) and the prompt tokens per step (lam x isl x T); both are linear
+in T, so the steady step time solves a linear fixed point in closed form. A closed loop of C
+clients is the rate at which lam x (TTFT + osl x T) = C (bisection), with the wait for a free
+slot when C exceeds what the KV memory / scheduler admits. Every function takes numpy arrays that
+broadcast (accelerators x layouts in the search, rows in the replay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .architecture import ModelArch, kv_cache_bytes_per_token
+from .precision import weight_bytes_per_param
+from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERHEAD_S
+
+Z95 = 1.645  # one-sided 95 % normal quantile
+LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
+BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
+# Without stated targets a plan keeps p95 latencies within these multiples of one request alone
+# (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
+# prefill and batching up to ~3x the single-stream step).
+DEFAULT_TTFT_SLACK = 4.0
+DEFAULT_TPOT_SLACK = 3.0
+
+
+def moe_split(a: ModelArch) -> tuple[float, float]:
+    """(parameters always read, routed-expert parameters) of a model."""
+    if not a.is_moe or not a.is_transformer:
+        return float(a.params), 0.0
+    width = a.moe_ffn_hidden_size or a.ffn_hidden_size
+    expert = (3 if a.gated_ffn else 2) * a.hidden_size * width
+    routed = float((a.layers - a.dense_layers) * a.experts * expert)
+    return float(a.params) - routed, routed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """One replica's engine, as broadcastable arrays (per GPU unless named otherwise)."""
+
+    isl: np.ndarray
+    osl: np.ndarray
+    flops_per_token: np.ndarray  # 2 x active params
+    attn_flops_per_ctx: np.ndarray  # attention FLOPs per token per context token
+    layers: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    dense_weight_bytes: np.ndarray  # whole replica
+    expert_weight_bytes: np.ndarray  # whole replica (routed experts)
+    expert_touch: np.ndarray  # k / E: probability a token routes to a given expert (0 for dense)
+    kv_bytes_per_token_gpu: np.ndarray  # one token of one sequence's KV, per GPU (split by KV heads x PP)
+    kv_split: np.ndarray
+    flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
+    bytes_s: np.ndarray  # per GPU: bandwidth x decode_bandwidth_efficiency x kernel factor
+    overhead_s: np.ndarray  # per step: step_overhead_s + layers x layer_overhead_s (+ PP hops)
+    comm_fixed_s: np.ndarray  # per step: all-reduce latencies
+    comm_per_token_s: np.ndarray  # per step token: all-reduce bytes over the link
+    budget: np.ndarray  # tokens per step
+    n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
+    cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
+    request_overhead_s: np.ndarray = REQUEST_OVERHEAD_S
+
+    # ------------------------------------------------------------------ one step
+
+    def compute_s_per_token(self, ctx):
+        return (self.flops_per_token + self.attn_flops_per_ctx * ctx) / (self.tp * self.pp * self.flops_s)
+
+    def weight_read_s(self, tokens):
+        """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
+        if not np.any(self.expert_weight_bytes):
+            return self.dense_weight_bytes / (self.tp * self.bytes_s) + 0.0 * tokens
+        per_micro = np.maximum(tokens / self.pp, 1.0)
+        touched = 1.0 - (1.0 - self.expert_touch) ** per_micro
+        w = self.dense_weight_bytes + self.expert_weight_bytes * touched
+        return w / (self.tp * self.bytes_s)
+
+    def step_s(self, n_decode, prefill_tokens):
+        """Seconds of one engine step (one token pass through every stage) and its parts.
+
+        The matmuls (bounded by their FLOPs or by reading the weights) and attention (bounded by
+        its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
+        ctx_d = self.isl + self.osl / 2.0
+        tokens = n_decode + prefill_tokens
+        gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s)
+        attn_c = (n_decode * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
+            self.tp * self.pp * self.flops_s)
+        kv = (n_decode * ctx_d + prefill_tokens) * self.kv_bytes_per_token_gpu / self.bytes_s
+        w = self.weight_read_s(tokens)
+        comm = self.comm_fixed_s + tokens * self.comm_per_token_s
+        t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm
+        return t, gemm_c + attn_c, w + kv, comm
+
+    # ------------------------------------------------------------ steady state at a rate
+
+    @cached_property
+    def _k(self) -> dict:
+        """Per-engine invariants of the steady state (computed once; steady() runs inside bisections)."""
+        ctx_d = self.isl + self.osl / 2.0
+        per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
+        g = (self.isl + self.osl) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
+        a = (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx * per_flop
+        kv = (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
+        k = (self.isl + self.osl) * self.comm_per_token_s
+        fixed = self.overhead_s + self.comm_fixed_s
+        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        chunks = np.ceil(self.isl / self.budget)
+        w1 = self.weight_read_s(1.0)
+        return {"g": g, "m": np.maximum(a, kv), "k": k, "fixed": fixed, "c_pre": c_pre, "chunks": chunks,
+                "own": self.isl * (c_pre + self.comm_per_token_s) + (chunks - 1.0) * (fixed + w1), "w1": w1,
+                "moe": bool(np.any(self.expert_weight_bytes)), "slots": np.maximum(self.n_max, 1.0),
+                "slot_exp": np.sqrt(2.0 * (np.maximum(self.n_max, 1.0) + 1.0)) - 1.0,
+                "tpot_share": Z95 * self.isl * c_pre / np.sqrt(np.maximum(self.osl, 1.0))}
+
+    def _slopes(self, lam):
+        k = self._k
+        return lam * k["g"], lam * k["m"], lam * k["m"], lam * k["k"]
+
+    def steady(self, lam, parts=True):
+        """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
+
+        Everything per step is proportional to the step time T (decodes lam*osl*T, prompt tokens
+        lam*isl*T), and T = max(matmul FLOPs, weight read) + max(attention FLOPs, KV read) + fixed +
+        all-reduces, so T solves a linear fixed point per branch in closed form.
+        Returns arrays: T (mean step = TPOT), ttft (mean), ttft_p95, tpot_p95, n_running, stable (the
+        engine keeps up within its token budget and KV memory) and, with parts, the step's parts."""
+        k = self._k
+        lam = np.asarray(lam, dtype=float)
+        g, m, kk = lam * k["g"], lam * k["m"], lam * k["k"]
+        fixed = k["fixed"]
+        den_c = 1.0 - g - m - kk
+        den_m = 1.0 - m - kk
+        ok = den_c > 0
+        w0 = k["w1"]
+        T = None
+        for _ in range(2 if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
+            T = np.where(ok, np.maximum(fixed / np.where(ok, den_c, 1.0), (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
+            if k["moe"]:
+                w0 = self.weight_read_s(np.where(np.isfinite(T), lam * (self.isl + self.osl) * T, 1.0))
+        tokens_step = lam * (self.isl + self.osl) * T
+        n_decode = lam * self.osl * T
+        # A new prompt waits for the running step (on average half of it), then rides the next step
+        # with the prompts that arrived meanwhile; beyond the budget it waits for more steps (M/D/1).
+        own = k["own"]
+        rho = lam * self.isl * T / np.maximum(self.budget - n_decode, 1.0)
+        wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
+        residence = 1.5 * T + own + wait + self.osl * T
+        # p95: the whole running step, the prompts sharing the step (Poisson), an exponential queue tail.
+        root = np.sqrt(lam * T)
+        ttft_p95 = 2.0 * T + own + self.isl * k["c_pre"] * Z95 * root + wait * LN20 + self.request_overhead_s
+        # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry.
+        tpot_p95 = T + k["tpot_share"] * root
+        n_running = lam * residence
+        # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
+        # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
+        rho_s = n_running / k["slots"]
+        slot_wait = np.where(rho_s < 1.0, residence / k["slots"] * rho_s ** k["slot_exp"]
+                             / np.maximum(1.0 - rho_s, 1e-9), np.inf)
+        ttft = residence - self.osl * T + slot_wait + self.request_overhead_s
+        ttft_p95 = ttft_p95 + slot_wait * LN20
+        stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (rho_s < 1.0)
+        if not parts:
+            return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "stable": stable}
+        step_t, compute, memory, comm = self.step_s(n_decode, lam * self.isl * T)
+        return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "n_running": n_running,
+                "n_decode": n_decode, "stable": stable, "compute_s": compute, "memory_s": memory, "comm_s": comm,
+                "tokens_per_step": tokens_step}
+
+    def unloaded(self):
+        """One request alone: TTFT = its prefill, TPOT = one decode step."""
+        T1, *_ = self.step_s(np.ones_like(self.isl * 1.0), 0.0)
+        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        chunks = np.ceil(self.isl / self.budget)
+        pre = (np.maximum(self.isl * c_pre, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
+               + chunks * (self.overhead_s + self.comm_fixed_s) + self.isl * self.comm_per_token_s)
+        return pre + self.request_overhead_s, T1
+
+    def max_stable_rate(self):
+        """Highest rate the engine sustains (token budget, compute, bandwidth or KV memory)."""
+        def ok(lam):
+            return self.steady(lam, parts=False)["stable"]
+        return self._bisect(ok, self._rate_upper())
+
+    def _rate_upper(self):
+        """The rate where compute or KV traffic alone would fill every second (no steady state beyond)."""
+        g_c, a_c, a_kv, a_k = self._slopes(1.0)
+        slope = np.maximum(g_c + np.maximum(a_c, a_kv), np.maximum(a_c, a_kv)) + a_k
+        full = np.broadcast_shapes(np.shape(slope), np.shape(self.n_max), np.shape(self.overhead_s))
+        return np.broadcast_to(1.0 / np.maximum(slope, 1e-12), full).astype(float)
+
+    @staticmethod
+    def _bisect(ok, hi):
+        """Largest lam in [0, hi] with ok(lam) (ok is monotone: true below a threshold)."""
+        lo = np.zeros_like(hi)
+        hi = hi.copy()
+        for _ in range(BISECT_STEPS):
+            mid = 0.5 * (lo + hi)
+            good = ok(mid)
+            lo = np.where(good, mid, lo)
+            hi = np.where(good, hi, mid)
+        return lo
+
+    def cohort_s(self, clients):
+        """Closed loops with equal request lengths run in cohorts: clients that started together finish
+        together and send their next prompts together, so a prompt shares its prefill with others
+        (ttft_cohort_factor x sqrt(clients - 1) prompts' worth, fitted on the measured closed loops)."""
+        c = np.maximum(np.minimum(clients, self.n_max) - 1.0, 0.0)
+        return self.cohort_factor * np.sqrt(c) * self.isl * self.compute_s_per_token(self.isl / 2.0)
+
+    def rate_meeting(self, ttft_s, tpot_s, *, closed=False, hi=None):
+        """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never).
+
+        closed=True: the rate of a closed loop (clients = rate x cycle, Little's law) including the
+        cohort wait of closed loops."""
+        def ok(lam):
+            s = self.steady(lam, parts=False)
+            ttft = s["ttft_p95"]
+            if closed:
+                ttft = ttft + 2.0 * self.cohort_s(lam * (s["ttft"] + (self.osl - 1.0) * s["T"]))
+            return s["stable"] & (ttft <= ttft_s) & (s["tpot_p95"] <= tpot_s)
+        lam = self._bisect(ok, self._rate_upper() if hi is None else hi)
+        # lam is the top of the feasible range; 0 with an infeasible floor means never.
+        return np.where(ok(np.maximum(lam, 1e-9)), lam, 0.0)
+
+    def closed_loop(self, clients, cap=None):
+        """Closed loop: `clients` each send the next request when the last one ends (benchmark tools).
+
+        The throughput lam solves lam x (TTFT + osl x T) = clients; when the engine cannot run all
+        clients at once (scheduler cap, KV memory, prefill budget) the rest wait, and TTFT grows by
+        that wait (Little's law on the whole loop)."""
+        clients = np.asarray(clients, dtype=float)
+        cap = self.max_stable_rate() if cap is None else cap
+
+        def fewer(lam):
+            s = self.steady(lam, parts=False)
+            return s["stable"] & (lam * (s["ttft"] + (self.osl - 1.0) * s["T"]) <= clients)
+        lam = self._bisect(fewer, cap)
+        s = self.steady(lam)
+        cycle = s["ttft"] + (self.osl - 1.0) * s["T"]
+        queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
+        queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
+        cohort = self.cohort_s(clients)
+        s["ttft"] = s["ttft"] + queued + cohort
+        s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort
+        s["rate"] = lam
+        s["queued_s"] = queued
+        return s
+
+
+def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
+                 consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max) -> Engine:
+    """Engine arrays from a model, a layout and the constants (all array-friendly)."""
+    f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
+    tp, pp = f(tp), f(pp)
+    dense, routed = moe_split(arch)
+    bpp = weight_bytes_per_param(weights)
+    kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
+    if arch.is_mla:
+        kv_split = np.ones_like(tp)
+    else:
+        kv_split = np.minimum(tp, float(arch.kv_heads or 1))
+    layers = float(arch.layers or 1)
+    attn = 0.0
+    if arch.is_transformer and arch.attention_heads:
+        qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
+        attn = 4.0 * layers * arch.attention_heads * qk
+    c = {k: f(v) for k, v in consts.items()}
+    lat = np.where(np.isnan(f(link_latency_s)), c["allreduce_latency_s"], f(link_latency_s))
+    hidden = float(arch.hidden_size or 0)
+    ar = np.where(tp > 1, 2.0 * layers, 0.0)  # all-reduces per token pass
+    # Ring all-reduce of one token's 16-bit hidden state: 2 (tp-1)/tp x bytes over the one-way link.
+    per_token = ar * 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * hidden * 2.0 / (f(link_gb_s) * 1e9 * ALLREDUCE_BUS_EFFICIENCY)
+    return Engine(
+        isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
+        tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
+        expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
+        kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
+        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
+        bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
+        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S,
+        comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
+        cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
+    )

@@ -1,0 +1,418 @@
+"""Serving part of size_workload: search, ranking, the exact-layout what-if and the result sections.
+
+The physics is in serving_model.py (engine steps, load), serving_layout.py (memory, one layout)
+and serving_constants.py (runtimes, fitted constants); docs/SIZING.md explains it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+
+from . import infra, memory, search
+from .calibration import Calibrations
+from .errors import FieldError, SpecValidationError
+from .hardware import AcceleratorSpec
+from .messages import Msg
+from .result import q
+from .serving_constants import RUNTIME_SPECS
+from .spec import WorkloadSpec
+
+GIB = memory.GIB
+TOP_CANDIDATES = 50
+CURVE_POINTS = (0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.88, 0.94, 0.98)  # shares of the highest stable rate
+CURVES_SHOWN = 5
+
+
+def _fmt_gib(b: float) -> str:
+    return Msg("{b:,.1f} GiB", b=b / GIB)
+
+
+def serving_inputs(spec: WorkloadSpec, calibrations: Calibrations) -> search.ServingInputs:
+    a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
+    return search.ServingInputs(
+        arch=a, weights=p.weights, compute_precision=p.compute, kv_precision=p.kv_cache,
+        context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
+        concurrency=s.concurrency, requests_per_second=s.requests_per_second, ttft_ms=s.ttft_p95_ms,
+        tpot_ms=s.tpot_p95_ms, runtime=s.runtime, tp_pin=hw.tensor_parallel, pp_pin=hw.pipeline_parallel,
+        count_pin=hw.count, calibrations=calibrations)
+
+
+def _g(res, key, ai, li):
+    return float(np.asarray(res[key])[ai, li])
+
+
+def candidate(res, cat, ai: int, li: int, s) -> dict:
+    acc = cat.accelerators[ai]
+    op = res["op"]
+    count = _g(res, "count", ai, li)
+    price = cat.price_gpu_hour_usd[ai] * count
+    tp, pp = int(res["tp"][li]), int(res["pp"][li])
+    fin = lambda v: v if math.isfinite(v) else None  # noqa: E731
+    return {
+        "accelerator_id": acc.id, "accelerator": acc.model, "count": int(count) if math.isfinite(count) else None,
+        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp,
+                   "replicas": int(_g(res, "replicas", ai, li)) if math.isfinite(_g(res, "replicas", ai, li)) else None},
+        "fits": bool(res["fits"][ai, li]), "meets_target": bool(res["meets"][ai, li]),
+        "batch_per_replica": fin(round(float(op["n_running"][ai, li]), 1)),
+        "max_concurrent_sequences_per_replica": int(min(res["n_kv"][ai, li], 1e9)),
+        "ttft_ms": fin(float(op["ttft"][ai, li]) * 1e3), "ttft_p95_ms": fin(float(op["ttft_p95"][ai, li]) * 1e3),
+        "tpot_ms": fin(float(op["T"][ai, li]) * 1e3), "tpot_p95_ms": fin(float(op["tpot_p95"][ai, li]) * 1e3),
+        "output_tokens_per_s_per_gpu": fin(float(op["rate"][ai, li]) * s.output_tokens / (tp * pp)),
+        "max_rps_per_replica_meeting_targets": fin(_g(res, "rate_meeting", ai, li)),
+        "bottleneck": str(res["bottleneck"][ai, li]),
+        "sustained_rps_per_replica": fin(float(op["rate"][ai, li])),
+        "kv_bytes_per_gpu": fin(float(op["n_running"][ai, li]) * float(res["mem"]["kv_per_seq_bytes"][ai, li])),
+        "kv_memory_left_bytes_per_gpu": float(res["mem"]["kv_pool_bytes"][ai, li]),
+        "cost_usd_per_hour": float(price) if math.isfinite(price) else None,
+    }
+
+
+def curve(res, ai: int, li: int, s) -> list[dict]:
+    """Throughput-latency points of one replica as load grows to its highest stable rate."""
+    eng = res["engine"]
+    lam_max = _g(res, "max_stable_rate", ai, li)
+    if not (lam_max > 0 and math.isfinite(lam_max)):
+        return []
+    def pick(x):
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 0:
+            return x
+        if x.ndim == 1:  # a layouts-only array broadcasts along the last axis
+            return x[min(li, x.shape[0] - 1)]
+        return x[min(ai, x.shape[0] - 1), min(li, x.shape[1] - 1)]
+    one = {f: pick(getattr(eng, f)) for f in eng.__dataclass_fields__}
+    e1 = type(eng)(**one)
+    lam = lam_max * np.array(CURVE_POINTS)
+    st = e1.steady(lam)
+    gpus = int(res["tp"][li]) * int(res["pp"][li])
+    return [{"rps_per_replica": round(float(lam[k]), 4),
+             "output_tokens_per_s_per_gpu": round(float(lam[k]) * s.output_tokens / gpus, 2),
+             "ttft_p95_ms": round(float(st["ttft_p95"][k]) * 1e3, 2), "tpot_p50_ms": round(float(st["T"][k]) * 1e3, 3),
+             "tpot_p95_ms": round(float(st["tpot_p95"][k]) * 1e3, 3)} for k in range(len(lam))
+            if np.isfinite(st["ttft_p95"][k])]
+
+
+def not_fitting(spec, res, cat) -> list[dict]:
+    p = spec.precision
+    out = []
+    fits_any = res["fits"].any(axis=1)
+    need_one = res["weights_bytes"] + res["kv_seq"]
+    fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
+    fitting_mem = [x.memory_gib for x in fitting]
+    for ai, acc in enumerate(cat.accelerators):
+        if fits_any[ai]:
+            continue
+        if not np.isfinite(cat.peak_tflops[ai]):
+            out.append({"accelerator_id": acc.id, "accelerator": acc.model,
+                        "reason": Msg("no known {compute} throughput", compute=p.compute),
+                        "remedies": [Msg("choose another compute precision")]})
+            continue
+        out.append({"accelerator_id": acc.id, "accelerator": acc.model,
+                    "reason": Msg("weights + one {ctx}-token sequence need {need} (+ runtime overhead); the layouts "
+                                  "tried (tensor parallel <= {gps} per server, pipeline <= 8) of {mem:g} GiB GPUs "
+                                  "cannot hold them", ctx=spec.serving.context_length, need=_fmt_gib(need_one),
+                                  gps=search.gpus_per_server(acc), mem=acc.memory_gib),
+                    "remedies": _memory_remedies(spec, fitting, fitting_mem, acc)})
+    return out
+
+
+def _memory_remedies(spec, fitting, fitting_mem, acc) -> list:
+    p = spec.precision
+    remedies = []
+    if p.weights in ("fp32", "bf16", "fp16"):
+        remedies.append(Msg("quantise weights to fp8, int8 or int4 (AWQ/GPTQ)"))
+    elif p.weights in ("fp8", "int8"):
+        remedies.append(Msg("quantise weights to int4 (or fp4 on Blackwell)"))
+    if p.kv_cache in ("fp32", "bf16", "fp16"):
+        remedies.append(Msg("fp8 KV cache"))
+    remedies.append(Msg("a shorter context_length"))
+    remedies.append(Msg("more GPUs: tensor parallel within a server, pipeline parallel across servers"))
+    bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
+    if bigger:
+        remedies.append(Msg("a larger GPU: {ids}", ids=", ".join(x.id for x in bigger)))
+    return remedies
+
+
+def _rank(res, cat):
+    ai, li = np.nonzero(res["usable"] & res["fits"])
+    if not len(ai):
+        return ai, li, None, None
+    op = res["op"]
+    latency = op["ttft"][ai, li] + op["T"][ai, li]
+    count = np.where(np.isfinite(res["count"][ai, li]), res["count"][ai, li], 1e12)
+    price = cat.price_gpu_hour_usd[ai] * count
+    meets = res["meets"][ai, li]
+    price_key = np.where(np.isfinite(price), price, np.inf)
+    order = np.lexsort((latency, count, price_key, ~meets))
+    priced = np.isfinite(price)
+    rec_key = np.lexsort((latency, price_key, count, ~priced, ~meets))
+    return ai, li, order, rec_key
+
+
+def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
+                 full_catalog: list[AcceleratorSpec], pinned: bool):
+    """(memory, compute, serving, candidates, recommendation, recommended accelerator) sections."""
+    a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
+    si = serving_inputs(spec, calibrations)
+    cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server)
+    res = search.search_serving(si, cat)
+    ai, li, order, rec_key = _rank(res, cat)
+    candidates, best, curves, rec = [], [], [], None
+    if order is not None:
+        candidates = [candidate(res, cat, int(ai[k]), int(li[k]), s) for k in order[:TOP_CANDIDATES]]
+        rec = (int(ai[rec_key[0]]), int(li[rec_key[0]]))
+        seen = set()
+        for k in order:
+            if int(ai[k]) not in seen:
+                seen.add(int(ai[k]))
+                best.append(candidate(res, cat, int(ai[k]), int(li[k]), s))
+        shown = [rec] + [(int(ai[k]), int(li[k])) for k in order[:CURVES_SHOWN * 3]]
+        done = set()
+        for x in shown:
+            if x in done or len(done) >= CURVES_SHOWN:
+                continue
+            done.add(x)
+            curves.append({"accelerator_id": cat.accelerators[x[0]].id, "accelerator": cat.accelerators[x[0]].model,
+                           "layout": {"tensor_parallel": int(res["tp"][x[1]]), "pipeline_parallel": int(res["pp"][x[1]])},
+                           "points": curve(res, x[0], x[1], s)})
+    if rec is None and pinned and hw.count:
+        _refuse_pin(spec, res, cat, full_catalog, calibrations)
+    if rec is None:
+        warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way "
+                            "pipeline parallelism"))
+    elif not res["meets"][rec]:
+        warnings.append(_not_meeting(spec, res, cat, rec, full_catalog, calibrations, pinned=pinned))
+    fl_tok = 2.0 * a.active_params
+    compute_section = {
+        "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),
+        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", Msg("2 x active params x {input_tokens} input tokens", input_tokens=s.input_tokens)),
+    }
+    memory_section, serving_section, recommendation = {}, {}, {}
+    if rec is not None:
+        memory_section, serving_section, recommendation = _details(spec, res, cat, rec, warnings, calibrations)
+    cands = {
+        "evaluated": res["evaluated"],
+        "ranking": "fits, then meets the p95 latency targets at the stated load, then lower price per hour (GPU count "
+                   "where prices are unknown), then lower request latency",
+        "ranked": candidates, "best_per_accelerator": best, "not_fitting": not_fitting(spec, res, cat),
+        "curves": curves,
+    }
+    acc = cat.accelerators[rec[0]] if rec is not None else None
+    return memory_section, compute_section, serving_section, cands, recommendation, acc
+
+
+def check_pinned_fit(spec: WorkloadSpec, accelerators, calibrations: Calibrations | None = None) -> None:
+    """For edges that validate before computing (the web form): raise the field error size_workload
+    would raise when a pinned accelerator cannot hold the model within the pinned count."""
+    from .calibration import NO_CALIBRATIONS  # noqa: PLC0415
+    from .resolve import resolve_accelerator  # noqa: PLC0415
+
+    hw = spec.hardware
+    if spec.kind not in ("inference", "rag") or not hw.accelerator or not hw.count or spec.model is None:
+        return
+    if spec.kind == "rag" and spec.rag is not None and spec.rag.generator == "external_api":
+        return
+    accs = list(accelerators)
+    acc, _ = resolve_accelerator(hw.accelerator, accs)
+    cal = calibrations or NO_CALIBRATIONS
+    cat = search.catalog_arrays([acc], compute_precision=spec.precision.compute, gpus_per_server_pin=hw.gpus_per_server)
+    res = search.search_serving(serving_inputs(spec, cal), cat)
+    if not (res["usable"] & res["fits"]).any():
+        _refuse_pin(spec, res, cat, accs, cal)
+
+
+def _refuse_pin(spec, res, cat, full_catalog, calibrations) -> None:
+    """A pinned accelerator that cannot hold the weights at any layout within the count: a field error."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    hw = spec.hardware
+    acc = cat.accelerators[0]
+    need = res["weights_bytes"] + res["kv_seq"]
+    free = replace(spec, hardware=replace(hw, accelerator=None, count=None, tensor_parallel=None, pipeline_parallel=None))
+    full = search.catalog_arrays(full_catalog, compute_precision=spec.precision.compute)
+    fres = search.search_serving(serving_inputs(free, calibrations), full)
+    fit_any = fres["fits"].any(axis=1)
+    fitting = sorted((x for j, x in enumerate(full.accelerators) if fit_any[j]), key=lambda x: x.memory_gib)
+    tips = [str(r) for r in _memory_remedies(spec, fitting, [x.memory_gib for x in fitting], acc)]
+    same = fres["fits"][[j for j, x in enumerate(full.accelerators) if x.id == acc.id]]
+    if same.size and same.any():
+        j = int(np.nonzero(same[0])[0][0])
+        tips.insert(0, str(Msg("{n} x {acc} (TP{tp} x PP{pp})", n=int(fres["tp"][j] * fres["pp"][j]), acc=acc.model,
+                               tp=int(fres["tp"][j]), pp=int(fres["pp"][j]))))
+    raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
+        "{acc} cannot hold the weights and one {ctx}-token sequence ({need}) at any layout within {count} GPUs; "
+        "what would: {tips}", acc=acc.model, ctx=spec.serving.context_length, need=_fmt_gib(need), count=hw.count,
+        tips="; ".join(tips)))])
+
+
+def _not_meeting(spec, res, cat, rec, full_catalog, calibrations, *, pinned: bool) -> Msg:
+    """Why the recommended (or pinned) layout misses the targets, and what would meet them."""
+    ai, li = rec
+    op = res["op"]
+    tips = []
+    if pinned and spec.hardware.count:
+        free = _sub_search(spec, [cat.accelerators[ai]], calibrations, keep_count=False)
+        if free is not None:
+            tips.append(Msg("{count} x {acc} ({layout})", count=free["count"], acc=free["accelerator"],
+                            layout=Msg("TP{tensor_parallel} × PP{pipeline_parallel} × DP{replicas}", tensor_parallel=free['layout']['tensor_parallel'], pipeline_parallel=free['layout']['pipeline_parallel'], replicas=free['layout']['replicas'])))
+    if pinned:
+        other = _sub_search(spec, full_catalog, calibrations, keep_count=False, keep_acc=False)
+        if other is not None and other["accelerator_id"] != cat.accelerators[ai].id:
+            tips.append(Msg("{count} x {acc}", count=other["count"], acc=other["accelerator"]))
+    if spec.precision.weights in ("bf16", "fp16", "fp32"):
+        tips.append(Msg("lower precision (fp8 on chips with FP8 units, or int4 weights)"))
+    if not np.isfinite(op["ttft_p95"][ai, li]):
+        return Msg("{what} cannot sustain the stated load: {rps:g} requests/s per replica exceed the {cap:.3g} it "
+                   "serves before its queue grows without bound (limited by {neck}). What would: {tips}",
+                   what=Msg("the pinned layout") if pinned else Msg("no layout within 1024 GPUs; the closest"),
+                   rps=spec.serving.requests_per_second / max(_g(res, "replicas", ai, li), 1.0),
+                   cap=_g(res, "max_stable_rate", ai, li), neck=str(res["bottleneck"][ai, li]),
+                   tips="; ".join(tips) or Msg("more replicas"))
+    return Msg("{what} does not meet the p95 targets at the stated load: TTFT p95 {ttft:.0f} ms (target {tt:.0f} ms), "
+               "TPOT p95 {tpot:.1f} ms (target {tpt:.1f} ms); limited by {neck}. What would: {tips}",
+               what=Msg("the pinned layout") if pinned else Msg("no layout within 1024 GPUs; the closest"),
+               ttft=float(op["ttft_p95"][ai, li]) * 1e3, tt=float(res["ttft_target"][ai, li]) * 1e3,
+               tpot=float(op["tpot_p95"][ai, li]) * 1e3, tpt=float(res["tpot_target"][ai, li]) * 1e3,
+               neck=str(res["bottleneck"][ai, li]), tips="; ".join(tips) or Msg("more replicas"))
+
+
+def _sub_search(spec, accs, calibrations, *, keep_count: bool, keep_acc: bool = True):
+    """The best layout meeting the targets when a pin is relaxed (None if none does)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    hw = spec.hardware
+    s2 = replace(spec, hardware=replace(hw, count=hw.count if keep_count else None, tensor_parallel=None,
+                                        pipeline_parallel=None))
+    si = serving_inputs(s2, calibrations)
+    cat = search.catalog_arrays(accs, compute_precision=spec.precision.compute, gpus_per_server_pin=hw.gpus_per_server)
+    res = search.search_serving(si, cat)
+    ai, li, order, rec_key = _rank(res, cat)
+    if rec_key is None:
+        return None
+    k = rec_key[0]
+    if not res["meets"][ai[k], li[k]]:
+        return None
+    return candidate(res, cat, int(ai[k]), int(li[k]), spec.serving)
+
+
+def _details(spec, res, cat, rec, warnings, calibrations):
+    s, p, d = spec.serving, spec.precision, spec.data
+    ai, li = rec
+    acc = cat.accelerators[ai]
+    tp, pp = int(res["tp"][li]), int(res["pp"][li])
+    replicas = int(_g(res, "replicas", ai, li))
+    count = replicas * tp * pp
+    op, mem = res["op"], res["mem"]
+    running = float(op["n_running"][ai, li])
+    kv_gpu = min(running, float(res["n_kv"][ai, li])) * float(mem["kv_per_seq_bytes"][ai, li])
+    w_gpu = float(np.broadcast_to(mem["weights_bytes"], np.shape(res["fits"]))[ai, li])
+    act = float(np.broadcast_to(mem["activations_bytes"], np.shape(res["fits"]))[ai, li])
+    work = float(mem["workspace_bytes"][ai, li])
+    per_gpu = w_gpu + kv_gpu + act + work
+    rt = RUNTIME_SPECS[s.runtime]
+    note = res["notes"][ai]
+    layout_txt = Msg("TP{tp} × PP{pp}, {replicas} {replicas:plural:replica|replicas}", tp=tp, pp=pp, replicas=replicas)
+    memory_section = {
+        "per_gpu_bytes": q(per_gpu, "bytes", Msg("weights + KV cache of {running:.1f} running sequences + activations + runtime workspace ({layout_txt})", running=running, layout_txt=layout_txt)),
+        "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
+        "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
+        "components": {
+            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} x PP{pp}", weights=p.weights, tp=tp, pp=pp)),
+            "kv_cache_bytes": q(kv_gpu, "bytes", Msg(
+                "{n:.1f} running sequences x {tokens:g} tokens reserved each ({how}) of {kv} KV; the pool holds {cap:g}",
+                n=running, tokens=float(s.input_tokens + (s.output_tokens if rt.kv_reservation == "full" else s.output_tokens / 2)),
+                how=Msg("whole context at admission") if rt.kv_reservation == "full" else Msg("paged: prompt + half the answer on average"),
+                kv=p.kv_cache, cap=float(res["n_kv"][ai, li]))),
+            "activations_bytes": q(act, "bytes", Msg("one forward pass of the step's token budget ({budget} tokens)",
+                                                     budget=rt.step_token_budget)),
+            "gradients_bytes": q(0, "bytes", Msg("no gradients in inference")),
+            "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
+            "adapter_bytes": q(0, "bytes", Msg("no adapters")),
+            "overhead_bytes": q(work, "bytes", Msg("CUDA context + {rt} workspace (CUDA graphs, sampler); the engine uses "
+                                                   "{frac:.0%} of GPU memory", rt=rt.label, frac=rt.gpu_memory_fraction)),
+        },
+    }
+    T = float(op["T"][ai, li])
+    gpus = tp * pp
+    rate = float(op["rate"][ai, li])
+    lam_t = _g(res, "rate_meeting", ai, li)
+    targets = Msg("stated targets") if res["targets_stated"] else Msg(
+        "no targets stated: planner defaults of {a:g}x the unloaded TTFT and {b:g}x the unloaded TPOT",
+        a=search.DEFAULT_TTFT_SLACK, b=search.DEFAULT_TPOT_SLACK)
+    consts = note["constants_values"]
+    serving_section = {
+        "runtime": rt.label,
+        "precision_on_hardware": str(note["peak"]),
+        "constants": Msg("{src}: prefill_efficiency {pe:.3f}, decode_bandwidth_efficiency {be:.3f}, step_overhead_s "
+                         "{so:.4f}", src=note["constants"], pe=consts["prefill_efficiency"],
+                         be=consts["decode_bandwidth_efficiency"], so=consts["step_overhead_s"]),
+        "single_stream_tokens_per_s": q(1.0 / float(res["tpot1"][ai, li]), "tokens/s",
+                                        Msg("one sequence alone: weights / (bandwidth x efficiency) + step overheads")),
+        "prefill_ms": q((float(res["ttft1"][ai, li]) - float(consts["request_overhead_s"])) * 1e3, "ms",
+                        Msg("one {n}-token prompt alone, inside the engine (no HTTP/tokenisation): max(its FLOPs at "
+                            "the efficiency, one weight read) + step overheads", n=s.input_tokens)),
+        "ttft_ms": q(float(op["ttft"][ai, li]) * 1e3, "ms", Msg(
+            "mean at the stated load: the running step, this prompt's prefill in the next step, queueing for the "
+            "step token budget ({budget}) and for a free slot, + {ro:.0f} ms per-request overhead",
+            budget=rt.step_token_budget, ro=float(consts["request_overhead_s"]) * 1e3)),
+        "ttft_p95_ms": q(float(op["ttft_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile at the stated load")),
+        "tpot_ms": q(T * 1e3, "ms", Msg("mean engine step with {n:.1f} sequences running: decodes plus the prompt chunks "
+                                        "of arriving requests", n=running)),
+        "tpot_p50_ms": q(T * 1e3, "ms", Msg("median time per output token")),
+        "tpot_p95_ms": q(float(op["tpot_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile: steps vary with the prompts they carry")),
+        "output_tokens_per_s_per_gpu": q(rate * s.output_tokens / gpus, "tokens/s", Msg("per GPU at the stated load")),
+        "output_tokens_per_s_per_user": q(1.0 / T, "tokens/s", Msg("one user's streaming speed (1 / TPOT)")),
+        "max_rps_per_replica_meeting_targets": q(lam_t, "requests/s", Msg("highest Poisson rate one replica serves within the "
+                                                                           "p95 targets ({targets})", targets=targets)),
+        "max_stable_rps_per_replica": q(_g(res, "max_stable_rate", ai, li), "requests/s",
+                                        Msg("beyond this the queue grows without bound")),
+        "bottleneck": str(res["bottleneck"][ai, li]),
+        "max_concurrent_sequences": q(float(min(res["n_kv"][ai, li], 1e9)), "sequences",
+                                      Msg("sequences the KV pool and the {rt} scheduler (max {m}) run at once per replica",
+                                          rt=rt.label, m=rt.max_running_seqs)),
+        "batch_per_replica": q(running, "sequences", Msg("sequences running per replica at the stated load (Little's law)")),
+        "replicas": q(float(replicas), "replicas", Msg(
+            "max({rps:g} rps / {lam:.3g} rps per replica, {c} closed-loop clients / clients per replica within the "
+            "targets){pin}", rps=s.requests_per_second, lam=lam_t, c=s.concurrency,
+            pin=Msg("; pinned: hardware.count / (TP x PP)") if spec.hardware.count else "")),
+        "meets_targets": bool(res["meets"][ai, li]),
+    }
+    if s.ttft_p95_ms and np.isfinite(op["ttft_p95"][ai, li]) and float(op["ttft_p95"][ai, li]) * 1e3 > s.ttft_p95_ms:
+        warnings.append(Msg("TTFT p95 {ttft:.0f} ms exceeds the {target:g} ms target", ttft=float(op["ttft_p95"][ai, li]) * 1e3,
+                            target=s.ttft_p95_ms))
+    gps = int(cat.gpus_per_server[ai])
+    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
+    servers = sp["servers"]["value"]
+    from .sizing import _rag_index_bytes  # noqa: PLC0415 (RAG helpers live with the other kinds)
+
+    index_ram = spec.kind == "rag" and _rag_index_bytes(spec)[0] or 0.0
+    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram)
+    weights_bytes = res["weights_bytes"]
+    storage = {
+        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 model versions")),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("request/response logs x retention months")),
+        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("data.dataset_gb + growth")),
+    }
+    if spec.kind == "rag":
+        idx, why = _rag_index_bytes(spec)
+        storage["vector_index_bytes"] = q(idx, "bytes", why + " (on NVMe, loaded into RAM)")
+    why = (Msg("the pinned layout, evaluated exactly at the stated load") if spec.hardware.accelerator and spec.hardware.count
+           else Msg("meets the p95 targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest "
+                    "per hour, then the lowest latency"))
+    recommendation = {
+        "accelerator_id": acc.id, "accelerator": acc.model, "count": count, "why": why,
+        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
+        **sp,
+        "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),
+        **host,
+        "storage": storage,
+        "network": infra.network(kind=spec.kind, servers=servers, required_inter_node_gb_s=None, rps=s.requests_per_second),
+        "kubernetes": infra.kubernetes(servers=servers, replicas=replicas, services=4 if spec.kind == "rag" else 1),
+        "software": infra.software_stack(acc),
+        **infra.monitoring(spec.kind),
+    }
+    return memory_section, serving_section, recommendation
