@@ -153,11 +153,12 @@ def csv_columns() -> list[str]:
             _("Upfront, net"), _("Per month, net"), _("At the end, net"), _("Total, net"), _("VAT"),
             _("Total with VAT"), _("Currency"),
             # a line's breakdown items: quantity x unit price x months = amount, with the price's date and source
-            _("Item"), _("Quantity"), _("Unit"), _("Unit price"), _("Months"), _("Amount"), _("Price date"), _("Source")]
+            _("Item"), _("Quantity"), _("Unit"), _("Unit price"), _("Months"), _("Amount"), _("Price date"), _("Source"),
+            _("Basis")]
 
 
 def breakdown_rows(line: dict) -> list[list]:
-    """[item, quantity, unit, unit price, months, amount, date, source] per breakdown item of a line."""
+    """[item, quantity, unit, unit price, months, amount, date, source, basis] per breakdown item of a line."""
     from planner.presentation import _unit_text, source_label
 
     out = []
@@ -169,7 +170,8 @@ def breakdown_rows(line: dict) -> list[list]:
         months = b.get("months") if b.get("per") == "month" else None
         out.append([str(b.get("item") or ""), _dec(b.get("quantity")), _unit_text(b.get("quantity_unit")),
                     _dec(b.get("unit_price")), _dec(months), amount, b.get("date") or "",
-                    source_label(b.get("source")) or (_("rate card") if b.get("rate") else "")])
+                    source_label(b.get("source")) or (_("rate card") if b.get("rate") else ""),
+                    _(b["basis"]) if b.get("basis") else ""])
     return out
 
 
@@ -196,9 +198,10 @@ def costs_csv(result: dict, *, meta: ExportMeta | None = None) -> bytes:
                 w.writerow([*head, row_label, label, _number(ln.get("upfront_net")),
                             _number(ln.get("monthly_net")), _number(ln.get("terminal_net")),
                             _number(ln.get("total_net")), _number(ln.get("vat")), _number(ln.get("total_gross")), cur])
-                for item, qty, unit, price, months, amount, date, source in breakdown_rows(ln):
+                for item, qty, unit, price, months, amount, date, source, basis in breakdown_rows(ln):
                     w.writerow([*head, row_label, label, "", "", "", "", "", "", cur, item, _number(qty, None),
-                                unit, _number(price, None), _number(months, None), _number(amount), date, source])
+                                unit, _number(price, None), _number(months, None), _number(amount), date, source,
+                                basis])
         totals = o.get("totals") or {}
         w.writerow([*head, _("Total"), "", "", "", "", _number(totals.get("net")), _number(totals.get("vat")),
                     _number(totals.get("gross")), cur])
@@ -381,7 +384,7 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
             start = sheet.max_row + 3
             sheet.cell(row=start - 1, column=1, value=_("Breakdown: quantity × unit price × months = amount")).font = BOLD
             _write_table(sheet, [_("Row"), _("Line"), _("Item"), _("Quantity"), _("Unit"), _("Unit price"), _("Months"),
-                                 _("Amount"), _("Price date"), _("Source")], items, start_row=start,
+                                 _("Amount"), _("Price date"), _("Source"), _("Basis")], items, start_row=start,
                          money_cols={6, 8}, currency=cur)
             sheet.freeze_panes = "A5"
         _fit_widths(sheet, first_row=4)

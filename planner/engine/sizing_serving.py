@@ -195,8 +195,8 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
         memory_section, serving_section, recommendation = _details(spec, res, cat, rec, warnings, calibrations)
     cands = {
         "evaluated": res["evaluated"],
-        "ranking": "fits, then meets the p95 latency targets at the stated load, then lower price per hour (GPU count "
-                   "where prices are unknown), then lower request latency",
+        "ranking": Msg("fits, then meets the p95 latency targets at the stated load, then lower price per hour (GPU count "
+                       "where prices are unknown), then lower request latency"),
         "ranked": candidates, "best_per_accelerator": best, "not_fitting": not_fitting(spec, res, cat),
         "curves": curves,
     }
@@ -345,7 +345,7 @@ def _details(spec, res, cat, rec, warnings, calibrations):
     consts = note["constants_values"]
     serving_section = {
         "runtime": rt.label,
-        "precision_on_hardware": str(note["peak"]),
+        "precision_on_hardware": note["peak"],  # a Msg: translated at the edges
         "constants": Msg("{src}: prefill_efficiency {pe:.3f}, decode_bandwidth_efficiency {be:.3f}, step_overhead_s "
                          "{so:.4f}", src=note["constants"], pe=consts["prefill_efficiency"],
                          be=consts["decode_bandwidth_efficiency"], so=consts["step_overhead_s"]),

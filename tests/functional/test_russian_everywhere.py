@@ -34,7 +34,7 @@ LoRA QLoRA ZeRO FSDP AdamW SGD Adafactor HNSW IVF PQ fp fp32 bf fp16 fp8 int int
 NCCL PyTorch DALI JPEG NVIDIA AMD Intel Kubernetes Docker Compose systemd Celery PostgreSQL Redis Prometheus
 Grafana DCGM Slurm vLLM TensorRT LLM LLMs RAG Hugging Face config json Chinchilla Hoffmann Korthikanti et al
 AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect NDR HDR Megatron LLaMA Llama Qwen
-Mistral Mixtral Gemma DeepSeek Phi BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
+Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang trtllm vllm MI300X GB200 TensorRT stas00 ml engineering GDDR6 BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
 GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
 q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
 
