@@ -27,6 +27,7 @@ messages: venv
 setup: deps messages
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py load_catalog
+	$(BIN)/python manage.py load_ru_prices
 	$(BIN)/python manage.py load_rate_cards
 	$(BIN)/python manage.py setup_demo
 

@@ -150,3 +150,58 @@ class CatalogImportRunAdmin(admin.ModelAdmin):
         for run_id in pending:
             transaction.on_commit(lambda run_id=run_id: run_catalog_import.delay(run_id))
         self.message_user(request, _("%(count)d import(s) queued.") % {"count": len(pending)}, messages.SUCCESS)
+
+
+class ProviderRegionInline(admin.TabularInline):
+    model = m.ProviderRegion
+    extra = 0
+    fields = ("region", "jurisdiction", "location", "source_title", "source_url", "retrieved_on")
+
+
+@admin.register(m.Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = ("name", "country", "kind", "priced")
+    list_filter = ("country", "kind", "priced")
+    search_fields = ("name",)
+    inlines = [ProviderRegionInline]
+
+
+@admin.register(m.PublishedPrice)
+class PublishedPriceAdmin(admin.ModelAdmin):
+    list_display = ("provider", "item", "component", "billing", "price", "currency", "includes_vat", "valid_from",
+                    "valid_to", "stale")
+    list_filter = ("dataset", "provider", "component", "billing", "stale", "includes_vat")
+    search_fields = ("provider", "product", "item", "notes")
+
+
+@admin.register(m.CloudVmShape)
+class CloudVmShapeAdmin(admin.ModelAdmin):
+    list_display = ("provider", "platform", "gpu_count", "vcpus", "ram_gib", "accelerator", "cluster_capable")
+    list_filter = ("provider", "platform")
+
+
+@admin.register(m.SupplierQuote)
+class SupplierQuoteAdmin(admin.ModelAdmin):
+    """Quotes of every team (staff only); a plan uses only its own team's."""
+
+    list_display = ("team", "supplier", "item_kind", "accelerator", "gpus_per_server", "unit_price", "currency",
+                    "includes_vat", "quote_date", "valid_until", "document_name")
+    list_filter = ("team", "item_kind", "currency", "includes_vat")
+    search_fields = ("supplier", "description", "document_name")
+    date_hierarchy = "quote_date"
+    readonly_fields = ("created_by", "created_at")
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(m.FeedImportRun)
+class FeedImportRunAdmin(admin.ModelAdmin):
+    list_display = ("kind", "status", "source", "started_at", "finished_at", "error")
+    list_filter = ("kind", "status")
+    readonly_fields = ("kind", "source", "status", "counts", "error", "started_at", "finished_at")
+
+    def has_add_permission(self, request):
+        return False

@@ -53,3 +53,35 @@ class ImportStatus(models.TextChoices):
     RUNNING = "running", _("running")
     DONE = "done", _("done")
     FAILED = "failed", _("failed")
+
+
+class PriceBilling(models.TextChoices):
+    """How a published cloud price is billed (the Russian price files' `billing` column)."""
+
+    ON_DEMAND = "on_demand", _("on demand")
+    PREEMPTIBLE = "preemptible", _("preemptible (spot)")
+    CAPACITY_RESERVATION = "capacity_reservation", _("capacity reservation")
+
+
+class PriceComponent(models.TextChoices):
+    """What one published price row prices: a VM component (billed per unit per hour) or a whole item."""
+
+    GPU = "gpu", _("per GPU")
+    VGPU = "vgpu", _("per fractional GPU (vGPU)")
+    VCPU = "vcpu", _("per vCPU")
+    RAM_GIB = "ram_gib", _("per GB of RAM")
+    GPU_CLUSTER_PER_VM = "gpu_cluster_per_vm", _("GPU cluster fee per VM")
+    INSTANCE = "instance", _("whole configuration")
+    SERVER = "server", _("server or card purchase")
+    COLOCATION = "colocation", _("colocation")
+    ELECTRICITY = "electricity", _("electricity")
+
+
+class QuoteItemKind(models.TextChoices):
+    SERVER = "server", _("whole server configuration")
+    ACCELERATOR = "accelerator", _("accelerator (per GPU)")
+
+
+class FeedKind(models.TextChoices):
+    CBR_DAILY = "cbr_daily", _("Bank of Russia daily rates (XML_daily)")
+    SKYPILOT = "skypilot", _("SkyPilot catalog CSV")

@@ -2,6 +2,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.choices import FormFactorKind
+from catalog.models import Accelerator, SupplierQuote
 
 SORT_CHOICES = [
     ("memory", _("Memory (largest first)")),
@@ -36,3 +37,40 @@ class CloudOfferFilterForm(forms.Form):
     def __init__(self, *args, providers: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["provider"].choices = [("", _("any"))] + [(p, p) for p in providers]
+
+
+class SupplierQuoteForm(forms.ModelForm):
+    """One supplier quote. The same form validates the web form, the API and each uploaded row."""
+
+    accelerator = forms.ModelChoiceField(
+        queryset=None, to_field_name="slug", label=_("Accelerator"),
+        help_text=_("catalog id, e.g. nvidia-h200-sxm-141gb"),
+    )
+
+    class Meta:
+        model = SupplierQuote
+        fields = [
+            "supplier", "item_kind", "accelerator", "gpus_per_server", "description", "quantity", "unit_price",
+            "currency", "includes_vat", "quote_date", "valid_until", "document_name", "notes",
+        ]
+        widgets = {"quote_date": forms.DateInput(attrs={"type": "date"}),
+                   "valid_until": forms.DateInput(attrs={"type": "date"})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["accelerator"].queryset = Accelerator.objects.order_by("vendor", "model")
+        self.fields["includes_vat"].required = False
+
+    def clean(self):
+        data = super().clean()
+        if data.get("item_kind") == "server" and not data.get("gpus_per_server"):
+            self.add_error("gpus_per_server", _("A whole server configuration needs its number of GPUs."))
+        if data.get("quote_date") and data.get("valid_until") and data["valid_until"] < data["quote_date"]:
+            self.add_error("valid_until", _("The quote cannot expire before its date."))
+        if data.get("unit_price") is not None and data["unit_price"] <= 0:
+            self.add_error("unit_price", _("Must be greater than 0."))
+        return data
+
+
+class SupplierQuoteUploadForm(forms.Form):
+    file = forms.FileField(label=_("Quote table (.csv or .xlsx)"))

@@ -284,13 +284,90 @@ def _validity(row) -> dict:
     return {"valid_from": _iso(row.valid_from), "valid_to": _iso(row.valid_to), "includes_vat": row.includes_vat}
 
 
+def providers_snapshot() -> tuple[list[dict], list[dict]]:
+    """Providers (country, priced or not) and regions (jurisdiction) for residency and 'not priced' notes."""
+    from catalog.models import Provider, ProviderRegion
+
+    providers = [
+        {"name": p.name, "country": p.country, "kind": p.kind, "priced": p.priced, "notes": p.notes,
+         "source": _source(p)}
+        for p in Provider.objects.order_by("name")
+    ]
+    regions = [
+        {"provider": r.provider.name, "region": r.region, "jurisdiction": r.jurisdiction, "location": r.location}
+        for r in ProviderRegion.objects.select_related("provider").order_by("provider__name", "region")
+    ]
+    return providers, regions
+
+
+def jurisdiction_choices() -> list[tuple[str, str]]:
+    """Jurisdictions the catalog knows (provider regions and provider countries), for the residency option."""
+    from catalog.models import Provider, ProviderRegion
+
+    codes = set(ProviderRegion.objects.values_list("jurisdiction", flat=True)) | set(
+        Provider.objects.values_list("country", flat=True)
+    )
+    codes.add("RU")  # the 152-FZ case is always offered
+    return [(c, c) for c in sorted(codes)]
+
+
+def fx_on(*, base: str, quote: str, day: date) -> dict | None:
+    """The rate a price dated `day` converts at: the latest Bank of Russia rate on or before that day."""
+    table = FxTable.load(as_of=day)
+    try:
+        rate = table.rate(base=base, quote=quote)
+    except CatalogLookupError:
+        return None
+    row = table.rates.get((base, quote)) or table.rates.get((quote, base)) or table.rates.get((base, CROSS_CURRENCY))
+    return {"base": base, "quote": quote, "rate": _dec(rate), "date": row.rate_date.isoformat() if row else None,
+            "source": _source(row) if row else None}
+
+
+def supplier_quotes_snapshot(*, team_id: int, as_of: date) -> list[dict]:
+    """The team's quotes on record at as_of (valid or expired; the plan uses the valid ones and
+    flags the expired), with the FX rate of each quote's own date for non-RUB quotes."""
+    from catalog.models import SupplierQuote
+
+    out = []
+    for q in SupplierQuote.objects.filter(team_id=team_id, quote_date__lte=as_of).select_related("accelerator"):
+        out.append({
+            "id": q.pk,
+            "supplier": q.supplier,
+            "item_kind": q.item_kind,
+            "accelerator": q.accelerator.slug,
+            "gpus_per_server": q.gpus_per_server,
+            "description": q.description,
+            "quantity": q.quantity,
+            "unit_price": _money(q.unit_price, q.currency),
+            "includes_vat": q.includes_vat,
+            "quote_date": q.quote_date.isoformat(),
+            "valid_until": q.valid_until.isoformat(),
+            "document_name": q.document_name,
+            "valid": q.is_valid_on(as_of),
+            "fx_at_quote_date": {
+                cur: fx_on(base=q.currency, quote=cur, day=q.quote_date)
+                for cur in ("RUB", "USD", "EUR") if cur != q.currency
+            },
+        })
+    return out
+
+
 def price_snapshot(*, as_of: date) -> dict:
     """Every price and rate valid at as_of, JSON-serialisable. Shape: docs/CATALOG.md (stable)."""
+    from django.conf import settings
+
+    from catalog.compose import composed_cloud_offers
+
     valid = valid_at(as_of)
     fx = FxTable.load(as_of=as_of)
+    providers, regions = providers_snapshot()
     return {
         "schema": SNAPSHOT_SCHEMA,
         "as_of": as_of.isoformat(),
+        "composed_cloud_offers": composed_cloud_offers(as_of=as_of),
+        "providers": providers,
+        "provider_regions": regions,
+        "freshness_thresholds_days": dict(settings.PRICE_MAX_AGE_DAYS),
         "cloud_offers": [
             {
                 "id": o.pk,

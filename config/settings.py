@@ -7,6 +7,7 @@ Production (config.settings_production) refuses to start without a secret key.
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -260,9 +261,34 @@ PLAN_PENDING_REQUEUE_SECONDS = env.int("PLAN_PENDING_REQUEUE_SECONDS", default=1
 PLAN_MAX_ATTEMPTS = env.int("PLAN_MAX_ATTEMPTS", default=3)
 # A running row younger than this may be between its claim and its row lock: not yet dead.
 PLAN_RUNNING_GRACE_SECONDS = env.int("PLAN_RUNNING_GRACE_SECONDS", default=30)
+# Price feeds (docs/CATALOG.md "Feeds"): the Bank of Russia daily rates from a configurable URL,
+# daily at CBR_DAILY_HOUR_UTC (the bank sets the next day's rates in the afternoon, Moscow time);
+# SkyPilot catalog CSVs weekly when SKYPILOT_CATALOG_SOURCES="AWS=<url>,GCP=<url>" is set.
+CBR_DAILY_URL = env.str("CBR_DAILY_URL", default="https://www.cbr.ru/scripts/XML_daily.asp")
+CBR_DAILY_HOUR_UTC = env.int("CBR_DAILY_HOUR_UTC", default=13)
+FEED_TIMEOUT_SECONDS = env.float("FEED_TIMEOUT_SECONDS", default=20.0)
+SKYPILOT_CATALOG_SOURCES = dict(
+    item.split("=", 1) for item in env.list("SKYPILOT_CATALOG_SOURCES", default=[]) if "=" in item
+)
+# A plan warns when a price it uses is older than this many days at the plan date (naming the row).
+PRICE_MAX_AGE_DAYS = {
+    "fx": env.int("PRICE_MAX_AGE_DAYS_FX", default=7),
+    "cloud": env.int("PRICE_MAX_AGE_DAYS_CLOUD", default=90),
+    "hardware": env.int("PRICE_MAX_AGE_DAYS_HARDWARE", default=180),
+    "quote": env.int("PRICE_MAX_AGE_DAYS_QUOTE", default=180),
+}
 CELERY_BEAT_SCHEDULE = {
     "sweep-plan-versions": {"task": "planner.sweep_plan_versions", "schedule": PLAN_SWEEP_INTERVAL_SECONDS},
+    "import-cbr-daily": {
+        "task": "catalog.import_cbr_daily",
+        "schedule": crontab(minute=0, hour=CBR_DAILY_HOUR_UTC),
+    },
 }
+if SKYPILOT_CATALOG_SOURCES:
+    CELERY_BEAT_SCHEDULE["import-skypilot-catalogs"] = {
+        "task": "catalog.import_skypilot_catalogs",
+        "schedule": crontab(minute=30, hour=CBR_DAILY_HOUR_UTC, day_of_week="mon"),
+    }
 # Fault tests only: seconds a computation sleeps while holding its row lock, so a worker can
 # be killed mid-computation (tests/reliability). Production settings force it to 0.
 FAULT_INJECTION_COMPUTE_DELAY_SECONDS = env.float("FAULT_INJECTION_COMPUTE_DELAY_SECONDS", default=0.0)

@@ -32,3 +32,8 @@ STORAGES = {
 }
 # Fault injection is for the fault tests only.
 FAULT_INJECTION_COMPUTE_DELAY_SECONDS = 0.0
+# The beat service (docker-compose.yml) runs CELERY_BEAT_SCHEDULE from config.settings: the sweeper,
+# the daily Bank of Russia rates (CBR_DAILY_URL at CBR_DAILY_HOUR_UTC) and, when
+# SKYPILOT_CATALOG_SOURCES is set, the weekly SkyPilot catalog refresh. Refuse to start without the rates feed.
+if "import-cbr-daily" not in CELERY_BEAT_SCHEDULE or not CBR_DAILY_URL:  # noqa: F405
+    raise ImproperlyConfigured("CBR_DAILY_URL must be set: the daily Bank of Russia rates feed is part of production.")

@@ -12,6 +12,7 @@ import math
 from dataclasses import replace
 from decimal import Decimal
 
+from costs import price_sources
 from costs.engine.errors import CostValidationError, FieldError
 from costs.engine.inputs import (
     ApiPrice,
@@ -622,6 +623,15 @@ def workloads_from_sizing(
 def build_cost_inputs(
     *, sizing: dict, price_snapshot: dict, rate_snapshot: dict, options: dict | None, spec=None
 ) -> tuple[CostInputs, list[str]]:
+    inputs, notes, _sources = build_cost_inputs_with_sources(
+        sizing=sizing, price_snapshot=price_snapshot, rate_snapshot=rate_snapshot, options=options, spec=spec
+    )
+    return inputs, notes
+
+
+def build_cost_inputs_with_sources(
+    *, sizing: dict, price_snapshot: dict, rate_snapshot: dict, options: dict | None, spec=None
+) -> tuple[CostInputs, list[str], price_sources.Sources]:
     as_of = _date(price_snapshot.get("as_of")) or _date(rate_snapshot.get("as_of"))
     opts = parse_cost_options(options or {}, default_as_of=as_of)
     if as_of is not None and opts.as_of != as_of:
@@ -664,8 +674,11 @@ def build_cost_inputs(
     tariff, tariff_note = power_tariff_from_snapshot(price_snapshot, country=opts.country)
     if tariff_note:
         notes.append(tariff_note)
+    composed, composed_meta = price_sources.composed_cloud_offers(
+        price_snapshot, training=sizing.get("kind", "") in TRAINING_KINDS
+    )
     prices = PriceBook(
-        cloud_offers=cloud_offers_from_snapshot(price_snapshot),
+        cloud_offers=cloud_offers_from_snapshot(price_snapshot) + tuple(composed),
         dedicated_offers=dedicated_from_snapshot(price_snapshot),
         servers=servers_from_snapshot(
             price_snapshot, rates=effective, fx=fx, as_of=opts.as_of, gpus_per_server=gps, tensor_parallel=tps
@@ -679,7 +692,31 @@ def build_cost_inputs(
         notes.append(Msg("cloud billing granularity unknown for some offers: per-second billing assumed for them"))
     if not workloads:
         workloads = [Workload(candidate_id="none", accelerator_id=None, gpu_count=0)]
-    return CostInputs(workloads=tuple(workloads), prices=prices, rates=rates, options=opts), notes
+    sources = _sources(price_snapshot, prices=prices, opts=opts, rates=effective, composed_meta=composed_meta)
+    notes += sources.notes
+    inputs = CostInputs(workloads=tuple(workloads), prices=sources.book, rates=rates, options=sources.options)
+    return inputs, notes, sources
+
+
+def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_meta: dict) -> price_sources.Sources:
+    """Quotes in preference to list prices, residency, 'not priced' providers (costs.price_sources)."""
+    quoted, quote_meta, expired, quote_notes = price_sources.quote_servers(
+        price_snapshot, options=opts, host_rate=rates.get("server_host_capex_per_gpu_slot"), fx=prices.fx,
+    )
+    # quotes go before the user's typed server prices, which therefore still win (the last one is used)
+    opts = replace(opts, user_servers=tuple(quoted) + opts.user_servers)
+    sources = price_sources.Sources(
+        book=prices, options=opts, notes=list(quote_notes), expired_quotes=expired,
+        cloud_meta={**price_sources.catalog_cloud_meta(price_snapshot), **composed_meta},
+        server_meta={**price_sources.catalog_server_meta(price_snapshot), **quote_meta},
+    )
+    if opts.data_residency:
+        sources.book, sources.residency = price_sources.apply_residency(
+            prices, allowed=opts.data_residency, price_snapshot=price_snapshot
+        )
+        sources.skipped += sources.residency["left_out"]
+    sources.skipped += price_sources.not_priced_providers(price_snapshot, allowed=opts.data_residency)
+    return sources
 
 
 def price_sizing_result(
@@ -695,7 +732,7 @@ def price_sizing_result(
         from planner.engine.spec import parse_workload_spec
 
         parsed = parse_workload_spec(spec)
-    inputs, notes = build_cost_inputs(
+    inputs, notes, sources = build_cost_inputs_with_sources(
         sizing=sizing,
         price_snapshot=price_snapshot,
         rate_snapshot=rate_snapshot,
@@ -704,4 +741,25 @@ def price_sizing_result(
     )
     result = cost_plan(inputs=inputs).to_dict()
     result["notes"] = notes + result["notes"]
-    return result
+    price_sources.annotate(result, sources=sources, price_snapshot=price_snapshot, as_of=inputs.options.as_of)
+    return _structured(result)
+
+
+def _structured(result: dict) -> dict:
+    """The texts annotate() added (Msg) get their translation siblings like the engine's own, where the
+    engine stores them (planner.engine.messages.with_structured; idempotent on the engine's siblings)."""
+    try:
+        from planner.engine.messages import with_structured
+    except ImportError:  # an engine without structured storage: the English texts stand
+        return result
+    return with_structured(_without_siblings(result))
+
+
+def _without_siblings(tree):
+    """The tree without `<key>_i18n` siblings (rebuilt from the Msg texts, which the result still holds)."""
+    if isinstance(tree, dict):
+        return {k: _without_siblings(v) for k, v in tree.items()
+                if not (k.endswith("_i18n") and k[: -len("_i18n")] in tree)}
+    if isinstance(tree, list):
+        return [_without_siblings(v) for v in tree]
+    return tree

@@ -134,9 +134,23 @@ def inputs_frame(result: dict) -> pd.DataFrame:
             "currency": f["quote"],
             "unit": f"{f['quote']} per 1 {f['base']}",
             "source": f["source"],
-            "date": f["on"],
+            "date": f.get("rate_date") or f["on"],  # the rate's own date (issue 14), the plan's for old results
         }
         for f in used["fx"]
+    ]
+    # every price the plan's options use, with its own date and age (costs.price_sources.annotate)
+    rows += [
+        {
+            "kind": p.get("kind", "list price"),
+            "name": p["row"],
+            "value": None,
+            "currency": "",
+            "unit": "" if p.get("age_days") is None else f"{p['age_days']} days old at the plan date",
+            "source": p.get("source", ""),
+            "date": p.get("date") or "undated",
+        }
+        for p in (result.get("freshness") or {}).get("prices", [])
+        if p.get("what") != "fx"
     ]
     vat = used["vat"]
     rows += [

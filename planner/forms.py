@@ -206,7 +206,7 @@ def _preset_dict(preset) -> dict:
 
 
 COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "runs", "runs_per_month",
-               "discount_rate", "vat_recoverable", "downtime_cost_per_hour", "overrides", "more")
+               "discount_rate", "vat_recoverable", "downtime_cost_per_hour", "data_residency", "overrides", "more")
 OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when empty
 # optional cost options (issue 13), left out when empty
 OPTIONAL_COSTS = ("runs", "runs_per_month", "discount_rate", "downtime_cost_per_hour")
@@ -218,6 +218,9 @@ class CostOptionsForm(forms.Form):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("label_suffix", "")  # labels head their inputs: no trailing colon
         super().__init__(*args, **kwargs)
+        from catalog.selectors import jurisdiction_choices
+
+        self.fields["data_residency"].choices = jurisdiction_choices()
 
     horizon_months = WholeNumberField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
                                         help_text=_("Period the options are compared over. Unit: months. Default: 36."))
@@ -257,6 +260,12 @@ class CostOptionsForm(forms.Form):
     downtime_cost_per_hour = forms.FloatField(
         label=_("Cost of an hour down"), required=False, min_value=0,
         help_text=_("What one hour of outage costs the business, in the chosen currency. Empty = the rate card's."),
+    )
+    data_residency = forms.MultipleChoiceField(
+        label=_("Data residency"), required=False, widget=forms.CheckboxSelectMultiple,
+        help_text=_("Keep only providers and regions in these jurisdictions (e.g. Russia, for personal data under "
+                    "152-FZ); options elsewhere are left out with that reason. On-premises options stay. "
+                    "None ticked = no restriction."),
     )
     overrides = forms.CharField(
         label=_("Rate overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
@@ -303,14 +312,19 @@ class CostOptionsForm(forms.Form):
             data["vat_recoverable"] = True
         if self.cleaned_data.get("overrides"):
             data["overrides"] = self.cleaned_data["overrides"]
+        if self.cleaned_data.get("data_residency"):
+            data["data_residency"] = list(self.cleaned_data["data_residency"])
         return data
 
     @classmethod
     def initial_from(cls, options: dict) -> dict:
-        own = ("horizon_months", "currency", "include_vat", *OPTIONAL_SHARES, *OPTIONAL_COSTS, "vat_recoverable")
+        own = ("horizon_months", "currency", "include_vat", *OPTIONAL_SHARES, *OPTIONAL_COSTS, "vat_recoverable",
+               "data_residency")
         initial = {k: options[k] for k in own if k in options}
         if options.get("overrides"):
             initial["overrides"] = json.dumps(options["overrides"], indent=1)
+        if options.get("data_residency"):
+            initial["data_residency"] = list(options["data_residency"])
         more = {k: v for k, v in options.items() if k not in own and k != "overrides"}
         if more:
             initial["more"] = json.dumps(more, indent=1)

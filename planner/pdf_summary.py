@@ -65,6 +65,9 @@ def price_sources(options: list[dict]) -> list[str]:
                 for rate in (line.get("inputs") or {}).get("rates") or []:
                     if rate.get("currency") and rate.get("source"):
                         seen.setdefault(str(rate["source"]), None)
+                for item in line.get("breakdown") or []:  # quantity x unit price x months, with its source
+                    if item.get("source"):
+                        seen.setdefault(str(item["source"]), None)
     return list(seen)[:SOURCES_MAX]
 
 

@@ -266,6 +266,7 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
                      "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []],
         "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
+        "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
         "chart": chart, "uncertainty_chart": uncertainty_chart,
     }
 

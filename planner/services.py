@@ -84,14 +84,16 @@ def plan_inputs(*, plan: Plan) -> dict:
     return {"spec": plan.workload.spec, "costs": plan.cost_options}
 
 
-def plan_snapshots(*, as_of: date) -> tuple[dict, dict]:
+def plan_snapshots(*, as_of: date, team: Team | None = None) -> tuple[dict, dict]:
     """Catalog prices and cost rates valid at as_of, plus the accelerators the sizing engine
-    ranks with (their specs and USD prices), so a later computation needs nothing from today."""
-    from catalog.selectors import accelerator_specs, price_snapshot
+    ranks with (their specs and USD prices), so a later computation needs nothing from today.
+    With a team, its supplier quotes too (team-scoped: no other team's plan sees them)."""
+    from catalog.selectors import accelerator_specs, price_snapshot, supplier_quotes_snapshot
     from costs.selectors import rate_card_snapshot
 
     prices = price_snapshot(as_of=as_of)
     prices.setdefault("accelerators", [asdict(spec) for spec in accelerator_specs(as_of=as_of)])
+    prices["supplier_quotes"] = supplier_quotes_snapshot(team_id=team.id, as_of=as_of) if team else []
     return prices, rate_card_snapshot(as_of=as_of)
 
 
@@ -108,7 +110,7 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
     """Save a pending version with frozen inputs and today's snapshots; queue it on commit."""
     as_of = as_of or timezone.localdate()
     inputs = inputs if inputs is not None else plan_inputs(plan=plan)
-    prices, rates = plan_snapshots(as_of=as_of)
+    prices, rates = plan_snapshots(as_of=as_of, team=plan.team)
     with transaction.atomic():
         # Lock the plan so two concurrent creations cannot take the same number.
         Plan.objects.select_for_update().filter(pk=plan.pk).first()

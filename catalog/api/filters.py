@@ -78,3 +78,15 @@ class ElectricityTariffFilter(ValidAtFilterSet):
     class Meta:
         model = m.ElectricityTariff
         fields = ["country", "region", "currency"]
+
+
+class ProviderFilter(df.FilterSet):
+    class Meta:
+        model = m.Provider
+        fields = ["country", "kind", "priced"]
+
+
+class PublishedPriceFilter(df.FilterSet):
+    class Meta:
+        model = m.PublishedPrice
+        fields = ["dataset", "provider", "platform", "component", "billing", "stale", "currency"]

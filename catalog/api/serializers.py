@@ -74,3 +74,25 @@ class ElectricityTariffSerializer(serializers.ModelSerializer):
     class Meta:
         model = m.ElectricityTariff
         fields = "__all__"
+
+
+class ProviderRegionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = m.ProviderRegion
+        fields = ["region", "jurisdiction", "location", *SOURCE]
+
+
+class ProviderSerializer(serializers.ModelSerializer):
+    regions = ProviderRegionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = m.Provider
+        fields = ["id", "name", "country", "kind", "priced", "regions", *SOURCE]
+
+
+class PublishedPriceSerializer(serializers.ModelSerializer):
+    accelerator = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = m.PublishedPrice
+        exclude = ["natural_key"]

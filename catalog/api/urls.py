@@ -15,4 +15,7 @@ router.register("exchange-rates", views.ExchangeRateViewSet, basename="catalog-e
 router.register("vat-rates", views.VatRateViewSet, basename="catalog-vat-rate")
 router.register("electricity-tariffs", views.ElectricityTariffViewSet, basename="catalog-electricity-tariff")
 
+router.register("providers", views.ProviderViewSet, basename="catalog-provider")
+router.register("published-prices", views.PublishedPriceViewSet, basename="catalog-published-price")
+
 urlpatterns = router.urls

@@ -70,3 +70,21 @@ class ElectricityTariffViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.ElectricityTariffSerializer
     filterset_class = f.ElectricityTariffFilter
     ordering_fields = ["price_per_kwh", "valid_from"]
+
+
+class ProviderViewSet(viewsets.ReadOnlyModelViewSet):
+    """Providers with their country and their regions' jurisdictions (priced = prices in the catalog)."""
+
+    queryset = m.Provider.objects.prefetch_related("regions").order_by("name")
+    serializer_class = s.ProviderSerializer
+    filterset_class = f.ProviderFilter
+    ordering_fields = ["name", "country"]
+
+
+class PublishedPriceViewSet(viewsets.ReadOnlyModelViewSet):
+    """Price rows exactly as published (the Russian files): components, VAT basis, date, stale flag."""
+
+    queryset = m.PublishedPrice.objects.select_related("accelerator").order_by("dataset", "provider", "id")
+    serializer_class = s.PublishedPriceSerializer
+    filterset_class = f.PublishedPriceFilter
+    ordering_fields = ["price", "valid_from", "provider"]

@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+from catalog.feeds.gpu_names import accelerator_for as skypilot_accelerator_for  # noqa: E402
+
 RETRIEVED_ON = "2026-11-30"  # the day the shared files were read into this catalog
 
 # Minimum Linux x86_64 driver of the CUDA toolkit in min_cuda, from NVIDIA's CUDA Toolkit release
@@ -44,38 +47,9 @@ def derive_accelerators(shared: Path) -> None:
         writer.writerows(rows)
 
 
-# SkyPilot GPU name (+ provider/instance where the name is ambiguous) -> catalog accelerator id.
-# Left empty where the GPU is not in the catalog (M60, P4, P100, T4G, RTX 4000 Ada, V100 16 GB) or
-# the variant (SXM vs PCIe, 80 vs 94 GB) is not stated by the instance name.
-BY_MODEL = {
-    "A10": "nvidia-a10-24gb", "A10G": "nvidia-a10g-24gb", "A40": "nvidia-a40-48gb", "A6000": "nvidia-rtx-a6000-48gb",
-    "B200": "nvidia-b200-sxm-180gb", "GH200": "nvidia-gh200-96gb", "H200": "nvidia-h200-sxm-141gb",
-    "L4": "nvidia-l4-24gb", "L40S": "nvidia-l40s-48gb", "T4": "nvidia-t4-16gb",
-    "H100-MEGA": "nvidia-h100-sxm5-80gb", "H100-SXM": "nvidia-h100-sxm5-80gb", "V100-32GB": "nvidia-v100-sxm2-32gb",
-}
-
-
 def accelerator_for(row: dict) -> str:
-    model, cloud, itype = row["gpu_model"], row["cloud"], row["instance_type"]
-    if model in BY_MODEL:
-        return BY_MODEL[model]
-    if model == "A100":  # 40 GB
-        if cloud in ("AWS", "GCP", "Azure") or itype.endswith("_sxm4"):
-            return "nvidia-a100-sxm4-40gb"  # p4d, a2-highgpu/megagpu, ND96asr_v4 are SXM4 systems
-        return ""  # Lambda gpu_Nx_a100 does not say SXM or PCIe
-    if model == "A100-80GB":
-        if cloud == "Azure" and itype.startswith("Standard_NC"):
-            return "nvidia-a100-pcie-80gb"  # NC A100 v4 = PCIe cards
-        if cloud in ("AWS", "GCP", "Azure") or "sxm4" in itype:
-            return "nvidia-a100-sxm4-80gb"
-        return ""  # RunPod A100-80GB: SXM or PCIe not stated
-    if model == "H100":
-        if itype.endswith("_pcie"):
-            return "nvidia-h100-pcie-80gb"
-        if cloud == "Azure" and itype.startswith("Standard_NC"):
-            return ""  # NC H100 v5: the catalog row does not say which H100 variant
-        return "nvidia-h100-sxm5-80gb"
-    return ""
+    """The mapping lives with the SkyPilot importer (catalog.feeds.skypilot), shared by both."""
+    return skypilot_accelerator_for(gpu_model=row["gpu_model"], cloud=row["cloud"], instance_type=row["instance_type"])
 
 
 def flag_reason(notes: str) -> str:

@@ -169,6 +169,9 @@ class CostOptions:
     user_servers: tuple[ServerPrice, ...] = ()
     user_api_prices: tuple[ApiPrice, ...] = ()
     egress_gb_per_month: Decimal | None = None  # None: what the workload says
+    # Keep only providers/regions in these jurisdictions (ISO codes); () = no restriction. Applied
+    # where options are built from offers (costs.price_sources), not inside the cost model.
+    data_residency: tuple[str, ...] = ()
     inter_zone_gb_per_month: Decimal | None = None  # None: none (multi_zone says it is not priced)
     # Jobs (training, fine-tuning): runs over the horizon. ``runs``: that many runs, one after the
     # other from month 1 (default 1: a one-off run); ``runs_per_month``: a recurring job.

@@ -32,6 +32,7 @@ KNOWN_KEYS = {
     "overrides",
     "server_prices",
     "api_prices",
+    "data_residency",
     "egress_gb_per_month",
     "inter_zone_gb_per_month",
     "runs",
@@ -349,9 +350,24 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         kw["user_servers"] = _server_prices(c, data["server_prices"])
     if "api_prices" in data:
         kw["user_api_prices"] = _api_prices(c, data["api_prices"])
+    if "data_residency" in data:
+        kw["data_residency"] = _residency(c, data["data_residency"])
     if c.errors:
         raise CostValidationError(c.errors)
     return CostOptions(**kw)
+
+
+def _residency(c: _Collector, raw) -> tuple[str, ...]:
+    """Jurisdictions (ISO 3166-1 alpha-2) whose providers and regions a plan may use, e.g. ["RU"]
+    for personal data under 152-FZ; an empty list means no restriction."""
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        c.err("data_residency", "must be a list of two-letter ISO country codes, e.g. [\"RU\"]")
+        return ()
+    bad = [x for x in raw if x not in ISO_COUNTRIES]
+    if bad:
+        c.err("data_residency", f"not ISO 3166-1 alpha-2 country codes: {bad}")
+        return ()
+    return tuple(dict.fromkeys(raw))
 
 
 def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:

@@ -3,6 +3,8 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
+from catalog.api import quotes
+
 from . import views
 from .errors import json_not_found
 
@@ -38,6 +40,9 @@ urlpatterns = [
     path(f"shared/<str:token>/versions/<int:number>/export/{FMT}/", views.SharedExportView.as_view(),
          name="shared-export"),
     path("estimate/", views.EstimateView.as_view(), name="estimate"),
+    path("supplier-quotes/", quotes.SupplierQuoteListView.as_view(), name="supplier-quote-list"),
+    path("supplier-quotes/upload/", quotes.SupplierQuoteUploadView.as_view(), name="supplier-quote-upload"),
+    path("supplier-quotes/<int:pk>/", quotes.SupplierQuoteDetailView.as_view(), name="supplier-quote-detail"),
     # Unknown URLs under /api/v1/ answer in the API's error shape. Keep this include last.
     re_path(r"^.*$", json_not_found),
 ]

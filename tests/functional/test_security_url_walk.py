@@ -42,14 +42,31 @@ def _routes_with_ids():
         yield route, pattern
 
 
+def _victim_quote(team):
+    import datetime as dt
+
+    from catalog.models import Accelerator, SupplierQuote
+
+    acc = Accelerator.objects.create(
+        slug="victim-gpu", vendor="V", model="M", architecture="A", form_factor="SXM", form_factor_kind="SXM",
+        memory_gib=80, memory_bandwidth_gb_s=2000, verified="yes", source_title="t", source_url="u",
+        retrieved_on=dt.date(2026, 12, 1),
+    )
+    return SupplierQuote.objects.create(
+        team=team, supplier="S", item_kind="server", accelerator=acc, gpus_per_server=8, unit_price=1,
+        currency="RUB", includes_vat=False, quote_date=dt.date(2026, 12, 1), valid_until=dt.date(2026, 12, 31),
+    )
+
+
 def _victim():
     """Team A's objects; returns a function from (url name, parameter) to the id to use."""
     owner = MembershipFactory(role=Role.OWNER).user
     version = PlanVersionFactory(number=1, plan__workload__team=owner.teams.get())
     link, _token = services.share_link_create(plan=version.plan, user=owner)
     api_token, _key = api_token_create(user=owner, name="victim")
+    quote = _victim_quote(owner.teams.get())
     by_pk_name = {"token": api_token.pk, "workload": version.plan.workload_id, "plan": version.plan_id,
-                  "share-link": link.pk}
+                  "share-link": link.pk, "supplier-quote": quote.pk}
 
     def value(name: str, param: str):
         if param in FORMATS:
@@ -70,8 +87,10 @@ def _victim():
 
 
 def _counts():
+    from catalog.models import SupplierQuote
+
     return (Plan.objects.count(), PlanVersion.objects.count(), Workload.objects.count(),
-            ShareLink.objects.filter(revoked_at__isnull=True).count())
+            ShareLink.objects.filter(revoked_at__isnull=True).count(), SupplierQuote.objects.count())
 
 
 def test_every_route_with_an_id_answers_404_to_another_team(client):

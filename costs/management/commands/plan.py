@@ -33,8 +33,13 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=("json", "table"), default="json")
         parser.add_argument("--xlsx", default=None, help="also write the cost workbook to this path")
         parser.add_argument("--as-of", default=None, help="price date YYYY-MM-DD (default: today)")
+        parser.add_argument(
+            "--data-residency", default=None,
+            help="comma-separated jurisdictions to keep, e.g. RU (sets costs.data_residency)",
+        )
+        parser.add_argument("--team", default=None, help="team slug: use that team's valid supplier quotes")
 
-    def handle(self, *args, file, format, xlsx, as_of, **options):
+    def handle(self, *args, file, format, xlsx, as_of, data_residency=None, team=None, **options):
         from catalog.selectors import accelerator_specs, price_snapshot
         from costs.adapters import price_sizing_result
         from costs.selectors import rate_card_snapshot
@@ -53,6 +58,10 @@ class Command(BaseCommand):
         if not isinstance(data, dict):
             raise _bad(["input: must be a JSON object (a WorkloadSpec)"])
         costs = data.pop("costs", None)
+        if data_residency is not None:
+            costs = dict(costs) if isinstance(costs, dict) else ({} if costs is None else costs)
+            if isinstance(costs, dict):
+                costs["data_residency"] = [c.strip() for c in data_residency.split(",") if c.strip()]
         try:
             day = dt.date.fromisoformat(as_of) if as_of else None
         except ValueError:
@@ -80,6 +89,14 @@ class Command(BaseCommand):
             raise _bad(errors)
 
         prices = price_snapshot(as_of=day)
+        if team is not None:
+            from catalog.selectors import supplier_quotes_snapshot
+            from planner.models import Team
+
+            found = Team.objects.filter(slug=team).first()
+            if found is None:
+                raise _bad([f"--team: no team with slug {team!r}"])
+            prices["supplier_quotes"] = supplier_quotes_snapshot(team_id=found.id, as_of=day)
         specs = accelerator_specs(as_of=day)
         prices.setdefault("accelerators", [asdict(a) for a in specs])
         sizing = size_workload(spec=spec, accelerators=specs).to_dict()

@@ -1,0 +1,271 @@
+"""Issue 14 done-when: a RUB plan a Russian team can act on (Yandex Cloud composed prices, a supplier
+quote, VAT on each price's own date, freshness warnings, data residency, unpriced providers).
+
+Hand-checked figures (Yandex Compute Cloud price table 'С 13 апреля 2022', shared/data/ru):
+  gpu-standard-v3, 4 GPU / 112 vCPU / 476 GB, on demand:
+      4 x 371.70 + 112 x 0.90 + 476 x 0.28 = 1486.80 + 100.80 + 133.28 = 1720.88 RUB/h (VAT basis not
+      stated; treated as incl. VAT at 20 %, the rate of 2022-04-13) -> net 1720.88 / 1.20 = 1434.0667 RUB/h
+      x 730 h = 1 046 868.67 RUB a month net; VAT at the plan date's 22 % = 230 311.11; gross 1 277 179.78.
+  preemptible: 4 x 148.68 + 112 x 0.36 + 476 x 0.11 = 594.72 + 40.32 + 52.36 = 687.40 RUB/h.
+  Gen2 (gpu-standard-v3i), 8 GPU / 180 vCPU / 1440 GB, 2026 table incl. VAT 22 %:
+      8 x 745.21 + 180 x 0.90 + 1440 x 0.28 = 5961.68 + 162.00 + 403.20 = 6526.88 RUB/h (not in plans:
+      Yandex does not name the GPU, so no workload can be sized on it).
+Supplier quote: HGX H200 8-GPU server, 300 000 USD excl. VAT, dated 2026-06-30 -> at that day's Bank of
+Russia rate 77.7539 = 23 326 170.00 RUB (the plan date's rate, 78.2696 of 2026-07-01, is not used).
+"""
+
+import datetime as dt
+import io
+from decimal import Decimal as D
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+
+from catalog.models import Accelerator, SupplierQuote
+from planner.services import compute_from_inputs, plan_snapshots
+from tests.planner_factories import TeamFactory
+
+pytestmark = pytest.mark.django_db
+AS_OF = dt.date(2026, 12, 1)
+SPEC = {
+    "kind": "inference",
+    "name": "Llama 3.1 70B serving",
+    "model": {"preset": "llama-3.1-70b"},
+    "serving": {"context_length": 8192, "concurrency": 16, "requests_per_second": 2, "ttft_p95_ms": 2000},
+}
+RUB = {"currency": "RUB", "horizon_months": 12}
+ONPREM = {**RUB, "options": ["onprem"]}  # on-prem options only, so each keeps its cost lines
+
+
+def _quote(team, acc, **kw):
+    base = dict(supplier="ООО «Пример»", item_kind="server", quantity=1, currency="RUB", includes_vat=False,
+                quote_date=dt.date(2026, 11, 20), valid_until=dt.date(2026, 12, 31), document_name="КП-1.pdf")
+    return SupplierQuote.objects.create(team=team, accelerator=Accelerator.objects.get(slug=acc), **{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def snaps(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock(), transaction.atomic():
+        for command in ("load_catalog", "load_rate_cards", "load_ru_prices"):
+            call_command(command, stdout=io.StringIO())
+        team, other = TeamFactory(), TeamFactory()
+        quotes = {
+            "a100_2025": _quote(team, "nvidia-a100-sxm4-80gb", gpus_per_server=4, unit_price=D("12000000"),
+                                includes_vat=True, quote_date=dt.date(2025, 12, 15)),
+            "l40s_2026": _quote(team, "nvidia-l40s-48gb", gpus_per_server=8, unit_price=D("12200000"),
+                                includes_vat=True, quote_date=dt.date(2026, 11, 20)),
+            "h100_expired": _quote(team, "nvidia-h100-sxm5-80gb", gpus_per_server=8, unit_price=D("1000"),
+                                   quote_date=dt.date(2026, 9, 1), valid_until=dt.date(2026, 11, 1)),
+            "other_usd": _quote(other, "nvidia-a100-sxm4-80gb", gpus_per_server=4, unit_price=D("130000"),
+                                currency="USD", quote_date=dt.date(2026, 6, 30), supplier="Other team's supplier"),
+        }
+        ids = {k: q.pk for k, q in quotes.items()}
+        out = {"team": plan_snapshots(as_of=AS_OF, team=team), "other": plan_snapshots(as_of=AS_OF, team=other),
+               "none": plan_snapshots(as_of=AS_OF), "ids": ids}
+        transaction.set_rollback(True)
+    return out
+
+
+def plan(snaps, costs, who="team"):
+    prices, rates = snaps[who]
+    outcome = compute_from_inputs(inputs={"spec": SPEC, "costs": costs}, price_snapshot=prices, rate_snapshot=rates)
+    assert outcome.status == "done", outcome.error
+    return outcome.result["costs"]
+
+
+def by_label(c, *parts, kind=None):
+    return [o for o in c["options"] if all(p in o["label"] for p in parts) and (kind is None or o["kind"] == kind)]
+
+
+def row(o, name):
+    return next(r for r in o["rows"] if r["row"] == name)
+
+
+def gpu_time_lines(o):
+    return [ln for ln in row(o, "gpu_time")["lines"] if ln["key"].startswith("gpu_time")]
+
+
+def test_rub_plan_has_yandex_options_with_hand_checked_component_sums(snaps):
+    c = plan(snaps, RUB)
+    assert c["currency"] == "RUB"
+    od = by_label(c, "Yandex Cloud gpu-standard-v3 4 GPU, 112 vCPU, 476 GB", kind="cloud_on_demand")
+    assert len(od) == 1
+    gpu = row(od[0], "gpu_time")
+    # 1720.88 / 1.20 x 730 = 1 046 868.66(7) a month net, 12 months; VAT added at 22 % (the plan's months)
+    assert D(gpu["total_net"]) == D("1046868.66") * 12
+    assert D(gpu["total_gross"]) - D(gpu["total_net"]) == D("230311.10") * 12
+    assert by_label(c, "Yandex Cloud", kind="cloud_spot")
+    assert not by_label(c, "gpu-standard-v3i"), "Gen2's GPU is not named by Yandex: never sized or priced"
+    gen2 = next(o for o in snaps["team"][0]["composed_cloud_offers"]
+                if o["instance_type"] == "gpu-standard-v3i 8 GPU, 180 vCPU, 1440 GB" and o["billing"] == "on_demand")
+    assert gen2["price_per_hour"]["amount"] == "6526.88" and gen2["includes_vat"] is True
+    assert [c_["amount"] for c_ in gen2["components"]] == ["5961.68", "162.00", "403.20"]
+    assert gen2["valid_from"] == "2026-01-23" and not gen2["stale"]
+
+
+def test_yandex_cost_lines_show_components_net_and_vat(snaps):
+    c = plan(snaps, {**RUB, "data_residency": ["RU"]})
+    od = by_label(c, "Yandex Cloud gpu-standard-v3 4 GPU", kind="cloud_on_demand")[0]
+    lines = gpu_time_lines(od)
+    assert abs(sum(D(ln["monthly_net"]) for ln in lines) - D("1046868.67")) <= D("0.02")
+    shown = lines[0]["breakdown"][0]  # the unit price of the line, with its source, date and basis
+    assert shown["price"] == "1720.88 RUB per VM-hour incl. VAT" and shown["date"] == "2022-04-13"
+    assert D(shown["unit_price"]).quantize(D("0.0001")) == D("1434.0667")  # net of the 2022 VAT (20 %)
+    assert "GPU 4 x 371.70 + vCPU 112 x 0.90 + RAM, GB 476 x 0.28 = 1720.88 RUB per VM-hour" in shown["source"]
+    assert "VAT basis not stated" in shown["source"] and "[STALE]" in shown["source"]
+    assert lines[0]["vat_applies"] and D(lines[0]["vat"]) > 0
+    spot = by_label(c, "Yandex Cloud gpu-standard-v3 4 GPU", kind="cloud_spot")[0]
+    spot_rate = gpu_time_lines(spot)[0]["breakdown"][0]
+    assert spot_rate["price"].startswith("687.4") and "GPU 4 x 148.68 + vCPU 112 x 0.36 + RAM, GB 476 x 0.11" in spot_rate["source"]
+    used = od["prices_used"][0]
+    assert used["date"] == "2022-04-13" and used["age_days"] == (AS_OF - dt.date(2022, 4, 13)).days
+    assert used["stale"] and used["too_old"]
+    assert any("STALE price" in w for w in od["warnings"])
+    assert any("does not state its VAT basis" in w for w in od["warnings"])
+
+
+def test_warnings_name_every_rate_older_than_its_threshold(snaps):
+    c = plan(snaps, RUB)
+    warnings = c["freshness"]["warnings"]
+    assert c["freshness"]["thresholds_days"] == {"fx": 7, "cloud": 90, "hardware": 180, "quote": 180}
+    assert "USD/RUB 78.2696: price of 2026-07-01 is 153 days old at the plan date (threshold 7 days)" in warnings
+    assert any(w.startswith("Yandex Cloud gpu-standard-v3") and "1693 days old" in w for w in warnings)
+    assert any("of 2025-12-15: price of 2025-12-15 is 351 days old" in w for w in warnings)  # quote > 180 days
+    fx = c["inputs_used"]["fx"][0]
+    assert (fx["base"], fx["rate_date"], fx["age_days"]) == ("USD", "2026-07-01", 153)  # its own date, not the plan's
+    fresh = [p for p in c["freshness"]["prices"] if p["age_days"] is not None and not p.get("too_old")]
+    assert fresh and not any(p["row"] in w for p in fresh for w in warnings if "days old" in w)
+
+
+def test_onprem_priced_from_the_quote_with_vat_of_its_own_date(snaps):
+    ids = snaps["ids"]
+    c = plan(snaps, ONPREM)
+    a100 = by_label(c, "A100 SXM4 80GB", kind="onprem")[0]
+    # 12 000 000 RUB incl. VAT, quoted 2025-12-15 -> 20 %: 10 000 000 net (22 % would give 9 836 065.57)
+    assert sum(D(ln["upfront_net"]) for ln in gpu_time_lines(a100)) == D("10000000.00")
+    assert all(f"(supplier quote #{ids['a100_2025']})" in ln["label"] for ln in gpu_time_lines(a100))
+    assert a100["price_basis"] == "supplier quote"
+    assert a100["prices_used"][0]["kind"] == "supplier quote"
+    l40s = by_label(c, "L40S", kind="onprem")[0]
+    # 12 200 000 RUB incl. VAT, quoted 2026-11-20 -> 22 %: 10 000 000 net
+    assert sum(D(ln["upfront_net"]) for ln in gpu_time_lines(l40s)) == D("10000000.00")
+
+
+def test_expired_quote_is_flagged_and_the_list_price_used(snaps):
+    c = plan(snaps, RUB)
+    h100 = by_label(c, "H100 SXM5 80GB", kind="onprem")[0]
+    assert h100.get("price_basis") != "supplier quote"
+    assert D(h100["totals"]["net"]) > 1_000_000  # not the expired 1 000 RUB quote
+    assert any("expired on 2026-11-01: the list price is used" in w for w in h100["warnings"])
+
+
+def test_quotes_are_team_scoped_and_usd_converts_at_the_quote_date(snaps):
+    mine, theirs, nobody = plan(snaps, RUB), plan(snaps, ONPREM, "other"), plan(snaps, RUB, "none")
+    assert "Other team's supplier" not in str(mine) and "ООО «Пример»" not in str(theirs)
+    a100 = by_label(theirs, "A100 SXM4 80GB", kind="onprem")[0]
+    # 130 000 USD excl. VAT x 77.7539 (Bank of Russia, 2026-06-30, the quote's date) = 10 108 007.00 RUB
+    assert sum(D(ln["upfront_net"]) for ln in gpu_time_lines(a100)) == D("10108007.00")
+    bd = gpu_time_lines(a100)[0]["breakdown"][0]
+    assert bd["basis"] == "quote" and bd["date"] == "2026-06-30"
+    src = bd["source"]
+    assert "130000 USD x 77.7539 RUB/USD (rate of 2026-06-30, the quote's date)" in src
+    assert not any(o.get("price_basis") == "supplier quote" for o in nobody["options"])
+
+
+def test_residency_leaves_out_every_non_russian_option_with_the_reason(snaps):
+    free, ru = plan(snaps, RUB), plan(snaps, {**RUB, "data_residency": ["RU"]})
+    assert {o["detail"].get("provider") for o in free["options"] if o["kind"].startswith("cloud")} > {"Yandex Cloud"}
+    assert any(o["kind"] == "api" for o in free["options"])
+    for o in ru["options"]:
+        assert o["kind"] in ("onprem", "dedicated") or o["detail"].get("provider") == "Yandex Cloud", o["label"]
+    ids = {o["id"] for o in ru["options"]}
+    assert {i for v in ru["shortlist"].values() for i in v} <= ids  # the decision compares only what is kept
+    assert all(b["a"] in ids and b["b"] in ids for b in ru["break_even_months"] if "a" in b)
+    decision = ru["decision"]
+    picked = [decision[k]["id"] for k in ("recommended", "cheapest_onprem", "cheapest_cloud") if decision.get(k)]
+    assert picked and set(picked) <= ids and {r["id"] for r in decision["ranked"]} <= ids
+    assert "Yandex Cloud" in decision["cheapest_cloud"]["label"] and decision["api"] is None
+    left = {(x["provider"], x["region"]): x for x in ru["data_residency"]["left_out"]}
+    for provider in ("AWS", "GCP", "Azure", "Lambda", "OpenAI", "Anthropic", "Google", "DeepSeek"):
+        assert any(p == provider for p, _r in left), provider
+    assert left[("AWS", "us-east-1")]["reason"] == "AWS us-east-1 is in US, outside the chosen jurisdictions (RU)"
+    assert left[("DeepSeek", None)]["reason"] == "DeepSeek is in CN, outside the chosen jurisdictions (RU)"
+    assert all(x in ru["skipped"] for x in ru["data_residency"]["left_out"])
+
+
+def test_unpriced_russian_providers_are_named_with_an_invitation_to_quote(snaps):
+    c = plan(snaps, {**RUB, "data_residency": ["RU"]})
+    reasons = {s["provider"]: s["reason"] for s in c["skipped"] if "not priced" in str(s.get("reason"))}
+    for provider in ("Selectel", "Cloud.ru", "VK Cloud"):
+        assert provider in reasons and "quote" in reasons[provider]
+
+
+def test_bad_residency_value_is_a_field_error(snaps):
+    prices, rates = snaps["none"]
+    out = compute_from_inputs(inputs={"spec": SPEC, "costs": {"data_residency": "RU"}}, price_snapshot=prices,
+                              rate_snapshot=rates)
+    assert out.status == "failed" and "costs.data_residency" in out.error
+
+
+def test_residency_option_in_the_form_the_api_and_the_cli(snaps, tmp_path):
+    import json
+
+    from planner.api.errors import FieldErrors
+    from planner.api.services import costs_validate
+    from planner.forms import CostOptionsForm
+
+    form = CostOptionsForm(data={"horizon_months": 12, "currency": "RUB", "data_residency": ["RU"]})
+    assert form.is_valid(), form.errors
+    assert form.options()["data_residency"] == ["RU"]
+    assert CostOptionsForm.initial_from(form.options())["data_residency"] == ["RU"]
+    bad = CostOptionsForm(data={"horizon_months": 12, "currency": "RUB", "data_residency": ["XX"]})
+    assert not bad.is_valid() and "data_residency" in bad.errors
+    assert costs_validate(data={"data_residency": ["RU"]}) == {"data_residency": ["RU"]}
+    with pytest.raises(FieldErrors) as exc:
+        costs_validate(data={"data_residency": ["Russia"]})
+    assert "costs.data_residency" in str(exc.value.errors)
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**SPEC, "costs": RUB}), encoding="utf-8")
+    out = io.StringIO()
+    with transaction.atomic():
+        for command in ("load_catalog", "load_rate_cards", "load_ru_prices"):
+            call_command(command, stdout=io.StringIO())
+        call_command("plan", str(spec), "--as-of", AS_OF.isoformat(), "--data-residency", "RU", stdout=out)
+        transaction.set_rollback(True)
+    costs = json.loads(out.getvalue())["costs"]
+    assert costs["data_residency"]["jurisdictions"] == ["RU"]
+    assert {o["detail"].get("provider") for o in costs["options"] if o["kind"].startswith("cloud")} == {"Yandex Cloud"}
+
+
+def test_xlsx_inputs_date_each_rate_and_price_with_its_own_date(snaps, tmp_path):
+    from openpyxl import load_workbook
+
+    from costs.exports import costs_xlsx
+
+    c = plan(snaps, RUB)
+    wb = load_workbook(io.BytesIO(costs_xlsx(c, title="RU plan")))
+    rows = list(wb["Inputs"].iter_rows(values_only=True))
+    header = rows[0]
+    kind, name, date = header.index("kind"), header.index("name"), header.index("date")
+    fx = next(r for r in rows if r[kind] == "fx" and r[name] == "USD/RUB")
+    assert str(fx[date])[:10] == "2026-07-01"  # the rate's date, not the plan's 2026-12-01
+    yandex = next(r for r in rows if str(r[name]).startswith("Yandex Cloud gpu-standard-v3 4 GPU"))
+    assert str(yandex[date])[:10] == "2022-04-13"
+    quote = next(r for r in rows if r[kind] == "supplier quote")
+    assert str(quote[date])[:10] == "2025-12-15"
+
+
+def test_plan_page_shows_prices_dates_residency_and_freshness(snaps):
+    from django.template.loader import render_to_string
+
+    from planner.presentation import costs_view
+
+    view = costs_view(plan(snaps, {**RUB, "data_residency": ["RU"]}))
+    yandex = next(o for o in view["options"] if "Yandex Cloud gpu-standard-v3 4 GPU" in o["label"] and o.get("prices_used"))
+    html = render_to_string("planner/partials/prices_used.html", {"o": yandex})
+    html += render_to_string("planner/partials/price_freshness.html", {"c": view})
+    assert "Prices used:" in html and "2022-04-13" in html and "1693 days old" in html
+    assert "AWS us-east-1 is in US, outside the chosen jurisdictions (RU)" in html
+    assert "USD/RUB 78.2696: price of 2026-07-01 is 153 days old" in html
