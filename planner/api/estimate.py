@@ -60,4 +60,6 @@ def estimate(*, spec: dict, costs: dict, calibrations: dict | None = None) -> di
         raise FieldErrors([(None, _("The workload could not be computed: %(error)s") % {"error": exc})]) from None
     if outcome.status != VersionStatus.DONE:
         raise FieldErrors([(None, outcome.error)])
-    return {"as_of": as_of, "engine_version": outcome.engine_version, **outcome.result}
+    from planner.i18n import for_api
+
+    return {"as_of": as_of, "engine_version": outcome.engine_version, **for_api(outcome.result)}

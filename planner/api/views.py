@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from config.pagination import StrictPageNumberPagination
 from planner.choices import FINISHED_STATUSES, VersionStatus
+from planner.i18n import for_api
 from planner.models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from planner.selectors import can_edit, share_link_resolve, teams_for_user
 from planner.services import PlannerError, share_link_create, share_link_revoke
@@ -168,7 +169,7 @@ def version_data(v: PlanVersion, *, exports_base: str | None = None) -> dict:
         base = exports_base or version_url(v.plan_id, v.number)
         exports = {fmt: f"{base}export/{fmt}/" for fmt in EXPORT_FORMATS}
     data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "calibrations": v.calibrations,
-                 "result": v.result, "exports": exports})
+                 "result": for_api(v.result), "exports": exports})
     return data
 
 
