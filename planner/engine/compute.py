@@ -45,18 +45,18 @@ ATTENTION_COST = 1.2  # time of one attention-core FLOP relative to one dense GE
 # ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). An fp8
 # base is never above the 16-bit base of the same generation (fp8 never beats its peak ratio).
 BASE = {
-    ("ampere", "16"): (0.79, "fitted: MosaicML A100 table, Korthikanti et al. 2022"),
-    ("hopper", "16"): (0.54, "fitted: MosaicML H100 BF16 table"),
-    ("hopper", "8"): (0.47, "fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table"),
-    ("blackwell", "16"): (0.54, "assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)"),
-    ("blackwell", "8"): (0.49, "fitted: NeMo 25.02 B200 FP8 table"),
-    ("tpu", "16"): (0.66, "PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)"),
-    ("volta", "16"): (0.45, "assumption (pre-BF16 generation)"),
-    ("turing", "16"): (0.33, "assumption (inference card, FP16 only)"),
-    ("ada", "16"): (0.45, "assumption (PCIe cards without NVLink)"),
-    ("cdna", "16"): (0.39, "assumption (ROCm stack; MI300X measured matmul peak is ~51% of spec)"),
-    ("gaudi", "16"): (0.45, "assumption"),
-    ("other", "16"): (0.39, "assumption (unknown accelerator family)"),
+    ("ampere", "16"): (0.79, Msg("fitted: MosaicML A100 table, Korthikanti et al. 2022")),
+    ("hopper", "16"): (0.54, Msg("fitted: MosaicML H100 BF16 table")),
+    ("hopper", "8"): (0.47, Msg("fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table")),
+    ("blackwell", "16"): (0.54, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
+    ("blackwell", "8"): (0.49, Msg("fitted: NeMo 25.02 B200 FP8 table")),
+    ("tpu", "16"): (0.66, Msg("PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)")),
+    ("volta", "16"): (0.45, Msg("assumption (pre-BF16 generation)")),
+    ("turing", "16"): (0.33, Msg("assumption (inference card, FP16 only)")),
+    ("ada", "16"): (0.45, Msg("assumption (PCIe cards without NVLink)")),
+    ("cdna", "16"): (0.39, Msg("assumption (ROCm stack; MI300X measured matmul peak is ~51% of spec)")),
+    ("gaudi", "16"): (0.45, Msg("assumption")),
+    ("other", "16"): (0.39, Msg("assumption (unknown accelerator family)")),
 }
 GENERATION_KEYS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna", "gaudi", "tpu")
 EIGHT_BIT = ("fp8", "int8")
@@ -103,7 +103,7 @@ def base_efficiency(generation: str, compute_precision: str) -> tuple[float, str
     if compute_precision in EIGHT_BIT:
         b8 = BASE.get((generation, "8"))
         if b8 is None:
-            return b16, why16 + "; no published fp8 run read: the 16-bit base against the fp8 peak"
+            return b16, why16 + Msg("; no published fp8 run read: the 16-bit base against the fp8 peak")
         return min(b8[0], b16), b8[1]
     return b16, why16
 
@@ -234,7 +234,7 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
                        pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0) -> Efficiency:
     if pinned is not None:
-        why = pinned_label or "given in hardware.mfu"
+        why = pinned_label or Msg("given in hardware.mfu")
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
     base, why = base_efficiency(generation, compute_precision)
     fmt = "8-bit" if compute_precision in EIGHT_BIT else "16-bit"
@@ -248,17 +248,19 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
     bub = float(bubble_factor(pp, microbatches, vpp))
     mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
-    text = ("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} attention "
-            "(core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} micro-batches, "
-            "VPP{vpp})")
     params = dict(gen=generation, fmt=fmt, base=base, why=why, w=w, h=hidden_size, tp=tp, att=att, x=x_attn, r=peak_ratio,
                   bub=bub, pp=pp, m=microbatches, vpp=vpp)
     if mf != 1.0:
-        text += (" x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen parameter per "
-                 "micro-batch, fitted on the Qwen README's LoRA/Q-LoRA timings)")
-        params["db"] = QLORA_DEQUANT_BYTES_PER_PARAM
-        params["mf"] = mf
-    return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]), explain=Msg(text, **params))
+        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} "
+                   "attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} "
+                   "micro-batches, VPP{vpp}) x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen "
+                   "parameter per micro-batch, fitted on the Qwen README's LoRA/Q-LoRA timings)",
+                   **params, db=QLORA_DEQUANT_BYTES_PER_PARAM, mf=mf)
+    else:
+        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} "
+                   "attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} "
+                   "micro-batches, VPP{vpp})", **params)
+    return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]), explain=text)
 
 
 # ----------------------------------------------------------------------------------- FLOPs

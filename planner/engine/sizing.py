@@ -409,7 +409,7 @@ def _training_not_fitting(spec, res, cat, ti=None) -> list[dict]:
         # Remedies that lower the need, the most helpful first; those that make it fit say so.
         helped = sorted(((float(n[ai]), label) for label, n in needs if float(n[ai]) < need), key=lambda x: x[0])
         remedies = [Msg("{remedy} (needs {need} per GPU{fits})", remedy=label, need=_fmt_gib(n),
-                        fits=": fits" if n <= cap else "") for n, label in helped]
+                        fits=Msg(": fits") if n <= cap else "") for n, label in helped]
         remedies.append(Msg("CPU/NVMe offload of parameters and optimizer state (ZeRO-Infinity), slower"))
         bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
         if bigger:
@@ -504,7 +504,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
     }
     if mem.get("host_optimizer", 0.0):
         comps["host_optimizer_bytes"] = q(mem["host_optimizer"], "bytes",
-                                          "paged optimizer states per GPU, held in host RAM (not counted in per_gpu_bytes)")
+                                          Msg("paged optimizer states per GPU, held in host RAM (not counted in per_gpu_bytes)"))
     return {
         "per_gpu_bytes": q(mem["total"], "bytes", Msg("sum of the GPU components on one GPU ({where})", where=where)),
         "total_bytes": q(mem["total"] * lay["count"], "bytes", Msg("per GPU x {count} GPUs", count=lay["count"])),
@@ -563,7 +563,7 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
     }
     paged = float(res["mem"]["host_optimizer"][res["lay"][i]]) * min(count, gps)
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training",
-                              extra_ram_bytes=paged, extra_ram_why="paged optimizer states of the server's GPUs")
+                              extra_ram_bytes=paged, extra_ram_why=Msg("paged optimizer states of the server's GPUs"))
     if spec.kind == "classic_training" and wall > 0:
         images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
         cores = host["cpu_cores_per_server"]["value"]

@@ -37,6 +37,7 @@ AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect
 Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang trtllm vllm MI300X GB200 TensorRT stas00 ml engineering GDDR6 BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
 GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
 q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
+CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged
 
 """.split())
 # Identifiers of the workload spec that an error names on purpose (the field path).
