@@ -27,7 +27,7 @@ import numpy as np
 
 from .architecture import ModelArch, kv_cache_bytes_per_token
 from .precision import weight_bytes_per_param
-from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERHEAD_S
+from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, MOE_TILE_ROWS, PP_HOP_S, REQUEST_OVERHEAD_S
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
@@ -63,6 +63,8 @@ class Engine:
     dense_weight_bytes: np.ndarray  # whole replica
     expert_weight_bytes: np.ndarray  # whole replica (routed experts)
     expert_touch: np.ndarray  # k / E: probability a token routes to a given expert (0 for dense)
+    experts: np.ndarray = 0.0  # routed experts per MoE layer (E)
+    expert_row_flops: np.ndarray = 0.0  # FLOPs of one token row through one routed expert of every MoE layer
     kv_bytes_per_token_gpu: np.ndarray  # one token of one sequence's KV, per GPU (split by KV heads x PP)
     kv_split: np.ndarray
     flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
@@ -89,6 +91,22 @@ class Engine:
         w = self.dense_weight_bytes + self.expert_weight_bytes * touched
         return w / (self.tp * self.bytes_s)
 
+    def moe_padding_s(self, tokens):
+        """Seconds of the padded rows of the grouped expert GEMMs (MoE only; 0 for dense models).
+
+        A grouped GEMM computes each touched expert's rows in tiles of MOE_TILE_ROWS (Hopper wgmma
+        is m64; vLLM/SGLang fused_moe pads every expert's token list to a multiple of BLOCK_SIZE_M,
+        moe_align_block_size): a touched expert with n rows costs ceil(n / 64) x 64 rows. Expected
+        padded rows beyond tokens x k, per layer: max(touched x 64 - tokens x k, touched x 64 / 2)
+        (few rows per expert: the tile is mostly empty; many: half a tile per expert on average)."""
+        if not np.any(self.expert_row_flops):
+            return 0.0 * tokens
+        per_micro = np.maximum(tokens / self.pp, 1.0)
+        touched = self.experts * (1.0 - (1.0 - self.expert_touch) ** per_micro)
+        rows = self.expert_touch * self.experts * per_micro  # tokens x k
+        extra = np.maximum(touched * MOE_TILE_ROWS - rows, touched * MOE_TILE_ROWS / 2.0)
+        return self.pp * extra * self.expert_row_flops / (self.tp * self.pp * self.flops_s)
+
     def step_s(self, n_decode, prefill_tokens):
         """Seconds of one engine step (one token pass through every stage) and its parts.
 
@@ -96,7 +114,7 @@ class Engine:
         its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
         ctx_d = self.isl + self.osl / 2.0
         tokens = n_decode + prefill_tokens
-        gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s)
+        gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s) + self.moe_padding_s(tokens)
         attn_c = (n_decode * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
             self.tp * self.pp * self.flops_s)
         kv = (n_decode * ctx_d + prefill_tokens) * self.kv_bytes_per_token_gpu / self.bytes_s
@@ -146,11 +164,15 @@ class Engine:
         den_m = 1.0 - m - kk
         ok = den_c > 0
         w0 = k["w1"]
+        pad0 = self.moe_padding_s(1.0)
         T = None
         for _ in range(2 if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
-            T = np.where(ok, np.maximum(fixed / np.where(ok, den_c, 1.0), (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
+            T = np.where(ok, np.maximum((fixed + pad0) / np.where(ok, den_c, 1.0),
+                                        (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
             if k["moe"]:
-                w0 = self.weight_read_s(np.where(np.isfinite(T), lam * (self.isl + self.osl) * T, 1.0))
+                tok = np.where(np.isfinite(T), lam * (self.isl + self.osl) * T, 1.0)
+                w0 = self.weight_read_s(tok)
+                pad0 = self.moe_padding_s(tok)
         tokens_step = lam * (self.isl + self.osl) * T
         n_decode = lam * self.osl * T
         # A new prompt waits for the running step (on average half of it), then rides the next step
@@ -185,7 +207,8 @@ class Engine:
         T1, *_ = self.step_s(np.ones_like(self.isl * 1.0), 0.0)
         c_pre = self.compute_s_per_token(self.isl / 2.0)
         chunks = np.ceil(self.isl / self.budget)
-        pre = (np.maximum(self.isl * c_pre, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
+        pad = chunks * self.moe_padding_s(np.minimum(self.isl, self.budget))
+        pre = (np.maximum(self.isl * c_pre + pad, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
                + chunks * (self.overhead_s + self.comm_fixed_s) + self.isl * self.comm_per_token_s)
         return pre + self.request_overhead_s, T1
 
@@ -288,6 +311,8 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
         expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
+        experts=f(arch.experts if arch.is_moe else 0.0),
+        expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
         bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,

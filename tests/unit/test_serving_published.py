@@ -42,7 +42,6 @@ KNOWN_OUT_OF_BOUND: dict[tuple[str, str], str] = {
     ("dstack_ds_h200_vllm_c128", "output_tokens_s"): _DEEPSEEK,
     ("dstack_ds_mi300x_vllm_c4", "tpot_ms"): _DEEPSEEK,
     ("dstack_ds_mi300x_vllm_c4", "output_tokens_s"): _DEEPSEEK,
-    ("dstack_ds_mi300x_vllm_c128", "output_tokens_s"): _DEEPSEEK,
     ("dstack_ds_h200_trtllm_c32", "output_tokens_s"): _DEEPSEEK,
 }
 
