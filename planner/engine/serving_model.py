@@ -148,6 +148,26 @@ class Engine:
         k = self._k
         return lam * k["g"], lam * k["m"], lam * k["m"], lam * k["k"]
 
+    def _moe_step_mix(self, lam, T):
+        """Mean expert weight read and tile padding per step at rate lam and step time T (MoE).
+
+        Steps are of two kinds: decode-only (the running decodes: lam x osl x T tokens) and steps
+        that also carry a prompt chunk (+ isl / chunks tokens). The experts touched are concave in
+        the step's tokens, so the mean over steps is taken per kind, weighted by the share of steps
+        carrying a chunk (lam x chunks x T, at most 1), not at the mean token count (which overstates
+        the experts a decode-only step reads: 1 - (1 - k/E)^tokens is concave)."""
+        finite = np.isfinite(T)
+        Tf = np.where(finite, T, 0.0)
+        n_dec = np.maximum(lam * self.osl * Tf, 1.0)
+        chunks = np.ceil(self.isl / self.budget)
+        share = np.minimum(lam * chunks * Tf, 1.0)
+        # prompt tokens per chunk-carrying step: the mean lam x isl x T spread over that share of steps
+        # (one chunk, isl / chunks tokens, at low load; several prompts per step at high load)
+        with_chunk = n_dec + lam * self.isl * Tf / np.maximum(share, 1e-12)
+        w = share * self.weight_read_s(with_chunk) + (1.0 - share) * self.weight_read_s(n_dec)
+        pad = share * self.moe_padding_s(with_chunk) + (1.0 - share) * self.moe_padding_s(n_dec)
+        return w, pad
+
     def steady(self, lam, parts=True):
         """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
 
@@ -166,13 +186,11 @@ class Engine:
         w0 = k["w1"]
         pad0 = self.moe_padding_s(1.0)
         T = None
-        for _ in range(2 if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
+        for _ in range(3 if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
             T = np.where(ok, np.maximum((fixed + pad0) / np.where(ok, den_c, 1.0),
                                         (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
             if k["moe"]:
-                tok = np.where(np.isfinite(T), lam * (self.isl + self.osl) * T, 1.0)
-                w0 = self.weight_read_s(tok)
-                pad0 = self.moe_padding_s(tok)
+                w0, pad0 = self._moe_step_mix(lam, T)
         tokens_step = lam * (self.isl + self.osl) * T
         n_decode = lam * self.osl * T
         # A new prompt waits for the running step (on average half of it), then rides the next step
