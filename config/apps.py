@@ -36,7 +36,18 @@ class OpsConfig(AppConfig):
     verbose_name = "Operations"
 
     def ready(self):
+        from django.urls import register_converter
+        from django.urls.converters import IntConverter
+
         from .metrics import register as register_plan_metrics
+
+        class DatabaseInt(IntConverter):
+            """`<int:...>` in every URL: at most 18 digits, so an id always fits a 64-bit
+            database integer (a longer one is a 404, not a database overflow and a 500)."""
+
+            regex = "[0-9]{1,18}"
+
+        register_converter(DatabaseInt, "int")
 
         register_audited_models()
         register_plan_metrics()

@@ -19,6 +19,77 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 logger = logging.getLogger(__name__)
 
+def patch_kombu_redis_channel() -> None:
+    """Work around a kombu Redis-transport crash after a broker outage (docs/RELIABILITY.md).
+
+    On a lost connection Celery calls `Connection.collect()`, which closes the channels and
+    then sets the transport's `client` (the kombu Connection) to None. A channel that is not
+    closed by then (closing stops at the first channel whose restore fails because Redis is
+    down) or that acks, rejects or restores a message later rebuilds its connection pool from
+    `self.connection.client` in `Channel._connparams` and raises
+    `AttributeError: 'NoneType' object has no attribute 'hostname'`; raised from the consumer's
+    event loop, Celery reports it as an "Unrecoverable error" and the worker exits (kombu
+    5.7.0; the same failure is reported against older versions as celery/kombu#582 and #970).
+    The channel here remembers the Connection it was created for and uses it when the
+    transport no longer has one, so the restore (or ack) reaches Redis once it is back.
+    """
+    from kombu.transport import redis as kombu_redis
+
+    channel_cls = kombu_redis.Channel
+    if getattr(channel_cls, "_gpu_planner_patched", False):
+        return
+    original_init, original_connparams = channel_cls.__init__, channel_cls._connparams
+
+    def __init__(self, *args, **kwargs):
+        transport = args[0] if args else kwargs.get("connection")
+        self._gp_conninfo = getattr(transport, "client", None)
+        self._gp_default_port = getattr(transport, "default_port", None)
+        original_init(self, *args, **kwargs)
+
+    def _connparams(self, asynchronous=False):
+        transport = self.connection
+        if (transport is not None and transport.client is not None) or self._gp_conninfo is None:
+            return original_connparams(self, asynchronous=asynchronous)
+        shim = type("DetachedTransport", (), {"client": self._gp_conninfo, "default_port": self._gp_default_port})
+        self.connection = shim()
+        try:
+            return original_connparams(self, asynchronous=asynchronous)
+        finally:
+            self.connection = transport
+
+    channel_cls.__init__, channel_cls._connparams = __init__, _connparams
+    channel_cls._gpu_planner_patched = True
+
+
+patch_kombu_redis_channel()
+
+# kombu retries a lost broker connection after 2, 4, 6 ... up to 30 s: after a 30 s outage a
+# worker could sit idle for another 30 s. The consumer below retries every 0.5-2 s instead
+# (a refused connection costs nothing), forever (CELERY_BROKER_CONNECTION_MAX_RETRIES=None).
+RECONNECT_INTERVAL_START_S, RECONNECT_INTERVAL_STEP_S, RECONNECT_INTERVAL_MAX_S = 0.5, 0.5, 2.0
+
+
+def _consumer_class():
+    from celery.worker.consumer import Consumer as CeleryConsumer
+
+    class Consumer(CeleryConsumer):
+        def ensure_connected(self, conn):
+            original = conn.ensure_connection
+
+            def ensure_connection(*args, **kwargs):
+                kwargs.setdefault("interval_start", RECONNECT_INTERVAL_START_S)
+                kwargs.setdefault("interval_step", RECONNECT_INTERVAL_STEP_S)
+                kwargs.setdefault("interval_max", RECONNECT_INTERVAL_MAX_S)
+                return original(*args, **kwargs)
+
+            conn.ensure_connection = ensure_connection
+            return super().ensure_connected(conn)
+
+    return Consumer
+
+
+Consumer = _consumer_class()
+
 app = Celery("gpu_planner")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
@@ -97,4 +168,23 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
             logger.warning("worker heartbeat could not be removed", exc_info=True)
 
 
+class SweepOnConnect(bootsteps.StartStopStep):
+    """Ask for a sweep each time the consumer (re)connects to the broker.
+
+    The consumer blueprint starts its steps again after every reconnection, so as soon as
+    Redis is back, plans accepted while it was down (pending, no queued marker) are queued,
+    without waiting for the next beat tick.
+    """
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def start(self, c):
+        try:
+            c.app.send_task("planner.sweep_plan_versions", queue=queue_for("planner.sweep_plan_versions"),
+                            ignore_result=True, retry=False)
+        except Exception:  # the broker went away again: the next connection asks again
+            logger.warning("could not ask for a sweep after connecting", exc_info=True)
+
+
 app.steps["worker"].add(WorkerHeartbeat)
+app.steps["consumer"].add(SweepOnConnect)

@@ -48,17 +48,17 @@ def _check_worker_heartbeat() -> str | None:
 
 
 def readyz(request):
-    """Readiness: the database and (when configured) the broker answer -> 200, else 503.
+    """Readiness: the database, the broker (when configured) and a worker heartbeat seen in
+    the last HEARTBEAT_TTL_SECONDS (60 s) -> 200, else 503 with the failing check named.
 
-    The worker heartbeat is reported but does not make the web process unready: with no
-    worker, plans are still saved and queued, so the load balancer should keep sending
-    traffic; status says "degraded" so operators and alerts see it.
+    Without a live worker nothing is computed: plans are saved and queued, but the
+    deployment is not working, so the orchestrator and alerts must see it. Workers run under
+    a supervisor (docs/SCALING.md) that restarts one that exited.
     """
     checks = {"database": _check_database(), "broker": _check_broker()}
+    checks["worker"] = _check_worker_heartbeat() if checks["broker"] is None else "broker unavailable"
     ok = all(v is None for v in checks.values())
-    worker = _check_worker_heartbeat() if checks["broker"] is None else "broker unavailable"
-    status = "unavailable" if not ok else ("degraded" if worker else "ok")
-    body = {"status": status, "checks": {k: v or "ok" for k, v in {**checks, "worker": worker}.items()}}
+    body = {"status": "ok" if ok else "unavailable", "checks": {k: v or "ok" for k, v in checks.items()}}
     return JsonResponse(body, status=200 if ok else 503)
 
 

@@ -74,9 +74,53 @@ def server_error(request, *args, **kwargs):
         return database_unavailable_response(request)
     if isinstance(exc, DatabaseError):
         logger.error("database error: %s", type(exc).__name__)
+    if _is_api(request):
+        return _problem_json(500, _("Internal error."))
     from django.views.defaults import server_error as default_server_error
 
     return default_server_error(request, *args, **kwargs)
+
+
+# Errors Django answers itself (no view, a failed CSRF check, a PermissionDenied outside DRF)
+# come in the API's JSON shape under /api/, and as Django's pages elsewhere.
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request, exception=None):
+    if _is_api(request):
+        return _problem_json(404, _("Not found."))
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def permission_denied(request, exception=None):
+    if _is_api(request):
+        return _problem_json(403, _("You do not have permission to perform this action."))
+    from django.views.defaults import permission_denied as default
+
+    return default(request, exception)
+
+
+def bad_request(request, exception=None):
+    if _is_api(request):
+        return _problem_json(400, _("Bad request."))
+    from django.views.defaults import bad_request as default
+
+    return default(request, exception)
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: a JSON 403 under /api/ (e.g. a session-authenticated unsafe request
+    without the X-CSRFToken header), Django's page elsewhere."""
+    if _is_api(request):
+        return _problem_json(403, _("CSRF check failed: send the X-CSRFToken header with the csrftoken cookie's value."))
+    from django.views.csrf import csrf_failure as default
+
+    return default(request, reason=reason)
 
 
 class RequestSizeLimitMiddleware:
@@ -104,3 +148,54 @@ class RequestSizeLimitMiddleware:
                 return _problem_json(413, message)
             return HttpResponse(escape(message), status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class UnsafeTextMiddleware:
+    """400 for NUL or unpaired surrogates in the URL path, any query parameter (name or value)
+    and, under /api/, any form or multipart field (name, value, upload file name).
+
+    Runs for every view, so new endpoints and filters are covered without code of their own.
+    JSON bodies are checked by the API's parser (it knows the field paths); web forms report
+    their own fields (Django rejects NUL in text fields; JSON fields use loads_checked), so a
+    browser user sees a form error rather than this page. The answer names the parameter:
+    `{"field": "query.kind", ...}` in the API's error shape, a short page elsewhere.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        found = self._first_unsafe(request)
+        if found is None:
+            return self.get_response(request)
+        field, reason = found
+        if _wants_json(request):
+            from planner.api.errors import problem
+
+            return JsonResponse(problem(400, [{"field": field, "message": reason}]), status=400)
+        message = f"{field}: {reason}"
+        return HttpResponse(escape(message), status=400, content_type="text/plain; charset=utf-8")
+
+    @staticmethod
+    def _first_unsafe(request) -> tuple[str, str] | None:
+        from .textsafety import unsafe_reason
+
+        reason = unsafe_reason(request.path)
+        if reason:
+            return "path", reason
+        if request.path.startswith("/api/"):  # header values end up in the database too (Idempotency-Key)
+            for name, value in request.META.items():
+                if name.startswith("HTTP_") and isinstance(value, str) and unsafe_reason(value):
+                    return "header." + name[5:].replace("_", "-").title(), unsafe_reason(value)
+        sources = [("query", request.GET)]
+        if request.path.startswith("/api/") and request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            content_type = request.content_type or ""
+            if content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+                sources += [("form", request.POST), ("files", request.FILES)]
+        for prefix, data in sources:
+            for key, values in data.lists():
+                for text in (key, *(getattr(v, "name", v) for v in values)):
+                    reason = unsafe_reason(str(text)) if text is not None else None
+                    if reason:
+                        return f"{prefix}.{key}" if unsafe_reason(key) is None else prefix, reason
+        return None

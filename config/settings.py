@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "config.request_id.RequestIdMiddleware",
     # 413 for bodies over MAX_REQUEST_BODY_BYTES, before anything reads them.
     "config.middleware.RequestSizeLimitMiddleware",
+    # 400 for NUL / unpaired surrogates in the path, query parameters and API form fields.
+    "config.middleware.UnsafeTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Database down: a plain 503 page or JSON instead of a stack trace (config/middleware.py).
     "config.middleware.DatabaseUnavailableMiddleware",
@@ -73,6 +75,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# A failed CSRF check under /api/ answers in the API's JSON error shape.
+CSRF_FAILURE_VIEW = "config.middleware.csrf_failure"
 
 TEMPLATES = [
     {
@@ -167,7 +171,7 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=10 * 1024 * 1
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
@@ -209,6 +213,12 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# /metrics access (config/metrics_access.py): open in development; production settings close
+# it to all but a bearer token (METRICS_TOKEN) or addresses/networks (METRICS_ALLOWED_IPS).
+METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=DEBUG)
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+
 # Celery: the broker is REDIS_URL (not CELERY_BROKER_URL, which Celery reads itself).
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -231,12 +241,24 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
+# The longest computation any task may run (plans and catalog imports: hard limit 300 s).
+LONGEST_TASK_SECONDS = 300
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
-    # An unacked message (worker killed) is redelivered after this; must exceed the hard limit.
-    "visibility_timeout": 3600,
+    # An unacked message (its whole worker killed) is redelivered after this. Sized to the
+    # longest computation plus a margin, so a slow task is never handed to a second worker
+    # while the first still runs it; lost plans come back sooner through the sweeper.
+    "visibility_timeout": LONGEST_TASK_SECONDS + 60,
 }
+# On a lost broker connection, running acks-late tasks finish and write their result to
+# PostgreSQL (their ack may fail; the redelivery then finds the version done). Cancelling
+# them (Celery 6's default) would throw the work away. Set explicitly: no deprecation warning.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# A worker never gives up on the broker (Celery's default stops after 100 attempts), and it
+# retries every 0.5-2 s (config.celery.Consumer), so it computes again right after an outage.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CONSUMER = "config.celery:Consumer"
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
 CELERY_REDIS_SOCKET_TIMEOUT = 5
 CELERY_RESULT_EXPIRES = 24 * 3600
@@ -256,11 +278,20 @@ CELERY_TASK_CREATE_MISSING_QUEUES = True
 # The sweeper re-queues versions pending longer than PLAN_PENDING_REQUEUE_SECONDS (broker was
 # down, message lost) or running with no live worker holding their row lock (worker killed),
 # and fails versions after PLAN_MAX_ATTEMPTS attempts with the reason shown to the user.
-PLAN_SWEEP_INTERVAL_SECONDS = env.float("PLAN_SWEEP_INTERVAL_SECONDS", default=60.0)
+# Recovery in seconds (docs/RELIABILITY.md): every sweep is a few indexed queries and one
+# Redis round trip, so it runs often.
+PLAN_SWEEP_INTERVAL_SECONDS = env.float("PLAN_SWEEP_INTERVAL_SECONDS", default=5.0)
+# A published version carries a Redis marker this long (gpu_planner:queued:<id>). A pending
+# version without one has no message in this Redis (never published: broker down at submit;
+# or Redis restarted empty) and is queued again at the next sweep; with one, it is queued
+# again only after the marker expired (a message lost while Redis stayed up).
 PLAN_PENDING_REQUEUE_SECONDS = env.int("PLAN_PENDING_REQUEUE_SECONDS", default=120)
+# A pending version younger than this is left alone: its publish on commit may be under way.
+PLAN_PENDING_MIN_AGE_SECONDS = env.float("PLAN_PENDING_MIN_AGE_SECONDS", default=2.0)
 PLAN_MAX_ATTEMPTS = env.int("PLAN_MAX_ATTEMPTS", default=3)
-# A running row younger than this may be between its claim and its row lock: not yet dead.
-PLAN_RUNNING_GRACE_SECONDS = env.int("PLAN_RUNNING_GRACE_SECONDS", default=30)
+# A running row younger than this may be between its claim and its row lock (two statements
+# apart): not yet dead. Taking one over early only costs an attempt, never a duplicate.
+PLAN_RUNNING_GRACE_SECONDS = env.int("PLAN_RUNNING_GRACE_SECONDS", default=5)
 # Price feeds (docs/CATALOG.md "Feeds"): the Bank of Russia daily rates from a configurable URL,
 # daily at CBR_DAILY_HOUR_UTC (the bank sets the next day's rates in the afternoon, Moscow time);
 # SkyPilot catalog CSVs weekly when SKYPILOT_CATALOG_SOURCES="AWS=<url>,GCP=<url>" is set.

@@ -30,6 +30,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+# /metrics never open to anonymous clients here: a bearer token or an allow-list.
+METRICS_PUBLIC = False
+if METRICS_TOKEN and len(METRICS_TOKEN) < 32:  # noqa: F405
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters.")
 # Fault injection is for the fault tests only.
 FAULT_INJECTION_COMPUTE_DELAY_SECONDS = 0.0
 # The beat service (docker-compose.yml) runs CELERY_BEAT_SCHEDULE from config.settings: the sweeper,

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from config.textsafety import SafeTextFormMixin, UnsafeText, loads_checked
+
 from .choices import Currency, WorkloadKind
 
 PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")]
@@ -97,7 +99,13 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("training.sequence_length", _int(_("Sequence length"), _("Unit: tokens. Default: 4096."), min_value=1), ("pretraining", "finetuning"), "workload"),
     SpecField("training.global_batch_tokens", _int(_("Global batch"), _("Tokens per optimizer step. Unit: tokens. Default: 4 Mi tokens for pre-training, 128 sequences for fine-tuning."), min_value=1), ("pretraining", "finetuning"), "workload"),
     SpecField("training.micro_batch_size", _int(_("Micro-batch size"), _("Sequences per GPU per step. Unit: sequences. Default: 1."), min_value=1), TRAINING_KINDS, "workload"),
-    SpecField("training.optimizer", _choice(_("Optimizer"), _("Default: adamw (16 bytes per parameter with mixed precision)."), [("adamw", "AdamW"), ("adamw_8bit", "AdamW 8-bit"), ("sgd", "SGD"), ("adafactor", "Adafactor")]), TRAINING_KINDS, "workload"),
+    SpecField("training.optimizer", _choice(_("Optimizer"), _("Default: adamw (16 bytes per parameter with mixed precision)."), [("adamw", "AdamW"), ("adamw_8bit", "AdamW 8-bit"), ("paged_adamw_8bit", _("Paged AdamW 8-bit (states in host RAM)")), ("sgd", "SGD"), ("adafactor", "Adafactor")]), TRAINING_KINDS, "workload"),
+    SpecField("training.optimizer_states", _choice(_("Optimizer state precision"), _("Format of the optimizer states. Default: fp32 (int8 for the 8-bit optimizers)."), [("fp32", "fp32"), ("bf16", "bf16"), ("int8", "int8")]), TRAINING_KINDS, "workload"),
+    SpecField("training.master_weights", _choice(_("Master weights"), _("An fp32 copy of 16-bit trainable weights. Default: fp32 for full training, none for LoRA/QLoRA adapters."), [("fp32", "fp32"), ("none", _("none"))]), TRAINING_KINDS, "workload"),
+    SpecField("training.adapter_precision", _choice(_("Adapter precision"), _("Format of LoRA/QLoRA adapter weights and gradients. Default: bf16."), [("fp32", "fp32"), ("bf16", "bf16"), ("fp16", "fp16")]), ("finetuning",), "workload"),
+    SpecField("training.double_quant", _bool(_("Double quantisation (QLoRA)"), _("Quantise the NF4 quantisation constants again (QLoRA only). Default: yes.")), ("finetuning",), "workload"),
+    SpecField("training.context_parallel", _choice(_("Context parallelism"), _("Split each sequence over this many GPUs (long contexts). Default: chosen by the planner."), [(str(c), str(c)) for c in (1, 2, 4, 8, 16, 32)]), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.goodput", _num(_("Goodput"), _("Share of wall-clock time spent in useful training steps (restarts, stalls excluded), 0–1. Default: by GPU count from published interruption rates."), min_value=0.01, max_value=1), TRAINING_KINDS, "workload"),
     SpecField("training.zero_stage", _choice(_("ZeRO stage"), _("Sharding of model states across data-parallel GPUs (3 = FSDP). Default: the smallest stage that fits."), [("0", "0"), ("1", "1"), ("2", "2"), ("3", "3 / FSDP")]), ("pretraining", "finetuning"), "workload"),
     SpecField("training.activation_checkpointing", _choice(_("Activation checkpointing"), _("Recompute activations to save memory. Default: chosen by the planner when empty (selective, or full when memory needs it)."), [("none", _("none")), ("selective", _("selective")), ("full", _("full"))]), ("pretraining", "finetuning"), "workload"),
     SpecField("training.deadline_hours", _num(_("Deadline"), _("Wall-clock time the run must finish in. Unit: hours. Default: none."), min_value=0.1), TRAINING_KINDS, "workload"),
@@ -171,7 +179,7 @@ OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when 
 OPTIONAL_COSTS = ("runs", "runs_per_month", "discount_rate", "downtime_cost_per_hour")
 
 
-class CostOptionsForm(forms.Form):
+class CostOptionsForm(SafeTextFormMixin, forms.Form):
     """Cost assumptions; validated in full by costs.engine.options.parse_cost_options."""
 
     def __init__(self, *args, **kwargs):
@@ -243,7 +251,10 @@ class CostOptionsForm(forms.Form):
         if not raw:
             return {}
         try:
-            value = json.loads(raw)
+            value = loads_checked(raw)
+        except UnsafeText as exc:  # NUL, lone surrogates or nesting past the cap
+            raise forms.ValidationError("%(where)s%(err)s", params={
+                "where": f"{exc.path}: " if exc.path else "", "err": exc.message}) from None
         except ValueError as exc:
             raise forms.ValidationError(_("Not valid JSON: %(err)s"), params={"err": exc}) from exc
         if not isinstance(value, dict):
@@ -374,10 +385,14 @@ class WorkloadForm(CostOptionsForm):
         if not raw.strip():
             self.add_error("hf_config", _("Paste or upload a config.json."))
             return None
+        where = "hf_config_file" if upload else "hf_config"
         try:
-            value = json.loads(raw)
+            value = loads_checked(raw)
+        except UnsafeText as exc:  # NUL, lone surrogates or nesting past the cap
+            self.add_error(where, f"{exc.path}: {exc.message}" if exc.path else exc.message)
+            return None
         except ValueError as exc:
-            self.add_error("hf_config", _("Not valid JSON: %(err)s") % {"err": exc})
+            self.add_error(where, _("Not valid JSON: %(err)s") % {"err": exc})
             return None
         if not isinstance(value, dict):
             self.add_error("hf_config", _("config.json must be a JSON object."))
@@ -403,7 +418,7 @@ class WorkloadForm(CostOptionsForm):
             value = self.cleaned_data.get(f.name)
             if value is None or value == "":
                 continue
-            if f.path == "training.zero_stage":
+            if f.path in ("training.zero_stage", "training.context_parallel"):
                 value = int(value)
             node = spec
             *parents, leaf = f.path.split(".")

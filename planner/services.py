@@ -123,14 +123,49 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
     return version
 
 
+QUEUED_MARK_PREFIX = "gpu_planner:queued:"
+
+
+def broker_client():
+    """A Redis client for the app's own keys (markers), or None with in-process tasks."""
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return None
+    import redis
+
+    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=2)
+
+
 def plan_version_enqueue(*, version: PlanVersion) -> bool:
-    """Hand a pending version to Celery. A broker outage leaves it pending, never lost."""
+    """Hand a pending version to Celery. A broker outage leaves it pending, never lost.
+
+    The queued marker (`gpu_planner:queued:<id>`, PLAN_PENDING_REQUEUE_SECONDS) is written
+    first, in the same Redis as the message: when Redis loses its data, both go together, and
+    the sweeper queues every pending version without a marker again within seconds. When the
+    marker cannot be written, Redis is down and publishing would fail too: give up at once.
+    """
+    from django.conf import settings
+
     from .tasks import compute_plan_version
 
+    client = broker_client()
+    key = f"{QUEUED_MARK_PREFIX}{version.id}"
+    if client is not None:
+        try:
+            client.set(key, "1", ex=max(settings.PLAN_PENDING_REQUEUE_SECONDS, 1))
+        except Exception:
+            logger.warning("could not queue plan version %s (broker unavailable); it stays pending", version.id)
+            return False
     try:
         compute_plan_version.delay(version.id)
     except Exception:  # kombu raises several types when the broker is down
         logger.warning("could not queue plan version %s; it stays pending", version.id, exc_info=True)
+        if client is not None:
+            try:
+                client.delete(key)
+            except Exception:
+                pass
         return False
     return True
 

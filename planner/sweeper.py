@@ -1,11 +1,15 @@
-"""The periodic sweeper (Celery beat, every PLAN_SWEEP_INTERVAL_SECONDS): nothing stays stuck.
+"""The periodic sweeper (Celery beat, every PLAN_SWEEP_INTERVAL_SECONDS = 5 s): nothing stays stuck.
 
-- pending longer than PLAN_PENDING_REQUEUE_SECONDS: its message was never published (broker
-  down at submit) or was lost -> queue it again (at most once per that interval);
-- running, but no live worker holds its row lock (the worker was killed: its connection
-  died and the lock with it) -> back to pending and queued again;
+- pending, older than PLAN_PENDING_MIN_AGE_SECONDS, with no queued marker in Redis: its
+  message was never published (broker down at submit) or died with Redis -> queue it again
+  (plan_version_enqueue writes the marker, so once per PLAN_PENDING_REQUEUE_SECONDS at most);
+- running, started more than PLAN_RUNNING_GRACE_SECONDS ago, but no live worker holds its row
+  lock (the worker was killed: its connection died and the lock with it) -> back to pending
+  and queued again;
 - either of them after PLAN_MAX_ATTEMPTS attempts -> failed, with the reason for the user.
 Re-queuing is always safe: plan_version_compute skips a row that is locked or finished.
+Workers also ask for a sweep each time they (re)connect to the broker (config.celery), so
+what was accepted while Redis was down is queued as soon as it is back.
 """
 
 from __future__ import annotations
@@ -20,11 +24,10 @@ from django.utils import timezone
 
 from .choices import VersionStatus
 from .models import PlanVersion
-from .services import _give_up_reason, plan_version_enqueue
+from .services import QUEUED_MARK_PREFIX, _give_up_reason, broker_client, plan_version_enqueue
 
 logger = logging.getLogger(__name__)
 
-REQUEUE_MARK_PREFIX = "gpu_planner:requeued:"
 BATCH = 500
 
 
@@ -35,18 +38,20 @@ class SweepReport:
     recovered: tuple[int, ...]  # running with no live worker, put back to pending
 
 
-def _first_requeue_in_window(version_id: int, window_s: int) -> bool:
-    """True once per window per version (Redis SET NX EX), so a long queue is not flooded
-    with duplicates; without Redis (in-process tasks) always True."""
-    if not settings.REDIS_URL:
-        return True
-    import redis
-
+def _without_queued_marker(version_ids: list[int]) -> list[int]:
+    """The versions with no queued marker in Redis: no message for them in this Redis.
+    Redis down: none (publishing would fail anyway; the next sweep tries again)."""
+    client = broker_client()
+    if client is None or not version_ids:
+        return list(version_ids)
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-        return bool(client.set(f"{REQUEUE_MARK_PREFIX}{version_id}", "1", nx=True, ex=max(window_s, 1)))
+        pipe = client.pipeline(transaction=False)
+        for vid in version_ids:
+            pipe.exists(f"{QUEUED_MARK_PREFIX}{vid}")
+        marked = pipe.execute()
     except Exception:
-        return False  # broker down: enqueueing would fail anyway; the next sweep tries again
+        return []
+    return [vid for vid, has_mark in zip(version_ids, marked, strict=True) if not has_mark]
 
 
 def _fail(version: PlanVersion, max_attempts: int, now: datetime) -> None:
@@ -79,17 +84,22 @@ def plan_versions_sweep(*, now: datetime | None = None) -> SweepReport:
                 recovered.append(version.id)
                 requeue.append(version.id)
 
+        # With Redis, a pending version is stale when its queued marker is gone; with
+        # in-process tasks (no markers), when it waited longer than the requeue window.
+        min_age_s = settings.PLAN_PENDING_MIN_AGE_SECONDS if settings.REDIS_URL else window_s
         stale_pending = list(
             PlanVersion.objects.select_for_update(skip_locked=True)
-            .filter(status=VersionStatus.PENDING, created_at__lt=now - timedelta(seconds=window_s))
+            .filter(status=VersionStatus.PENDING, created_at__lt=now - timedelta(seconds=min_age_s))
             .exclude(id__in=recovered)
+            .order_by("created_at")
             .only("id", "status", "attempts", "error", "finished_at")[:BATCH]
         )
+        unmarked = set(_without_queued_marker([v.id for v in stale_pending]))
         for version in stale_pending:
             if version.attempts >= max_attempts:
                 _fail(version, max_attempts, now)
                 failed.append(version.id)
-            elif _first_requeue_in_window(version.id, window_s):
+            elif version.id in unmarked:
                 requeue.append(version.id)
 
     for version_id in requeue:

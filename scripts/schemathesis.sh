@@ -3,15 +3,27 @@
 #
 # Starts gunicorn on 127.0.0.1:$ST_PORT with a fresh database (a new PostgreSQL database when
 # DATABASE_URL points at PostgreSQL, else a temporary SQLite file), loads the shipped catalog
-# and rate card, creates a user with a team, a computed plan and an API token, then runs
-# schemathesis with the checks not_a_server_error + response_schema_conformance.
-# Prints how many test cases ran; exits non-zero on any failure.
+# and rate card, creates a user with a team, a computed plan (id 1, version 1), a share link
+# and API tokens, then runs schemathesis with ALL checks, ST_MAX_EXAMPLES (default 100)
+# examples per operation, in two runs:
+#   1. every operation except DELETE /api/v1/tokens/{id}/, with the run's token. That
+#      operation is left out here because its stateful links (GET /tokens/ lists the run's
+#      own token) would revoke the token mid-run, after which everything only sees 401;
+#   2. DELETE /api/v1/tokens/{id}/ alone, with a token of its own and throwaway tokens
+#      (ids 1-30) for it to revoke.
+# NUL is not generated (--generation-allow-x00 false): every text entry refuses it with a
+# documented 400 (docs/API.md, "Text and nesting limits"; tested in
+# tests/functional/test_api_text_safety.py), which the fuzzer would report as a valid
+# request rejected.
+# Then scripts/schemathesis_coverage.py reads both runs' HAR logs and fails when any
+# authenticated operation never got a 2xx answer (only 401/403 or errors), printing the
+# status codes seen per operation. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$PWD/.venv/bin/python}
 ST=${SCHEMATHESIS:-$PWD/.venv/bin/schemathesis}
 PORT=${ST_PORT:-8765}
-MAX_EXAMPLES=${ST_MAX_EXAMPLES:-25}
+MAX_EXAMPLES=${ST_MAX_EXAMPLES:-100}
 WORK=$(mktemp -d)
 SERVER_PID=""
 
@@ -52,7 +64,7 @@ fi
 "$PY" manage.py migrate -v 0
 "$PY" manage.py load_catalog > /dev/null
 "$PY" manage.py load_rate_cards > /dev/null
-KEY=$("$PY" - <<'PYEOF'
+KEYS=$("$PY" - <<'PYEOF'
 import django
 django.setup()
 from django.contrib.auth import get_user_model
@@ -61,20 +73,31 @@ from planner.api.schema import SPEC_EXAMPLES
 from planner.api.tokens import api_token_create
 from planner.choices import Role
 from planner.models import Team
-from planner.services import membership_set, plan_create, team_create, workload_create
+from planner.services import membership_set, plan_create, share_link_create, team_create, workload_create
 
 user = get_user_model().objects.create_user("schemathesis")
 team = team_create(name="Schemathesis", owner=user)
 other = get_user_model().objects.create_user("schemathesis-viewer")
 membership_set(team=team, user=other, role=Role.VIEWER)
 workload = workload_create(team=team, name="Inference", spec=SPEC_EXAMPLES["inference"], user=user)
-plan_create(team=team, workload=workload, options={}, user=user, name="Fuzzed plan")
+plan = plan_create(team=team, workload=workload, options={}, user=user, name="Fuzzed plan")
+# Spare workloads and share links (low ids) for the fuzzer's PUT/PATCH/DELETE to find.
+for i in range(5):
+    workload_create(team=team, name=f"Spare {i}", spec=SPEC_EXAMPLES["inference"], user=user)
+    share_link_create(plan=plan, user=user)
+# Throwaway tokens with low ids for run 2's DELETE to revoke; the runs' own tokens get large
+# ids, so fuzzed ids practically never hit them.
+for i in range(30):
+    api_token_create(user=user, name=f"throwaway {i}")
 token, key = api_token_create(user=user, name="schemathesis")
-# A large id, so fuzzed DELETE /api/v1/tokens/{id}/ calls do not revoke the run's own token.
 ApiToken.objects.filter(pk=token.pk).update(id=7340221985)
-print(key)
+token2, key2 = api_token_create(user=user, name="schemathesis-delete")
+ApiToken.objects.filter(pk=token2.pk).update(id=7340221986)
+print(key, key2)
 PYEOF
 )
+KEY=${KEYS% *}
+KEY2=${KEYS#* }
 
 "$PY" -m gunicorn config.wsgi:application --bind "127.0.0.1:$PORT" --workers "$WORKERS" --timeout 60 \
   --access-logfile /dev/null --error-logfile "$WORK/gunicorn.log" &
@@ -86,16 +109,25 @@ done
 
 set +e
 # Run from the temporary folder: schemathesis keeps its example database in ./.schemathesis.
-(cd "$WORK" && "$ST" run "http://127.0.0.1:$PORT/api/v1/schema/" \
-  --checks not_a_server_error,response_schema_conformance \
-  --header "Authorization: Token $KEY" \
-  --max-examples "$MAX_EXAMPLES" --seed "${ST_SEED:-6}" --workers "$WORKERS" --request-timeout 30 \
-  --report junit --report-junit-path "$WORK/junit.xml" --no-color) 2>&1 | tee "$WORK/out.txt"
-status=${PIPESTATUS[0]}
+run_st() {  # $1: label, $2: token, rest: options
+  local label=$1 token=$2; shift 2
+  (cd "$WORK" && "$ST" run "http://127.0.0.1:$PORT/api/v1/schema/" \
+    --checks all --header "Authorization: Token $token" \
+    --generation-allow-x00 false \
+    --max-examples "$MAX_EXAMPLES" --seed "${ST_SEED:-6}" --workers "$WORKERS" --request-timeout 30 \
+    --report junit,har --report-junit-path "$WORK/junit-$label.xml" --report-har-path "$WORK/$label.har" \
+    --no-color "$@") 2>&1 | tee "$WORK/out-$label.txt"
+  return "${PIPESTATUS[0]}"
+}
+start=$(date +%s)
+run_st main "$KEY" --exclude-operation-id tokens_destroy; status=$?
+run_st tokens-destroy "$KEY2" --include-operation-id tokens_destroy; status2=$?
+"$PY" scripts/schemathesis_coverage.py "http://127.0.0.1:$PORT/api/v1/schema/" "$WORK/main.har" \
+  "$WORK/tokens-destroy.har"; status3=$?
 set -e
-cases=$(grep -Eo '[0-9]+ generated' "$WORK/out.txt" | tail -1 | grep -Eo '[0-9]+' || true)
-echo "schemathesis: ${cases:-unknown number of} test cases ran; exit status $status"
-if [ "$status" -ne 0 ]; then
+cases=$(cat "$WORK"/out-*.txt | grep -Eo '[0-9]+ generated' | grep -Eo '[0-9]+' | paste -sd+ | bc 2>/dev/null || true)
+echo "schemathesis: ${cases:-unknown number of} test cases in $(( $(date +%s) - start )) s; exit statuses $status/$status2, coverage $status3"
+if [ "$status" -ne 0 ] || [ "$status2" -ne 0 ]; then
   echo "--- server log (tail) ---"; tail -n 60 "$WORK/gunicorn.log" || true
 fi
-exit "$status"
+[ "$status" -eq 0 ] && [ "$status2" -eq 0 ] && [ "$status3" -eq 0 ]

@@ -1,19 +1,76 @@
 """django-filter sets for the catalog API. `as_of=YYYY-MM-DD` keeps only rows valid on that date."""
 
 import django_filters as df
+from django import forms
+from django.db import models as dj
+from django.utils.translation import gettext_lazy as _
 
 from catalog import models as m
 from catalog.selectors import valid_at
 
 
-class ValidAtFilterSet(df.FilterSet):
-    as_of = df.DateFilter(method="filter_as_of", label="valid on this date (YYYY-MM-DD)")
+class _IntegerField(forms.IntegerField):
+    """Whole numbers only (django-filter's NumberFilter would take 0.5), as the schema says."""
+
+
+class IntegerFilter(df.NumberFilter):
+    field_class = _IntegerField
+
+
+class _PresentDateField(forms.DateField):
+    """`as_of=` (present but empty) is an error, as the schema's `format: date` says; an absent
+    parameter still means "no filter"."""
+
+    def to_python(self, value):
+        if value == "":
+            raise forms.ValidationError(_("Enter a date (YYYY-MM-DD)."), code="invalid")
+        return super().to_python(value)
+
+
+class PresentDateFilter(df.DateFilter):
+    field_class = _PresentDateField
+
+
+BOOLEAN_VALUES = ("true", "false")
+
+
+class StrictFilterSet(df.FilterSet):
+    """What the schema says is what the code takes: integer fields whole numbers only; an
+    enum, boolean, number or date parameter that is present may not be empty, and booleans
+    are `true` or `false` (django-filter would quietly ignore `currency=` or
+    `flagged=null` and return everything)."""
+
+    def is_valid(self):
+        valid = super().is_valid()
+        for name, flt in self.filters.items():
+            if name not in self.data:
+                continue
+            raw = self.data.get(name)
+            if isinstance(flt, df.BooleanFilter):
+                if raw not in BOOLEAN_VALUES:
+                    self.form.add_error(name, _("Must be true or false."))
+            elif raw == "" and isinstance(flt, df.ChoiceFilter | df.NumberFilter | df.DateFilter):
+                self.form.add_error(name, _("May not be empty."))
+        return valid and not self.form.errors
+
+    @classmethod
+    def filter_for_lookup(cls, field, lookup_type):
+        filter_class, params = super().filter_for_lookup(field, lookup_type)
+        if filter_class is df.NumberFilter and isinstance(field, dj.IntegerField):
+            filter_class = IntegerFilter
+        elif filter_class is df.DateFilter:
+            filter_class = PresentDateFilter
+        return filter_class, params
+
+
+class ValidAtFilterSet(StrictFilterSet):
+    as_of = PresentDateFilter(method="filter_as_of", label="valid on this date (YYYY-MM-DD)")
 
     def filter_as_of(self, queryset, name, value):
         return queryset.filter(valid_at(value))
 
 
-class AcceleratorFilter(df.FilterSet):
+class AcceleratorFilter(StrictFilterSet):
     min_memory_gib = df.NumberFilter(field_name="memory_gib", lookup_expr="gte")
     min_bf16_tflops = df.NumberFilter(field_name="bf16_tflops_dense", lookup_expr="gte")
 
@@ -22,8 +79,8 @@ class AcceleratorFilter(df.FilterSet):
         fields = ["vendor", "form_factor_kind", "verified", "release_year"]
 
 
-class ServerPlatformFilter(df.FilterSet):
-    min_gpu_slots = df.NumberFilter(field_name="gpu_slots", lookup_expr="gte")
+class ServerPlatformFilter(StrictFilterSet):
+    min_gpu_slots = IntegerFilter(field_name="gpu_slots", lookup_expr="gte")
 
     class Meta:
         model = m.ServerPlatform
@@ -59,9 +116,9 @@ class HardwarePriceFilter(ValidAtFilterSet):
         fields = ["currency", "price_kind"]
 
 
-class ExchangeRateFilter(df.FilterSet):
-    date_from = df.DateFilter(field_name="rate_date", lookup_expr="gte")
-    date_to = df.DateFilter(field_name="rate_date", lookup_expr="lte")
+class ExchangeRateFilter(StrictFilterSet):
+    date_from = PresentDateFilter(field_name="rate_date", lookup_expr="gte")
+    date_to = PresentDateFilter(field_name="rate_date", lookup_expr="lte")
 
     class Meta:
         model = m.ExchangeRate

@@ -1,44 +1,23 @@
 """A JSON parser that refuses what would otherwise crash or exhaust the server.
 
 DRF reads the request stream itself, so Django's DATA_UPLOAD_MAX_MEMORY_SIZE does not apply
-to JSON bodies: the size limit is enforced here (413). Deeply nested documents would raise
-RecursionError (a 500) and NaN/Infinity or 1e400 are not JSON numbers we can compute with:
-all of these are a 400 with a clear message.
+to JSON bodies: the size limit is enforced here (413). Nesting is capped before parsing
+(100,000 levels would exhaust the stack), NaN/Infinity or 1e400 are not JSON numbers we can
+compute with, and no key or string may carry NUL or an unpaired surrogate
+(config.textsafety): all of these are a 400 with a clear message, the last naming the field.
+Every endpoint that takes JSON gets these checks by parsing through this class.
 """
-
-import json
-import math
 
 from django.conf import settings
 from django.utils.translation import gettext as _
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from .errors import PayloadTooLarge
+from config.textsafety import MAX_JSON_DEPTH, UnsafeText, loads_checked
 
-MAX_DEPTH = 32
+from .errors import FieldErrors, PayloadTooLarge
 
-
-def _reject_constant(name):
-    raise ValueError(f"{name} is not a valid JSON number")
-
-
-def _finite_float(text):
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:20]} is out of range")
-    return value
-
-
-def _check_depth(value, depth=0):
-    if depth > MAX_DEPTH:
-        raise ParseError(_("JSON nested deeper than %(depth)s levels.") % {"depth": MAX_DEPTH})
-    if isinstance(value, dict):
-        for v in value.values():
-            _check_depth(v, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
-            _check_depth(v, depth + 1)
+MAX_DEPTH = MAX_JSON_DEPTH
 
 
 class SafeJSONParser(JSONParser):
@@ -53,10 +32,8 @@ class SafeJSONParser(JSONParser):
         except (UnicodeDecodeError, LookupError):
             raise ParseError(_("The request body cannot be decoded as %(encoding)s.") % {"encoding": encoding}) from None
         try:
-            data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-        except RecursionError:
-            raise ParseError(_("JSON nested deeper than %(depth)s levels.") % {"depth": MAX_DEPTH}) from None
+            return loads_checked(text)
+        except UnsafeText as exc:
+            raise FieldErrors([(exc.path, exc.message)]) from None
         except ValueError as exc:  # JSONDecodeError, oversized integers, NaN/Infinity
             raise ParseError(_("JSON parse error - %(error)s") % {"error": exc}) from None
-        _check_depth(data)
-        return data

@@ -15,12 +15,14 @@ SPEC_EXAMPLES = {
     "finetuning": {
         "kind": "finetuning", "name": "QLoRA on support tickets",
         "model": {"preset": "llama-3.1-70b"},
-        "training": {"method": "qlora", "tokens": 200_000_000, "sequence_length": 4096, "epochs": 2},
+        "training": {"method": "qlora", "tokens": 200_000_000, "sequence_length": 4096, "epochs": 2,
+                     "optimizer": "paged_adamw_8bit", "double_quant": True},
     },
     "pretraining": {
         "kind": "pretraining", "name": "Small model from scratch",
         "model": {"preset": "llama-3.2-1b"},
-        "training": {"tokens": 100_000_000_000, "sequence_length": 4096, "deadline_hours": 720},
+        "training": {"tokens": 100_000_000_000, "sequence_length": 4096, "deadline_hours": 720,
+                     "optimizer": "adamw", "optimizer_states": "fp32", "master_weights": "fp32", "goodput": 0.9},
     },
     "rag": {
         "kind": "rag", "name": "Document search with answers",
@@ -95,10 +97,37 @@ ERROR_DESCRIPTIONS = {
 # operation (auth, throttling, unknown ids), so every API operation documents all of them.
 
 
+# Integer parameters the code refuses below 1 (ids, version numbers, pages, team/workload
+# filters); ids in paths have at most 18 digits (config.apps: the `int` path converter).
+POSITIVE_QUERY_INTS = {"team", "workload", "page", "page_size", "from", "to"}
+MAX_PATH_INT = 10**18 - 1
+
+
+def _bound_integer_parameters(operation: dict) -> None:
+    for param in operation.get("parameters", []):
+        schema = param.get("schema", {})
+        if schema.get("type") != "integer":
+            continue
+        if param["in"] == "path":
+            schema.setdefault("minimum", 1)
+            schema.setdefault("maximum", MAX_PATH_INT)
+        elif param["in"] == "query" and param["name"] in POSITIVE_QUERY_INTS:
+            schema.setdefault("minimum", 1)
+            schema.setdefault("maximum", 200 if param["name"] == "page_size" else 2**63 - 1)
+
+
 def add_error_responses(result, generator, request, public):
-    """drf-spectacular post-processing hook: the Problem schema on every /api/ operation."""
+    """drf-spectacular post-processing hook: the Problem schema on every /api/ operation,
+    and integer parameters bounded as the code bounds them."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components["Problem"] = PROBLEM_SCHEMA
+    # A plan is made from an existing workload, or from a team and an inline spec (never both):
+    # what PlanCreateIn.validate accepts, said in the schema.
+    if "PlanCreateInRequest" in components:
+        components["PlanCreateInRequest"]["oneOf"] = [
+            {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},
+            {"required": ["team", "spec"], "not": {"required": ["workload"]}},
+        ]
     ref = {"$ref": "#/components/schemas/Problem"}
     for path, operations in result.get("paths", {}).items():
         if not path.startswith("/api/"):
@@ -106,6 +135,7 @@ def add_error_responses(result, generator, request, public):
         for method, operation in operations.items():
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
+            _bound_integer_parameters(operation)
             responses = operation.setdefault("responses", {})
             for code, description in ERROR_DESCRIPTIONS.items():
                 responses.setdefault(code, {

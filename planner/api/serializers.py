@@ -24,22 +24,34 @@ class ObjectField(serializers.JSONField):
         return data
 
 
+class StrictCharField(serializers.CharField):
+    """A JSON string only: DRF's CharField would turn 5 or 0.5 into "5", which the schema's
+    `type: string` does not allow."""
+
+    default_error_messages = {"not_string": _("Must be a string.")}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_string")
+        return super().to_internal_value(data)
+
+
 # --- inputs ----------------------------------------------------------------------------
 
 
 class TokenCreateIn(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
+    name = StrictCharField(max_length=100)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
 class WorkloadIn(serializers.Serializer):
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    name = serializers.CharField(max_length=MAX_NAME)
+    name = StrictCharField(max_length=MAX_NAME)
     spec = ObjectField(help_text="A WorkloadSpec (docs/WORKLOADSPEC.md).")
 
 
 class WorkloadUpdateIn(serializers.Serializer):
-    name = serializers.CharField(max_length=MAX_NAME, required=False)
+    name = StrictCharField(max_length=MAX_NAME, required=False)
     spec = ObjectField(required=False, help_text="A WorkloadSpec (docs/WORKLOADSPEC.md).")
 
 
@@ -49,7 +61,7 @@ class PlanCreateIn(serializers.Serializer):
     workload = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
     spec = ObjectField(required=False, help_text="A WorkloadSpec, when no `workload` is given.")
-    name = serializers.CharField(max_length=MAX_NAME, required=False, allow_blank=True)
+    name = StrictCharField(max_length=MAX_NAME, required=False, allow_blank=True)
     costs = ObjectField(required=False, help_text="Cost options (docs/COSTS.md); defaults apply when omitted.")
 
     def validate(self, attrs):
@@ -67,7 +79,7 @@ class PlanCreateIn(serializers.Serializer):
 
 
 class RecomputeIn(serializers.Serializer):
-    note = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    note = StrictCharField(max_length=200, required=False, allow_blank=True)
 
 
 class ShareLinkCreateIn(serializers.Serializer):

@@ -18,12 +18,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.pagination import StrictPageNumberPagination
 from planner.choices import FINISHED_STATUSES, VersionStatus
 from planner.models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from planner.selectors import can_edit, share_link_resolve, teams_for_user
@@ -50,9 +50,23 @@ MAX_KEY = 255
 VERSION_LIGHT = ("result", "price_snapshot", "rate_snapshot", "inputs")
 
 
-class Pagination(PageNumberPagination):
+class Pagination(StrictPageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 200
+
+    def get_page_size(self, request):
+        """`page_size` must be 1-200 when given (DRF would silently ignore a bad one, so the
+        schema's integer 1-200 would not be what the code accepts)."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        try:
+            value = int(raw)
+        except ValueError:
+            raise FieldErrors([("page_size", _("Must be an integer."))]) from None
+        if not 1 <= value <= self.max_page_size:
+            raise FieldErrors([("page_size", _("Must be between 1 and %(max)s.") % {"max": self.max_page_size})])
+        return value
 
 
 PAGE_PARAMS = [

@@ -1,8 +1,23 @@
-"""FLOPs, efficiency (MFU) presets and time (docs/SIZING.md).
+"""FLOPs, training efficiency, goodput and time (docs/SIZING.md "Training efficiency" and "Goodput").
 
-The efficiency is the share of the accelerator's dense peak that the FLOPs actually executed
-reach. Executed FLOPs include recomputation: with full activation checkpointing training runs
-8ND instead of 6ND. Presets are documented defaults, overridable with hardware.mfu.
+Efficiency is the share of the accelerator's dense peak *for the compute format* that the
+executed FLOPs reach while training steps run. Executed FLOPs are the model FLOPs (6·N·D for
+full training, 4·N·D + 6·N_adapter·D for LoRA) times the recomputation factor. Goodput is the
+share of wall-clock spent in useful steps (restarts, lost work, stalls excluded); it is separate
+from efficiency. GPU-hours = executed FLOPs / (GPUs x peak x efficiency) / goodput.
+
+The efficiency model (every effect counted once, constants fitted jointly on the published runs
+in planner/engine/data/training_published.json by scripts/fit_training_efficiency.py):
+
+    E = base[generation, format] x W x A x P
+    W = w / (w + GEMM_HALF_WIDTH),  w = hidden_size / tensor_parallel        (GEMM width per GPU)
+    A = 1 / (1 + ATTENTION_COST x x_attn x peak_ratio)                        (attention core)
+        x_attn = attention-core FLOPs / dense FLOPs = L x s x heads x (d_qk + d_v) / N_active
+        peak_ratio = peak(format) / peak(bf16): the attention core runs in bf16 whatever the format
+    P = 1 / (1 + (pp - 1) / (vpp x m))                                        (pipeline bubble)
+        m = micro-batches per pipeline per step
+
+`hardware.mfu` (or a team calibration) replaces the whole product.
 """
 
 from __future__ import annotations
@@ -12,26 +27,64 @@ from dataclasses import dataclass
 import numpy as np
 
 from .architecture import ModelArch
+from .messages import Msg
 
-# Base efficiency of a large (>= 13B) dense transformer training run by accelerator family.
-# Sources: LLaMA-65B 380 tok/s/GPU on 2048 A100 = 0.476 (Touvron 2023); Megatron-LM 1T on 3072
-# A100 = 0.52 of peak incl. recomputation (Narayanan 2021); Llama 2 7B GPU-hours imply 0.39;
-# Llama 3 405B 38-43% BF16 MFU on 8-16k H100 (Llama 3 paper, Table 4); PaLM 46.2% on TPU v4.
-# No public long-run figure for Blackwell, Ada, AMD or Gaudi was read: those are assumptions,
-# set below Hopper and marked so in the explanation.
-MFU_BASE = {
-    "volta": (0.35, "assumption (pre-BF16 generation)"),
-    "turing": (0.25, "assumption (inference card, FP16 only)"),
-    "ampere": (0.48, "LLaMA-65B 0.476 and Megatron 1T 0.52 on A100"),
-    "ada": (0.35, "assumption (PCIe cards without NVLink)"),
-    "hopper": (0.40, "Llama 3 405B: 38-43% on H100"),
-    "blackwell": (0.35, "assumption (no published long-run MFU read)"),
-    "cdna": (0.30, "assumption (ROCm stack; MI300X measured matmul peak is ~51% of spec)"),
-    "gaudi": (0.35, "assumption"),
-    "tpu": (0.45, "PaLM 540B: 46.2% on TPU v4"),
-    "other": (0.30, "assumption (unknown accelerator family)"),
+# ------------------------------------------------------------------------------ constants
+
+# Fitted by scripts/fit_training_efficiency.py on the rows with role "fit" of
+# planner/engine/data/training_published.json (MosaicML llm-foundry benchmark tables on A100/H100,
+# BF16 and FP8; Korthikanti et al. 2022 MFU table; NeMo 24.07 H100 and 25.02 B200 FP8 pre-training
+# tables; PaLM); the rows with role
+# "held_out" were not used. Fit and held-out errors: docs/BENCHMARKS.md "Training efficiency".
+GEMM_HALF_WIDTH = 650.0  # per-GPU hidden width at which GEMM efficiency is half its asymptote
+ATTENTION_COST = 1.2  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
+
+# Asymptotic efficiency (wide GEMMs, no attention, no bubble) by generation and format class.
+# "16" covers bf16/fp16 (and tf32/fp32 against their own peak), "8" fp8/int8 against the fp8 peak.
+# Generations without a published training run read are assumptions and say so: the former
+# ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). An fp8
+# base is never above the 16-bit base of the same generation (fp8 never beats its peak ratio).
+BASE = {
+    ("ampere", "16"): (0.79, "fitted: MosaicML A100 table, Korthikanti et al. 2022"),
+    ("hopper", "16"): (0.54, "fitted: MosaicML H100 BF16 table"),
+    ("hopper", "8"): (0.47, "fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table"),
+    ("blackwell", "16"): (0.54, "assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)"),
+    ("blackwell", "8"): (0.49, "fitted: NeMo 25.02 B200 FP8 table"),
+    ("tpu", "16"): (0.66, "PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)"),
+    ("volta", "16"): (0.45, "assumption (pre-BF16 generation)"),
+    ("turing", "16"): (0.33, "assumption (inference card, FP16 only)"),
+    ("ada", "16"): (0.45, "assumption (PCIe cards without NVLink)"),
+    ("cdna", "16"): (0.39, "assumption (ROCm stack; MI300X measured matmul peak is ~51% of spec)"),
+    ("gaudi", "16"): (0.45, "assumption"),
+    ("other", "16"): (0.39, "assumption (unknown accelerator family)"),
 }
 GENERATION_KEYS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna", "gaudi", "tpu")
+EIGHT_BIT = ("fp8", "int8")
+
+# QLoRA dequantises the NF4 base weights in every forward, backward and recompute pass of every
+# micro-batch, whatever its length: a memory-bound cost per frozen parameter, expressed as bytes of
+# memory traffic per parameter per micro-batch (bandwidth-bound floor: 3 passes x (0.5 read + 2
+# write + 2 read) = 13.5 B). Fitted by scripts/fit_training_efficiency.py as the geometric mean over
+# the Qwen README's LoRA / Q-LoRA pairs (Qwen-7B and -14B, one A100-80GB, 256-8192 tokens): ~4x
+# the floor (bitsandbytes kernels). LoRA itself has no factor: its FLOPs already drop the frozen
+# weights' gradient GEMMs.
+QLORA_DEQUANT_BYTES_PER_PARAM = 50.0
+VISION_FACTOR = 0.5  # convolutional/vision nets reach about half an LLM's utilisation (assumption)
+MFU_RANGE = (0.75, 1.2)  # low-high multipliers around the estimate (fit error band, docs/BENCHMARKS.md)
+
+# Goodput = GOODPUT_BASE / (1 + interruptions per GPU-hour x GPUs x lost hours per interruption).
+# Interruptions scale with the GPU count. Llama 3 (Dubey et al. 2024, sec. 3.3.4): 466 job
+# interruptions in 54 days of pre-training on 16,384 H100 GPUs, and "higher than 90% effective
+# training time". LOST_HOURS_PER_INTERRUPTION is the mean useful time one interruption costs (lost
+# work since the last checkpoint + restart) that turns that rate into 90%.
+INTERRUPTIONS_PER_GPU_HOUR = 466 / (54 * 24 * 16384)
+LOST_HOURS_PER_INTERRUPTION = (1 / 0.90 - 1) / (INTERRUPTIONS_PER_GPU_HOUR * 16384)
+# The rest of the wall-clock a whole run loses at any scale (evaluation, checkpoint stalls, data and
+# start-up stalls, short failed attempts): fitted by scripts/fit_training_efficiency.py as the
+# geometric mean, over the whole-run rows with role "fit" (Llama 2 13B and 70B GPU-hours, BLOOM
+# 176B GPU-hours), of published GPU-hours / the engine's step GPU-hours x the interruption term.
+GOODPUT_BASE = 0.79
+GOODPUT_FLOOR = 0.5
 
 
 def generation_of(architecture: str) -> str:
@@ -44,26 +97,114 @@ def generation_of(architecture: str) -> str:
     return "other"
 
 
-def size_factor(params: float) -> float:
-    """Small models reach lower utilisation (narrow matmuls, more overhead per FLOP)."""
-    if params < 1e9:
-        return 0.6
-    if params < 3e9:
-        return 0.75
-    if params < 13e9:
-        return 0.85
-    return 1.0
+def base_efficiency(generation: str, compute_precision: str) -> tuple[float, str]:
+    """Asymptotic base for the generation and format, min(fp8 base, 16-bit base) for 8-bit formats."""
+    b16, why16 = BASE.get((generation, "16"), BASE[("other", "16")])
+    if compute_precision in EIGHT_BIT:
+        b8 = BASE.get((generation, "8"))
+        if b8 is None:
+            return b16, why16 + "; no published fp8 run read: the 16-bit base against the fp8 peak"
+        return min(b8[0], b16), b8[1]
+    return b16, why16
 
 
-def cluster_factor(gpus):
-    """Very large clusters lose some efficiency to communication and stragglers."""
+@dataclass(frozen=True)
+class EfficiencyConstants:
+    gemm_half_width: float = GEMM_HALF_WIDTH
+    attention_cost: float = ATTENTION_COST
+
+
+DEFAULT_CONSTANTS = EfficiencyConstants()
+
+
+ASPECT_RATIO = 128  # hidden size / layers of GPT-3 175B (12288/96) and Llama 2 7B (4096/32)
+
+
+def model_width(a: ModelArch) -> float:
+    """Hidden size; for a model given only by its parameter count, the width a dense decoder of that
+    size has at the GPT-3/Llama aspect ratio: N ~ 12 L h^2 with L = h / 128, so h = (128 N / 12)^(1/3)."""
+    if a.hidden_size:
+        return float(a.hidden_size)
+    return float((ASPECT_RATIO * max(a.active_params, 1) / 12.0) ** (1.0 / 3.0))
+
+
+def attention_ratio(a: ModelArch, *, seq: int) -> float:
+    """Attention-core FLOPs (QK^T and AV, full s x s as Megatron counts) over dense FLOPs per token."""
+    if not a.active_params or a.model_type == "vision":
+        return 0.0
+    if not a.is_transformer:  # parameter count only: the aspect-ratio decoder of model_width
+        h = model_width(a)
+        return float(2.0 * (h / ASPECT_RATIO) * seq * h / a.active_params)
+    heads = a.attention_heads or 1
+    d_qk = a.head_dim or (a.hidden_size // heads)
+    d_v = a.v_head_dim or d_qk
+    layers = a.layers or 0
+    local = min(a.local_layers or 0, layers) if a.sliding_window else 0
+    ctx = (layers - local) * seq + local * min(seq, a.sliding_window or seq)
+    return float(ctx * heads * (d_qk + d_v) / a.active_params)
+
+
+def width_factor(hidden_per_gpu, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
+    w = np.asarray(hidden_per_gpu, dtype=float)
+    return w / (w + constants.gemm_half_width)
+
+
+def attention_factor(x_attn, peak_ratio, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
+    return 1.0 / (1.0 + constants.attention_cost * np.asarray(x_attn, dtype=float) * np.asarray(peak_ratio, dtype=float))
+
+
+def bubble_factor(pp, microbatches, vpp):
+    pp = np.asarray(pp, dtype=float)
+    m = np.maximum(np.asarray(microbatches, dtype=float), 1.0)
+    return 1.0 / (1.0 + (pp - 1.0) / (np.asarray(vpp, dtype=float) * m))
+
+
+def qlora_factor(efficiency, *, frozen_params: float, peak_tflops, bandwidth_gb_s, exec_flops_per_token: float,
+                 tokens_per_microbatch, cp=1, dequant_bytes: float = QLORA_DEQUANT_BYTES_PER_PARAM):
+    """Share of a QLoRA micro-batch's time spent in GEMMs: 1 / (1 + dequantisation / compute time).
+
+    Per GPU and micro-batch, compute = exec FLOPs per token x tokens / (TP x PP x CP) / (peak x E)
+    and dequantisation = dequant_bytes x frozen params / (TP x PP) / bandwidth, so the ratio is
+    dequant_bytes x N x peak x E x CP / (bandwidth x exec FLOPs per token x tokens per micro-batch).
+    """
+    ratio = (dequant_bytes * frozen_params * np.asarray(peak_tflops, dtype=float) * 1e12 * np.asarray(efficiency, dtype=float)
+             * np.asarray(cp, dtype=float)
+             / (np.asarray(bandwidth_gb_s, dtype=float) * 1e9 * exec_flops_per_token * np.asarray(tokens_per_microbatch, dtype=float)))
+    return 1.0 / (1.0 + ratio)
+
+
+def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microbatches, vpp, method="full",
+                        vision=False, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
+    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate)."""
+    if vision:
+        return np.asarray(base, dtype=float) * VISION_FACTOR * np.ones_like(np.asarray(tp, dtype=float))
+    w = width_factor(np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float), constants)
+    return (np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants)
+            * bubble_factor(pp, microbatches, vpp))
+
+
+def microbatches_per_pipeline(*, global_batch_tokens, seq, micro_batch, dp):
+    """Micro-batches each pipeline runs per optimizer step (>= 1)."""
+    seqs = np.asarray(global_batch_tokens, dtype=float) / float(seq)
+    return np.maximum(seqs / (float(micro_batch) * np.asarray(dp, dtype=float)), 1.0)
+
+
+# --------------------------------------------------------------------------------- goodput
+
+
+def interruption_goodput(gpus):
+    """Share of wall-clock not lost to interruptions: 16,384 GPUs -> 0.90 (Llama 3); 2,048 -> 0.986."""
     g = np.asarray(gpus, dtype=float)
-    return np.where(g > 16384, 0.85, np.where(g > 4096, 0.93, 1.0))
+    return 1.0 / (1.0 + INTERRUPTIONS_PER_GPU_HOUR * g * LOST_HOURS_PER_INTERRUPTION)
 
 
-METHOD_FACTOR = {"full": 1.0, "lora": 0.85, "qlora": 0.6}  # QLoRA dequantises weights every step
-VISION_FACTOR = 0.5  # convolutional/vision nets reach about half an LLM's utilisation (assumption)
-MFU_RANGE = (0.7, 1.25)  # low-high multipliers around the preset, capped at 0.6
+def default_goodput(gpus, base: float | None = None):
+    """Share of wall-clock in useful steps: GOODPUT_BASE x interruption_goodput, >= GOODPUT_FLOOR."""
+    good = (GOODPUT_BASE if base is None else base) * interruption_goodput(gpus)
+    return np.maximum(good, GOODPUT_FLOOR)
+
+
+# ------------------------------------------------------------------------------- reporting
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,26 +215,38 @@ class Efficiency:
     explain: str
 
 
-def mfu_preset(*, architecture: str, params: float, gpus: int, method: str = "full",
-               vision: bool = False, pinned: float | None = None) -> Efficiency:
+def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: int | None, tp: int, x_attn: float,
+                       peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
+                       pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0) -> Efficiency:
     if pinned is not None:
-        return Efficiency(value=pinned, low=pinned, high=pinned, explain="given in hardware.mfu")
-    gen = generation_of(architecture)
-    base, why = MFU_BASE[gen]
-    sf = 1.0 if vision else size_factor(params)  # the vision factor already covers small nets
-    cf = float(cluster_factor(gpus))
-    mf = METHOD_FACTOR[method]
-    vf = VISION_FACTOR if vision else 1.0
-    v = base * sf * cf * mf * vf
-    parts = [f"{gen} base {base:.2f} ({why})", f"x{sf:g} model size"]
-    if cf != 1.0:
-        parts.append(f"x{cf:g} cluster of {gpus}")
+        why = pinned_label or "given in hardware.mfu"
+        return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
+    base, why = base_efficiency(generation, compute_precision)
+    fmt = "8-bit" if compute_precision in EIGHT_BIT else "16-bit"
+    if vision:
+        v = base * VISION_FACTOR
+        return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]),
+                          explain=Msg("{gen} {fmt} base {base:.2f} ({why}) x{vf:g} vision (assumption)",
+                                      gen=generation, fmt=fmt, base=base, why=why, vf=VISION_FACTOR))
+    w = float(width_factor(hidden_size / tp))
+    att = float(attention_factor(x_attn, peak_ratio))
+    bub = float(bubble_factor(pp, microbatches, vpp))
+    mf = qlora if method == "qlora" else 1.0
+    v = base * w * att * bub * mf
+    text = ("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} attention "
+            "(core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} micro-batches, "
+            "VPP{vpp})")
+    params = dict(gen=generation, fmt=fmt, base=base, why=why, w=w, h=hidden_size, tp=tp, att=att, x=x_attn, r=peak_ratio,
+                  bub=bub, pp=pp, m=microbatches, vpp=vpp)
     if mf != 1.0:
-        parts.append(f"x{mf:g} {method}")
-    if vf != 1.0:
-        parts.append(f"x{vf:g} vision")
-    return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.6, v * MFU_RANGE[1]),
-                      explain="preset: " + " ".join(parts))
+        text += (" x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen parameter per "
+                 "micro-batch, fitted on the Qwen README's LoRA/Q-LoRA timings)")
+        params["db"] = QLORA_DEQUANT_BYTES_PER_PARAM
+        params["mf"] = mf
+    return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]), explain=Msg(text, **params))
+
+
+# ----------------------------------------------------------------------------------- FLOPs
 
 
 def training_flops(a: ModelArch, *, tokens: float, method: str, trainable_params: float) -> float:
@@ -121,5 +274,85 @@ def classic_training_flops(a: ModelArch, *, samples: float, epochs: float) -> fl
     return 3.0 * (a.flops_per_sample or 0.0) * samples * epochs
 
 
-def hours(*, flops, gpus, peak_tflops, efficiency):
-    return flops / (np.asarray(gpus, dtype=float) * peak_tflops * 1e12 * efficiency) / 3600.0
+def hours(*, flops, gpus, peak_tflops, efficiency, goodput=1.0):
+    """Wall-clock hours: executed FLOPs at efficiency x peak during steps, stretched by 1/goodput."""
+    return flops / (np.asarray(gpus, dtype=float) * peak_tflops * 1e12 * efficiency) / 3600.0 / goodput
+
+
+# ------------------------------------------------------------------- measured runs -> model terms
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImpliedEfficiency:
+    mfu: float  # executed FLOPs / (GPUs x peak x step time), the model's efficiency
+    goodput: float | None  # useful-step time / wall-clock, when whole-run figures were given
+    model_efficiency: float  # what the presets predict for the same run (for comparison)
+    explain: str
+
+
+def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf16_tflops: float | None = None,
+                                architecture: str = "", compute_precision: str = "bf16", gpus: int,
+                                tensor_parallel: int = 1, pipeline_parallel: int = 1, virtual_pipeline_stages: int = 1,
+                                context_parallel: int = 1, sequence_length: int, global_batch_tokens: float,
+                                micro_batch_size: int = 1, method: str = "full", trainable_params: float = 0.0,
+                                checkpointing: str = "selective", tokens_per_second: float | None = None,
+                                step_time_s: float | None = None, gpu_hours: float | None = None,
+                                wall_clock_hours: float | None = None, tokens: float | None = None,
+                                bandwidth_gb_s: float | None = None) -> ImpliedEfficiency:
+    """What a measured training run implies in this model's terms (pure; used by team calibrations).
+
+    Give the steady-state throughput as `tokens_per_second` (whole cluster) or `step_time_s` (one
+    optimizer step of `global_batch_tokens`). With the whole run's `tokens` and its `gpu_hours` or
+    `wall_clock_hours` as well, goodput = useful-step time / wall-clock time is implied too.
+    Without throughput but with whole-run figures, the product efficiency x goodput is returned as
+    `mfu` and goodput stays None.
+    """
+    if gpus < 1 or peak_tflops <= 0 or sequence_length < 1 or global_batch_tokens <= 0:
+        raise ValueError("gpus, peak_tflops, sequence_length and global_batch_tokens must be positive")
+    if step_time_s is not None:
+        if step_time_s <= 0:
+            raise ValueError("step_time_s must be positive")
+        if tokens_per_second is not None:
+            raise ValueError("give tokens_per_second or step_time_s, not both")
+        tokens_per_second = global_batch_tokens / step_time_s
+    flops_per_token = training_flops(arch, tokens=1.0, method=method, trainable_params=trainable_params)
+    flops_per_token *= recompute_factor(checkpointing=checkpointing, method=method)
+    for name, value in (("gpu_hours", gpu_hours), ("wall_clock_hours", wall_clock_hours), ("tokens", tokens)):
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be positive")
+    run_hours = None
+    if tokens and gpu_hours:
+        run_hours = gpu_hours / gpus
+    elif tokens and wall_clock_hours:
+        run_hours = wall_clock_hours
+    goodput = None
+    if tokens_per_second is not None:
+        if tokens_per_second <= 0:
+            raise ValueError("tokens_per_second must be positive")
+        mfu = tokens_per_second * flops_per_token / (gpus * peak_tflops * 1e12)
+        if run_hours:
+            goodput = min(1.0, tokens / tokens_per_second / 3600.0 / run_hours)
+        how = Msg("{tps:,.0f} tokens/s x {fpt:.4g} executed FLOP/token / ({g} x {peak:g} TFLOP/s)",
+                  tps=tokens_per_second, fpt=flops_per_token, g=gpus, peak=peak_tflops)
+    elif run_hours:
+        mfu = tokens * flops_per_token / (gpus * peak_tflops * 1e12 * run_hours * 3600.0)
+        how = Msg("whole run: {t:.4g} tokens x {fpt:.4g} FLOP/token / ({g} x {peak:g} TFLOP/s x {h:,.0f} h); "
+                  "efficiency x goodput", t=tokens, fpt=flops_per_token, g=gpus, peak=peak_tflops, h=run_hours)
+    else:
+        raise ValueError("give tokens_per_second or step_time_s, or tokens with gpu_hours or wall_clock_hours")
+    dp = max(1, gpus // (tensor_parallel * pipeline_parallel * context_parallel))
+    m = float(microbatches_per_pipeline(global_batch_tokens=global_batch_tokens, seq=sequence_length,
+                                        micro_batch=micro_batch_size, dp=dp))
+    gen = generation_of(architecture)
+    base, _ = base_efficiency(gen, compute_precision)
+    ratio = peak_tflops / peak_bf16_tflops if peak_bf16_tflops else 1.0
+    predicted = float(training_efficiency(base=base, hidden_size=model_width(arch), tp=tensor_parallel,
+                                          x_attn=attention_ratio(arch, seq=sequence_length), peak_ratio=ratio,
+                                          pp=pipeline_parallel, microbatches=m, vpp=virtual_pipeline_stages,
+                                          method=method, vision=arch.model_type == "vision"))
+    if method == "qlora" and bandwidth_gb_s:
+        predicted *= float(qlora_factor(predicted, frozen_params=arch.params, peak_tflops=peak_tflops,
+                                        bandwidth_gb_s=bandwidth_gb_s, exec_flops_per_token=flops_per_token,
+                                        tokens_per_microbatch=sequence_length * micro_batch_size, cp=context_parallel))
+    return ImpliedEfficiency(mfu=float(mfu), goodput=None if goodput is None else float(goodput),
+                             model_efficiency=predicted, explain=how)

@@ -81,7 +81,7 @@ def nvlink_needed(*, acc: AcceleratorSpec, tp: int, kind: str, count: int, zero:
 
 
 def host_cpu_ram(*, kind: str, count: int, gpus_per_server: int, acc: AcceleratorSpec, vision: bool,
-                 extra_ram_bytes: float = 0.0) -> dict:
+                 extra_ram_bytes: float = 0.0, extra_ram_why: str = "vector index held in RAM") -> dict:
     per_server = min(count, gpus_per_server)
     if kind in ("pretraining", "finetuning", "classic_training"):
         key = "vision_training" if vision else "llm_training"
@@ -97,7 +97,7 @@ def host_cpu_ram(*, kind: str, count: int, gpus_per_server: int, acc: Accelerato
         ram_why = "1.5x the GPU memory of the server: model loading and swap space for preempted sequences"
     ram += extra_ram_bytes
     if extra_ram_bytes:
-        ram_why += f" + {extra_ram_bytes / GIB:.1f} GiB vector index held in RAM"
+        ram_why += f" + {extra_ram_bytes / GIB:.1f} GiB {extra_ram_why}"
     return {"cpu_cores_per_server": _q(cores, "cores", why),
             "host_ram_per_server_bytes": _q(round(ram), "bytes", ram_why + " (RAM is not VRAM)")}
 

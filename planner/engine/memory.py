@@ -20,22 +20,53 @@ CUDA_CONTEXT_BYTES = {"training": 1.5 * GIB, "inference": 1.0 * GIB}
 # (many differently sized temporaries) fragments more than paged KV-cache serving (vLLM).
 FRAGMENTATION = {"training": 0.10, "inference": 0.05}
 
-# Optimizer state bytes per *trainable* parameter, mixed precision (16-bit weights):
-# fp32 master copy (4) + states. AdamW: m and v in fp32 (4+4) -> 12 (ZeRO paper's K=12);
-# 8-bit AdamW: m and v in 1 byte each -> 6; SGD with momentum: 4+4 -> 8; Adafactor:
-# factored second moment (~0 per parameter) + master -> 4.
-OPTIMIZER_BYTES_MIXED = {"adamw": 12.0, "adamw_8bit": 6.0, "sgd": 8.0, "adafactor": 4.0}
-# With fp32 weights there is no separate master copy.
-OPTIMIZER_BYTES_FP32 = {"adamw": 8.0, "adamw_8bit": 2.0, "sgd": 4.0, "adafactor": 0.5}
+# Optimizer state bytes per *trainable* parameter (states only; the fp32 master copy is separate).
+# AdamW keeps m and v (2 states); SGD with momentum 1; Adafactor (beta1 = 0, the default) keeps only
+# a factored second moment: one row and one column vector per matrix, ~0 per parameter (we count
+# 0.01 value/param). 8-bit optimizers (bitsandbytes, Dettmers et al. 2022, arXiv:2110.02861) keep
+# each state in 1 byte with one fp32 absmax per block of 2048 values: 1 + 4/2048 bytes.
+STATES_PER_PARAM = {"adamw": 2.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "sgd": 1.0, "adafactor": 0.01}
+EIGHT_BIT_OPTIMIZERS = ("adamw_8bit", "paged_adamw_8bit")
+PAGED_OPTIMIZERS = ("paged_adamw_8bit",)  # states in CUDA unified memory, evicted to host RAM
+BLOCKWISE_STATE_BYTES = 1.0 + 4.0 / 2048
+STATE_BYTES = {"fp32": 4.0, "bf16": 2.0, "int8": BLOCKWISE_STATE_BYTES}
+# Mixed precision keeps an fp32 master copy of every trainable 16-bit weight (ZeRO paper, K = 12
+# for AdamW: 4 master + 4 m + 4 v); with fp32 weights the weights are their own master.
+MASTER_BYTES = {"fp32": 4.0, "none": 0.0}
 
 
-def optimizer_bytes_per_param(*, optimizer: str, weights: str) -> float:
-    table = OPTIMIZER_BYTES_FP32 if weights == "fp32" else OPTIMIZER_BYTES_MIXED
-    return table[optimizer]
+def optimizer_state_bytes_per_param(*, optimizer: str, states: str) -> float:
+    return STATES_PER_PARAM[optimizer] * STATE_BYTES[states]
+
+
+def master_bytes_per_param(*, master: str, weights: str) -> float:
+    return 0.0 if weights == "fp32" else MASTER_BYTES[master]
+
+
+def optimizer_bytes_per_param(*, optimizer: str, weights: str, states: str | None = None, master: str = "fp32") -> float:
+    """Master copy + states per trainable parameter (mixed AdamW: 4 + 8 = 12, the ZeRO paper's K)."""
+    states = states or ("int8" if optimizer in EIGHT_BIT_OPTIMIZERS else "fp32")
+    return master_bytes_per_param(master=master, weights=weights) + optimizer_state_bytes_per_param(
+        optimizer=optimizer, states=states)
 
 
 def grad_bytes_per_param(*, weights: str) -> float:
     return 4.0 if weights == "fp32" else 2.0
+
+
+# QLoRA NF4 (Dettmers et al. 2023, arXiv:2305.14314, sec. 3): 4-bit values in blocks of 64 with one
+# fp32 absmax each (0.5 bit/param); double quantisation stores those constants in 8 bits with one
+# fp32 constant per 256 of them: 8/64 + 32/(64 x 256) = 0.127 bit/param.
+NF4_BYTES_PER_PARAM = {True: 0.5 + (8 / 64 + 32 / (64 * 256)) / 8, False: 0.5 + (32 / 64) / 8}
+
+
+def qlora_frozen_bytes(a: ModelArch, *, params, double_quant: bool):
+    """NF4 bytes of the quantised linear weights + the embeddings and output head kept in 16 bits
+    (bitsandbytes quantises nn.Linear layers only; the LM head is skipped)."""
+    emb = embedding_params(a) * (1 if a.tied_embeddings else 2)
+    emb = min(float(emb), float(a.params))
+    share = np.asarray(params, dtype=float) / float(a.params)  # this GPU's share of the model
+    return share * ((a.params - emb) * NF4_BYTES_PER_PARAM[double_quant] + emb * 2.0)
 
 
 def lora_adapter_params(a: ModelArch, *, rank: int, targets: tuple[str, ...]) -> int:
@@ -123,6 +154,9 @@ def training_model_state_bytes(*, params_gpu, trainable_gpu, frozen_weight_bytes
 
 
 def overhead_bytes(*, tensors, mode: str):
+    """CUDA context + fragmentation reserve on `tensors`: in training only the transient ones
+    (activations, gradients) are allocated and freed every step; weights and optimizer states
+    are allocated once and do not fragment."""
     return CUDA_CONTEXT_BYTES[mode] + FRAGMENTATION[mode] * tensors
 
 

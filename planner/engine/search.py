@@ -48,6 +48,7 @@ class CatalogArrays:
     bandwidth_gb_s: np.ndarray
     peak_tflops: np.ndarray  # NaN where the compute format's peak is unknown
     peak_column: tuple[str, ...]
+    peak_ratio: np.ndarray  # peak(compute format) / peak(bf16): attention cores run in bf16
     mfu_base: np.ndarray
     mfu_base_explain: tuple[str, ...]
     gpus_per_server: np.ndarray
@@ -56,12 +57,14 @@ class CatalogArrays:
 
 def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str,
                    gpus_per_server_pin: int | None = None) -> CatalogArrays:
-    peaks, cols, bases, whys = [], [], [], []
+    peaks, cols, bases, whys, ratios = [], [], [], [], []
     for a in accelerators:
         p, col = peak_tflops(a, compute_precision)
         peaks.append(np.nan if p is None else p)
         cols.append(col)
-        base, why = compute.MFU_BASE[compute.generation_of(a.architecture)]
+        p16, _ = peak_tflops(a, "bf16")
+        ratios.append(p / p16 if p and p16 else 1.0)
+        base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision)
         bases.append(base)
         whys.append(why)
     return CatalogArrays(
@@ -70,6 +73,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         bandwidth_gb_s=np.array([a.memory_bandwidth_gb_s for a in accelerators], dtype=float),
         peak_tflops=np.array(peaks, dtype=float),
         peak_column=tuple(cols),
+        peak_ratio=np.array(ratios, dtype=float),
         mfu_base=np.array(bases, dtype=float),
         mfu_base_explain=tuple(whys),
         gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
@@ -96,7 +100,7 @@ class TrainingInputs:
     global_batch_tokens: int | None
     checkpointing: str | None  # None: selective, or full where selective does not fit
     sequence_parallel: bool
-    vpp: int
+    vpp: int | None  # None: searched (1, and the deepest of 8/4/2 the layers allow)
     tp_pin: int | None
     pp_pin: int | None
     zero_pin: int | None
@@ -106,92 +110,169 @@ class TrainingInputs:
     deadline_hours: float | None
     mfu_pin: float | None
     vision: bool = False  # classic (non-LLM) training: vision efficiency preset
+    cp_pin: int | None = None
+    optimizer_states: str = "fp32"
+    master_weights: str = "fp32"
+    adapter_precision: str = "bf16"
+    double_quant: bool = True
+    goodput_pin: float | None = None
+    # Team calibrations by accelerator id: {"mfu": ..., "goodput": ...} (either may be absent).
+    calibrated: tuple[tuple[str, float | None, float | None], ...] = ()
+
+
+CP_OPTIONS = (1, 2, 4, 8, 16, 32)
+VPP_OPTIONS = (8, 4, 2)  # interleaved 1F1B depths: the deepest the layers allow is searched, with plain 1F1B
+MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism splits long sequences only (NeMo/Megatron practice)
+
+
+def context_parallel_options(t: TrainingInputs) -> tuple[int, ...]:
+    if t.cp_pin:
+        return (t.cp_pin,)
+    if not t.arch.is_transformer:
+        return (1,)
+    return tuple(c for c in CP_OPTIONS if c == 1 or (t.seq % (2 * c) == 0 and t.seq // c >= MIN_TOKENS_PER_CP_RANK))
+
+
+def max_data_parallel(t: TrainingInputs) -> int | None:
+    """Sequences per step bound the data-parallel degree (each rank needs >= 1 micro-batch)."""
+    if not t.global_batch_tokens:
+        return None
+    return max(1, t.global_batch_tokens // (t.seq * t.micro_batch))
 
 
 def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
-    """All (count, tp, pp, zero) combinations, in preference order inside each count:
-    least model parallelism first, then lowest ZeRO stage (less communication)."""
+    """All (count, tp, pp, cp, zero, ckpt, vpp) combinations, in preference order inside each count:
+    fastest first (layout_speed), then least model parallelism, then lowest ZeRO stage."""
     a = t.arch
-    counts = np.array([t.count_pin]) if t.count_pin else COUNTS
+    counts = np.array([t.count_pin], dtype=np.int64) if t.count_pin else COUNTS
     tps = (t.tp_pin,) if t.tp_pin else TP_OPTIONS
     pps = (t.pp_pin,) if t.pp_pin else PP_OPTIONS
+    cps = context_parallel_options(t)
     zeros = (t.zero_pin,) if t.zero_pin is not None else (0, 1, 2, 3)
     ckpts = (CKPT_CODES[t.checkpointing],) if t.checkpointing else (CKPT_CODES["selective"], CKPT_CODES["full"])
-    if not a.is_transformer:
+    if t.vision:
         tps, pps = (1,), (1,)
+    if not a.is_transformer:
         ckpts = ckpts[:1]
-    max_dp = None
-    if t.global_batch_tokens:
-        max_dp = max(1, t.global_batch_tokens // (t.seq * t.micro_batch))
-    rows = []
-    for c in counts.tolist():
-        opts = []
-        for tp in tps:
-            if a.is_transformer and a.attention_heads % tp:
-                continue
-            for pp in pps:
-                if c % (tp * pp) or (a.is_transformer and pp > a.layers):
-                    continue
-                dp = c // (tp * pp)
-                if max_dp is not None and dp > max_dp:
-                    continue
-                for z in zeros:
-                    if z > 0 and dp == 1 and t.zero_pin is None:
-                        continue  # ZeRO shards across data-parallel ranks: nothing to shard
-                    for ck in ckpts:
-                        # Megatron practice: more parallelism before full recomputation (+33 % compute).
-                        opts.append((ck, tp * pp, z, tp, c, pp, dp))
-        opts.sort()
-        rows.extend((c, tp, pp, dp, z, ck) for ck, _, z, tp, c, pp, dp in opts)
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 6)
-    return {"count": arr[:, 0], "tp": arr[:, 1], "pp": arr[:, 2], "dp": arr[:, 3], "zero": arr[:, 4],
-            "ckpt": arr[:, 5]}
+    max_dp = max_data_parallel(t)
+    if a.is_transformer:
+        tps = tuple(tp for tp in tps if a.attention_heads % tp == 0)
+        pps = tuple(pp for pp in pps if pp <= a.layers)
+    # Vectorised Cartesian product: (count, tp, pp, cp) first, then x ZeRO x checkpointing x interleaving.
+    c, tp, pp, cp = (x.ravel() for x in np.meshgrid(counts, np.array(tps, dtype=np.int64), np.array(pps, dtype=np.int64),
+                                                    np.array(cps, dtype=np.int64), indexing="ij"))
+    ok = c % (tp * pp * cp) == 0
+    c, tp, pp, cp = c[ok], tp[ok], pp[ok], cp[ok]
+    dp = c // (tp * pp * cp)
+    if max_dp is not None:
+        ok = dp <= max_dp
+        c, tp, pp, cp, dp = c[ok], tp[ok], pp[ok], cp[ok], dp[ok]
+    # Interleaving depth per (count, tp, pp, cp) row: pinned, else the deepest of 8/4/2 at which every
+    # virtual stage keeps a layer (pipeline stages only: the smallest bubble, and the least memory of
+    # the interleaved depths) and 1 (plain 1F1B, the least activation memory).
+    if t.vpp:
+        v = np.full(len(c), t.vpp, dtype=np.int64)
+    else:
+        layers = a.layers if a.is_transformer else 0
+        deepest = np.ones(len(c), dtype=np.int64)
+        for depth in sorted(VPP_OPTIONS):
+            deepest = np.where((pp > 1) & (layers >= pp * depth), depth, deepest)
+        two = deepest > 1
+        idx = np.concatenate([np.arange(len(c)), np.nonzero(two)[0]])
+        v = np.concatenate([np.ones(len(c), dtype=np.int64), deepest[two]])
+        c, tp, pp, cp, dp = c[idx], tp[idx], pp[idx], cp[idx], dp[idx]
+    zc = [x.ravel() for x in np.meshgrid(np.array(zeros, dtype=np.int64), np.array(ckpts, dtype=np.int64), indexing="ij")]
+    n, k = len(c), len(zc[0])
+    c, tp, pp, cp, dp, v = (np.repeat(x, k) for x in (c, tp, pp, cp, dp, v))
+    z, ck = (np.tile(x, n) for x in zc)
+    if t.zero_pin is None:  # ZeRO shards across data-parallel ranks: with none there is nothing to shard
+        keep = ~((z > 0) & (dp * cp == 1))
+        c, tp, pp, cp, dp, v, z, ck = (x[keep] for x in (c, tp, pp, cp, dp, v, z, ck))
+    lay = {"count": c, "tp": tp, "pp": pp, "dp": dp, "zero": z, "ckpt": ck, "cp": cp, "vpp": v}
+    # Preference inside each count: the fastest layout first (the efficiency model's layout terms and
+    # the recomputation cost, the same on every accelerator), then the least model parallelism, the
+    # lowest ZeRO stage (less communication). The search keeps the first layout that fits. One packed
+    # int64 key (count | speed | parallelism | ZeRO | TP | CP | VPP) sorts it in one pass.
+    slow = np.clip(np.round((1.0 - layout_speed(t, lay)) * 1000), 0, 1023).astype(np.int64)
+    par = np.minimum(tp * pp * cp, 65535)
+    key = (((((((c << 10) | slow) << 16 | par) << 2 | z) << 4 | np.minimum(tp, 15)) << 6 | np.minimum(cp, 63)) << 4
+           | np.minimum(v, 15))
+    order = np.argsort(key, kind="stable")
+    return {k: x[order] for k, x in lay.items()}
+
+
+def layout_speed(t: TrainingInputs, lay: dict[str, np.ndarray]) -> np.ndarray:
+    """Relative step speed of each layout: GEMM width x pipeline bubble / recomputation."""
+    recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+    if t.vision:
+        return 1.0 / recompute[lay["ckpt"]]
+    m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch, seq=t.seq,
+                                          micro_batch=t.micro_batch, dp=lay["dp"])
+    return (compute.width_factor(compute.model_width(t.arch) / lay["tp"]) * compute.bubble_factor(lay["pp"], m, lay["vpp"])
+            / recompute[lay["ckpt"]])
+
+
+def trainable_bytes_per_param(t: TrainingInputs) -> dict[str, float]:
+    """Bytes per trainable parameter: weights, gradients, master copy, optimizer states."""
+    wp = t.weights if t.method == "full" else t.adapter_precision
+    states = memory.optimizer_state_bytes_per_param(optimizer=t.optimizer, states=t.optimizer_states)
+    return {"weights": BYTES_PER_VALUE[wp], "gradients": memory.grad_bytes_per_param(weights=wp),
+            "master": memory.master_bytes_per_param(master=t.master_weights, weights=wp), "states": states}
 
 
 def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     a = t.arch
     tp, pp, dp, zero = (lay[k].astype(float) for k in ("tp", "pp", "dp", "zero"))
+    cp = lay["cp"].astype(float) if "cp" in lay else np.ones_like(tp)
+    vpp = lay["vpp"].astype(float) if "vpp" in lay else np.full_like(tp, float(t.vpp or 1))
+    shard = dp * cp  # ZeRO / distributed optimizer shards over the data- and context-parallel ranks
     if a.is_transformer:
         params_gpu = memory.params_per_gpu(a, tp=tp, pp=pp)
         trainable_gpu = params_gpu if t.method == "full" else t.trainable_params / (tp * pp)
-    else:
-        params_gpu = np.full_like(tp, float(a.params))
-        trainable_gpu = params_gpu
-    frozen_pp = weight_bytes_per_param(t.weights)
-    train_w_pp = BYTES_PER_VALUE[t.weights] if t.method == "full" else 2.0  # adapters in bf16
-    grad_pp = memory.grad_bytes_per_param(weights=t.weights if t.method == "full" else "bf16")
-    opt_pp = memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=t.weights if t.method == "full" else "bf16")
+    else:  # parameter count only (or a vision net, tp = pp = 1): parameters split evenly
+        params_gpu = float(a.params) / (tp * pp)
+        trainable_gpu = params_gpu if t.method == "full" else t.trainable_params / (tp * pp)
+    bpp = trainable_bytes_per_param(t)
+    paged = t.optimizer in memory.PAGED_OPTIMIZERS
+    states_pp = 0.0 if paged else bpp["states"]
     w, g, o = memory.training_model_state_bytes(
-        params_gpu=params_gpu, trainable_gpu=trainable_gpu, frozen_weight_bytes_pp=frozen_pp,
-        trainable_weight_bytes_pp=train_w_pp, grad_bytes_pp=grad_pp, optimizer_bytes_pp=opt_pp,
-        zero_stage=zero, dp=dp,
+        params_gpu=params_gpu, trainable_gpu=trainable_gpu, frozen_weight_bytes_pp=weight_bytes_per_param(t.weights),
+        trainable_weight_bytes_pp=bpp["weights"], grad_bytes_pp=bpp["gradients"],
+        optimizer_bytes_pp=bpp["master"] + states_pp, zero_stage=zero, dp=shard,
     )
+    host_states = trainable_gpu * bpp["states"] / np.where(zero >= 1, shard, 1.0) if paged else np.zeros_like(tp)
     adapters = np.zeros_like(w)
     if t.method != "full":
-        # Report adapter states separately; they were counted in w/g/o as the trainable part.
-        adapters = trainable_gpu * (train_w_pp + grad_pp / np.where(zero >= 2, dp, 1.0)
-                                    + opt_pp / np.where(zero >= 1, dp, 1.0))
-        base_frozen = (params_gpu - trainable_gpu) * frozen_pp
-        w = np.where(zero >= 3, base_frozen / dp, base_frozen)
+        # Adapter weights, gradients, master copy and states at their own precision, apart from the frozen base.
+        adapters = trainable_gpu * (bpp["weights"] + bpp["gradients"] / np.where(zero >= 2, shard, 1.0)
+                                    + (bpp["master"] + states_pp) / np.where(zero >= 1, shard, 1.0))
+        frozen_params = params_gpu - trainable_gpu
+        if t.method == "qlora":
+            base_frozen = memory.qlora_frozen_bytes(a, params=frozen_params, double_quant=t.double_quant)
+        else:
+            base_frozen = frozen_params * weight_bytes_per_param(t.weights)
+        w = np.where(zero >= 3, base_frozen / shard, base_frozen)
         g = np.zeros_like(w)
         o = np.zeros_like(w)
+    grads_transient = g + (trainable_gpu * bpp["gradients"] / np.where(zero >= 2, shard, 1.0) if t.method != "full" else 0.0)
     if a.is_transformer:
         act = np.zeros_like(tp)
         for code in np.unique(lay["ckpt"]).tolist():
             here = lay["ckpt"] == code
             act = np.where(here, memory.training_activation_bytes(
-                a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=t.vpp, checkpointing=CKPT_NAMES[code],
+                a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=vpp, checkpointing=CKPT_NAMES[code],
                 sequence_parallel=t.sequence_parallel, compute_precision=t.compute_precision,
             ), act)
+        act = act / cp  # context parallelism splits every activation along the sequence
     else:
         # Vision nets: activations ~ proportional to forward FLOPs; ~1 byte per 25 FLOPs per sample
         # is an assumption that gives ~0.3 GiB/image for ResNet-50 at 224 px in fp16.
         act = np.full_like(tp, (a.flops_per_sample or 0.0) / 25.0 * t.micro_batch)
     act = np.broadcast_to(act, tp.shape).astype(float)
     tensors = w + g + o + adapters + act
-    over = memory.overhead_bytes(tensors=tensors, mode="training")
+    over = memory.overhead_bytes(tensors=act + grads_transient, mode="training")
     return {"weights": w, "gradients": g, "optimizer": o, "adapters": adapters, "activations": act,
-            "overhead": over, "total": tensors + over}
+            "overhead": over, "total": tensors + over, "host_optimizer": np.broadcast_to(host_states, tp.shape).astype(float)}
 
 
 def _first_fit_per_count(total: np.ndarray, tp: np.ndarray, starts: np.ndarray, cat: CatalogArrays) -> np.ndarray:
@@ -200,21 +281,25 @@ def _first_fit_per_count(total: np.ndarray, tp: np.ndarray, starts: np.ndarray, 
     Within one count the first layout with memory <= capacity is where the running minimum of
     memory first drops to <= capacity; the running minimum never increases, so a binary search
     answers all accelerators at once without materialising the accelerators x layouts matrix.
+    All counts are searched in one pass: count k's memory is lowered by k x BIG (BIG larger than
+    any memory or capacity), so one running minimum over all layouts restarts at every count and
+    stays non-increasing, and capacity - k x BIG is the target inside count k.
     """
-    n_acc = len(cat.accelerators)
+    n_acc, n_c = len(cat.accelerators), len(starts)
     ends = np.append(starts[1:], len(total))
-    first = np.full((n_acc, len(starts)), -1, dtype=np.int64)
+    first = np.full((n_acc, n_c), -1, dtype=np.int64)
     usable = np.isfinite(cat.peak_tflops)
+    finite = total[np.isfinite(total)]
+    big = 2.0 * max(float(finite.max()) if len(finite) else 0.0, float(cat.capacity_bytes.max(initial=0.0))) + 1.0
+    seg = np.repeat(np.arange(n_c, dtype=float), ends - starts)
     for g in np.unique(cat.gpus_per_server):
         rows = np.nonzero((cat.gpus_per_server == g) & usable)[0]
         if not len(rows):
             continue
-        mem = np.where(tp <= g, total, np.inf)
-        neg_cap = -cat.capacity_bytes[rows]
-        for c, (s, e) in enumerate(zip(starts, ends, strict=True)):
-            running_min = np.minimum.accumulate(mem[s:e])
-            j = np.searchsorted(-running_min, neg_cap, side="left")
-            first[rows, c] = np.where(j < e - s, s + j, -1)
+        running_min = np.minimum.accumulate(np.where(tp <= g, total, np.inf) - seg * big)
+        target = cat.capacity_bytes[rows][:, None] - np.arange(n_c, dtype=float)[None, :] * big  # rows x counts
+        j = np.searchsorted(-running_min, -target.ravel(), side="left").reshape(target.shape)
+        first[rows] = np.where(j < ends[None, :], j, -1)
     return first
 
 
@@ -229,22 +314,51 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
     a_idx, c_idx = np.nonzero(first >= 0)
     lay_idx = first[a_idx, c_idx]
     count = counts_in[c_idx].astype(float)
-    size_f = 1.0 if t.vision else compute.size_factor(t.arch.params)
-    method_f = compute.METHOD_FACTOR[t.method] * (compute.VISION_FACTOR if t.vision else 1.0)
-    if t.mfu_pin is not None:
-        mfu = np.full(count.shape, t.mfu_pin)
-    else:
-        mfu = cat.mfu_base[a_idx] * size_f * method_f * compute.cluster_factor(count)
+    mfu, goodput = training_efficiency_and_goodput(t, cat, lay, a_idx, lay_idx, count)
     factor = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
     executed = t.model_flops * factor[lay["ckpt"][lay_idx]]
-    wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu)
+    wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu, goodput=goodput)
     gpu_hours = wall * count
     cost = gpu_hours * cat.price_gpu_hour_usd[a_idx]
     target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
     meets = wall <= target
     return {"layouts": lay, "mem": mem, "evaluated": n_lay * len(cat.accelerators), "a": a_idx, "lay": lay_idx, "count": count,
-            "mfu": mfu, "executed": executed, "wall": wall, "gpu_hours": gpu_hours, "cost": cost, "meets": meets, "target_hours": target,
+            "mfu": mfu, "goodput": goodput, "executed": executed, "wall": wall, "gpu_hours": gpu_hours, "cost": cost,
+            "meets": meets, "target_hours": target,
             "fits_any": (first >= 0).any(axis=1), "min_total_per_acc": _min_needed(mem["total"], lay, cat)}
+
+
+def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_idx, count):
+    """Efficiency and goodput of each (accelerator, layout) option: pins, then calibrations, then the model."""
+    tp, pp, dp = lay["tp"][lay_idx], lay["pp"][lay_idx], lay["dp"][lay_idx]
+    m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch,
+                                          seq=t.seq, micro_batch=t.micro_batch, dp=dp)
+    x = compute.attention_ratio(t.arch, seq=t.seq)
+    mfu = compute.training_efficiency(base=cat.mfu_base[a_idx], hidden_size=compute.model_width(t.arch), tp=tp, x_attn=x,
+                                      peak_ratio=cat.peak_ratio[a_idx], pp=pp, microbatches=m, vpp=lay["vpp"][lay_idx],
+                                      method=t.method, vision=t.vision)
+    if t.method == "qlora" and not t.vision:
+        ck = lay["ckpt"][lay_idx]
+        recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+        per_token = (4.0 * t.arch.active_params + 6.0 * t.trainable_params) * recompute[ck]
+        mfu = mfu * compute.qlora_factor(mfu, frozen_params=float(t.arch.params), peak_tflops=cat.peak_tflops[a_idx],
+                                         bandwidth_gb_s=cat.bandwidth_gb_s[a_idx], exec_flops_per_token=per_token,
+                                         tokens_per_microbatch=t.seq * t.micro_batch, cp=lay["cp"][lay_idx])
+    goodput = compute.default_goodput(count)
+    ids = [acc.id for acc in cat.accelerators]
+    for acc_id, c_mfu, c_good in t.calibrated:
+        if acc_id not in ids:
+            continue
+        here = a_idx == ids.index(acc_id)
+        if c_mfu is not None:
+            mfu = np.where(here, c_mfu, mfu)
+        if c_good is not None:
+            goodput = np.where(here, c_good, goodput)
+    if t.mfu_pin is not None:
+        mfu = np.full(count.shape, t.mfu_pin)
+    if t.goodput_pin is not None:
+        goodput = np.full(count.shape, t.goodput_pin)
+    return np.asarray(mfu, dtype=float), np.asarray(goodput, dtype=float)
 
 
 def _min_needed(total: np.ndarray, lay: dict, cat: CatalogArrays) -> np.ndarray:

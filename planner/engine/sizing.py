@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -12,6 +13,7 @@ from . import compute, infra, memory, search, serving
 from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_layer
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
+from .messages import Msg
 from .precision import weight_bytes_per_param
 from .resolve import resolve_accelerator
 from .result import SizingResult, q
@@ -27,8 +29,10 @@ ASSUMPTIONS = (
     "1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes.",
     "Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
     "12 fp32 master+m+v), as in the ZeRO paper (K=12).",
-    "Efficiency (MFU) presets are documented defaults by accelerator family, model size and cluster size; "
-    "override with hardware.mfu. Time ranges use 0.7x-1.25x the preset.",
+    "Training efficiency is a fitted model of GEMM width per GPU, attention share, pipeline bubble, accelerator "
+    "generation and compute format (docs/SIZING.md); goodput (useful share of wall-clock) defaults by GPU count "
+    "from Llama 3's interruption rate. Override with hardware.mfu / training.goodput. Time ranges use 0.75x-1.2x "
+    "the efficiency.",
     "Serving: continuous-batching engine steps (max of compute and memory traffic per step) with per-runtime "
     "constants fitted on 552 measured points (serving_measured.csv; error in docs/BENCHMARKS.md); replicas are "
     "planned so the p95 TTFT/TPOT hold at the stated load (open loop at requests_per_second, closed loop at "
@@ -57,7 +61,7 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
     if not accs:
         warnings.append("the accelerator catalog is empty: no candidates can be evaluated")
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
-        return _training(spec, accs, warnings)
+        return _training(spec, accs, warnings, calibrations)
     return _serving(spec, accs, warnings, calibrations, full_catalog=full_catalog,
                     pinned=bool(spec.hardware.accelerator))
 
@@ -99,7 +103,8 @@ def _model_section(spec: WorkloadSpec) -> dict:
 # ---------------------------------------------------------------------------------- training
 
 
-def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str]) -> SizingResult:
+def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str],
+              calibrations: Calibrations = NO_CALIBRATIONS) -> SizingResult:
     a, t, p, hw = spec.model, spec.training, spec.precision, spec.hardware
     vision = spec.kind == "classic_training"
     if t.method == "full":
@@ -118,12 +123,14 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
                          f"+ 6 x {trainable:,.0f} adapter params x tokens")
     ti = search.TrainingInputs(
         arch=a, kind=spec.kind, method=t.method, weights=p.weights, compute_precision=p.compute,
-        optimizer=t.optimizer, seq=t.sequence_length if a.is_transformer else 1, micro_batch=t.micro_batch_size,
-        global_batch_tokens=t.global_batch_tokens if a.is_transformer else t.global_batch_size,
+        optimizer=t.optimizer, seq=t.sequence_length if not vision else 1, micro_batch=t.micro_batch_size,
+        global_batch_tokens=t.global_batch_tokens if not vision else t.global_batch_size,
         checkpointing=t.activation_checkpointing, sequence_parallel=t.sequence_parallel,
         vpp=t.virtual_pipeline_stages, tp_pin=t.tensor_parallel, pp_pin=t.pipeline_parallel, zero_pin=t.zero_stage,
         count_pin=hw.count, trainable_params=trainable, model_flops=model_flops, deadline_hours=t.deadline_hours,
-        mfu_pin=hw.mfu, vision=vision,
+        mfu_pin=hw.mfu, vision=vision, cp_pin=t.context_parallel, optimizer_states=t.optimizer_states,
+        master_weights=t.master_weights, adapter_precision=t.adapter_precision, double_quant=t.double_quant,
+        goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs),
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
@@ -142,13 +149,17 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         if not res["meets"].any():
             fastest = int(np.argmin(res["wall"]))
             warnings.append(
-                f"deadline unreachable within {search.MAX_GPUS} GPUs: the fastest option takes "
-                f"{res['wall'][fastest]:,.0f} h ({int(res['count'][fastest])} x "
-                f"{cat.accelerators[res['a'][fastest]].model})"
-                if t.deadline_hours else "no option finishes within 30 days; the fastest is shown")
-    not_fitting = _training_not_fitting(spec, res, cat) if res is not None and res.get("mem") is not None else []
-    if res is not None and not len(res.get("a", [])):
-        warnings.append("does not fit on any catalog accelerator with up to 1024 GPUs in the allowed layouts")
+                Msg("deadline unreachable with {counts}: the fastest option takes {hours:,.0f} h ({n} x {acc})",
+                    counts=_searched_counts(spec, res), hours=float(res["wall"][fastest]), n=int(res["count"][fastest]),
+                    acc=cat.accelerators[res["a"][fastest]].model)
+                if t.deadline_hours else Msg("no option finishes within 30 days with {counts}; the fastest is shown",
+                                             counts=_searched_counts(spec, res)))
+    not_fitting = _training_not_fitting(spec, res, cat, ti) if res is not None and res.get("mem") is not None else []
+    if res is not None and res.get("mem") is None:
+        warnings.append(_no_layout_reason(spec, ti))
+    elif res is not None and not len(res.get("a", [])):
+        warnings.append(Msg("does not fit on any catalog accelerator with {n} in the allowed layouts",
+                            n=_searched_counts(spec, res)))
 
     # Memory breakdown: the recommended layout, else one GPU without parallelism.
     if rec_i is not None:
@@ -157,13 +168,15 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         lay = {k: int(v[li]) for k, v in res["layouts"].items()}
         acc = cat.accelerators[res["a"][rec_i]]
     else:
+        cp = t.context_parallel or 1
         lay = {"count": hw.count or 1, "tp": t.tensor_parallel or 1, "pp": t.pipeline_parallel or 1,
-               "dp": max(1, (hw.count or 1) // ((t.tensor_parallel or 1) * (t.pipeline_parallel or 1))),
-               "zero": t.zero_stage or 0, "ckpt": search.CKPT_CODES[t.activation_checkpointing or "full"]}
+               "dp": max(1, (hw.count or 1) // ((t.tensor_parallel or 1) * (t.pipeline_parallel or 1) * cp)),
+               "zero": t.zero_stage or 0, "ckpt": search.CKPT_CODES[t.activation_checkpointing or "full"], "cp": cp,
+               "vpp": t.virtual_pipeline_stages or 1}
         one = {k: np.array([v]) for k, v in lay.items()}
         mem = {k: float(np.asarray(v).ravel()[0]) for k, v in search.training_memory(ti, one).items()}
         acc = accs[0] if len(accs) == 1 else None
-    memory_section = _training_memory_section(mem, lay, t, p)
+    memory_section = _training_memory_section(mem, lay, t, p, ti)
     ckpt = search.CKPT_NAMES[lay["ckpt"]]
     factor = compute.recompute_factor(checkpointing=ckpt, method=t.method)
     executed = model_flops * factor
@@ -180,24 +193,33 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     recommendation: dict = {}
     if rec_i is not None:
         count = int(res["count"][rec_i])
-        eff = compute.mfu_preset(architecture=acc.architecture, params=a.params, gpus=count, method=t.method,
-                                 vision=vision, pinned=hw.mfu)
+        eff = _training_efficiency_explained(spec, ti, acc, lay, cat, res, rec_i, calibrations)
+        good = float(res["goodput"][rec_i])
+        good_why = _goodput_explain(spec, acc, count, calibrations)
         peak = float(cat.peak_tflops[res["a"][rec_i]])
         wall = float(res["wall"][rec_i])
-        lo = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high)
-        hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low)
+        lo = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high, goodput=good)
+        hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low, goodput=good)
+        step_hours = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=float(res["mfu"][rec_i]))
         compute_section.update({
-            "mfu": {"value": round(eff.value, 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
+            "mfu": {"value": round(float(res["mfu"][rec_i]), 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
                     "unit": "fraction of dense peak", "explain": eff.explain},
+            "goodput": {"value": round(good, 4), "unit": "fraction of wall-clock", "explain": good_why},
             "peak_tflops_per_gpu": q(peak, "TFLOP/s", f"{acc.model} dense {p.compute} peak ({cat.peak_column[res['a'][rec_i]]})"),
             "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
-                           f"executed FLOPs / ({peak:g} TFLOP/s x {eff.value:.3f}) / 3600"),
+                           Msg("executed FLOPs / ({peak:g} TFLOP/s x efficiency {eff:.3f}) / 3600 / goodput {good:.3f}",
+                               peak=peak, eff=float(res["mfu"][rec_i]), good=good)),
+            "step_hours": q(float(step_hours), "hours",
+                            Msg("time in training steps alone (efficiency {eff:.3f}, before goodput)",
+                                eff=float(res["mfu"][rec_i]))),
             "wall_clock_hours": {"value": wall, "low": float(lo), "high": float(hi), "unit": "hours",
-                                 "explain": f"GPU-hours / {count} GPUs; range from efficiency {eff.low:.2f}-{eff.high:.2f}"},
+                                 "explain": Msg("GPU-hours / {count} GPUs (steps at efficiency {eff:.3f}, {good:.1%} of "
+                                                "wall-clock useful); range from efficiency {lo:.2f}-{hi:.2f}",
+                                                count=count, eff=float(res["mfu"][rec_i]), good=good, lo=eff.low, hi=eff.high)},
         })
         if tokens is not None:
-            compute_section["tokens_per_second_per_gpu"] = q(tokens / (wall * 3600 * count), "tokens/s",
-                                                             "throughput implied by the estimate")
+            compute_section["tokens_per_second_per_gpu"] = q(tokens / (float(step_hours) * 3600 * count), "tokens/s",
+                                                             "steady-state throughput while steps run (before goodput)")
         recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings)
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
@@ -260,12 +282,112 @@ def _training_rows(res: dict, cat: search.CatalogArrays, idx: np.ndarray) -> lis
     return rows
 
 
-def _training_not_fitting(spec, res, cat) -> list[dict]:
-    t, p = spec.training, spec.precision
+def _training_calibrations(calibrations: Calibrations, accs: list[AcceleratorSpec]) -> tuple:
+    out = []
+    for acc in accs:
+        c = calibrations.for_training(acc.id)
+        if c is not None and (c.values.get("mfu") is not None or c.values.get("goodput") is not None):
+            out.append((acc.id, c.values.get("mfu"), c.values.get("goodput")))
+    return tuple(out)
+
+
+def _searched_counts(spec: WorkloadSpec, res: dict | None = None) -> Msg:
+    """The GPU counts the search really covered: the pin, or up to the largest count any layout has
+    (below MAX_GPUS when the global batch caps data parallelism)."""
+    if spec.hardware.count:
+        return Msg("the pinned {n} GPUs (hardware.count)", n=spec.hardware.count)
+    counts = res["layouts"]["count"] if res is not None and res.get("layouts") is not None else []
+    top = int(counts.max()) if len(counts) else search.MAX_GPUS
+    if top < search.MAX_GPUS:
+        return Msg("up to {n} GPUs (more would need more sequences per step than training.global_batch_tokens "
+                   "holds)", n=top)
+    return Msg("up to {n} GPUs", n=search.MAX_GPUS)
+
+
+def _no_layout_reason(spec: WorkloadSpec, ti: search.TrainingInputs) -> Msg:
+    """Why no layout exists at all (before memory): mostly a global batch below the data-parallel degree."""
+    t, hw = spec.training, spec.hardware
+    max_dp = search.max_data_parallel(ti)
+    if hw.count and max_dp is not None:
+        tps = (1,) if ti.vision else ((t.tensor_parallel,) if t.tensor_parallel else search.TP_OPTIONS)
+        pps = (1,) if ti.vision else ((t.pipeline_parallel,) if t.pipeline_parallel else search.PP_OPTIONS)
+        model_par = [tp * pp * cp for tp in tps for pp in pps for cp in search.context_parallel_options(ti)
+                     if hw.count % (tp * pp * cp) == 0]
+        if model_par:
+            min_dp = hw.count // max(model_par)
+            if min_dp > max_dp and ti.vision:
+                return Msg("no layout: the global batch of {n} samples (training.global_batch_size) with micro-batch "
+                           "{mb} cannot feed the {dp} data-parallel ranks of {count} GPUs; raise "
+                           "training.global_batch_size to >= {need:,} or use fewer GPUs",
+                           n=ti.global_batch_tokens, mb=ti.micro_batch, dp=min_dp, count=hw.count,
+                           need=min_dp * ti.micro_batch)
+            if min_dp > max_dp:
+                need = min_dp * ti.seq * ti.micro_batch
+                return Msg("no layout: the global batch of {seqs} sequences (global_batch_tokens {gbt:,} / "
+                           "{seq} tokens / micro-batch {mb}) cannot feed the {dp} data-parallel ranks that {n} GPUs "
+                           "need at least; raise training.global_batch_tokens to >= {need:,}, use fewer GPUs, or "
+                           "allow more tensor/pipeline/context parallelism",
+                           seqs=max_dp * ti.micro_batch, gbt=ti.global_batch_tokens, seq=ti.seq,
+                           mb=ti.micro_batch, dp=min_dp, n=hw.count, need=need)
+    return Msg("no layout matches the pinned parallelism: hardware.count must be a multiple of tensor x pipeline x "
+               "context parallel, and tensor parallel must divide the attention heads")
+
+
+def _remedy_needs(spec, ti: search.TrainingInputs, cat, top_count: int | None) -> list[tuple[str, np.ndarray]]:
+    """Each applicable remedy with the smallest per-GPU memory it reaches on every accelerator,
+    from the same memory model, so the remedies can be ordered by how much they help."""
+    t, hw = spec.training, spec.hardware
+    trials = []
+    if hw.count:
+        trials.append((Msg("more GPUs (unpin hardware.count): the search then goes up to {n}", n=search.MAX_GPUS),
+                       {"count_pin": None}))
+    if t.zero_stage is not None and t.zero_stage < 3:
+        trials.append((Msg("ZeRO-3 / FSDP to shard weights, gradients and optimizer state"), {"zero_pin": 3}))
+    if t.tensor_parallel or t.pipeline_parallel:
+        trials.append((Msg("let the planner choose tensor/pipeline parallelism (more GPUs with TP/PP)"),
+                       {"tp_pin": None, "pp_pin": None}))
+    if t.context_parallel:
+        trials.append((Msg("let the planner choose context parallelism (splits the sequence's activations)"),
+                       {"cp_pin": None}))
+    if t.activation_checkpointing in ("none", "selective"):
+        trials.append((Msg("full activation checkpointing"), {"checkpointing": "full"}))
+    if t.micro_batch_size > 1:
+        trials.append((Msg("a micro-batch of 1 (keep the global batch with gradient accumulation)"), {"micro_batch": 1}))
+    if t.optimizer in ("adamw",) and t.optimizer_states != "int8":
+        trials.append((Msg("8-bit AdamW states (adamw_8bit)"), {"optimizer": "adamw_8bit", "optimizer_states": "int8"}))
+    if t.optimizer not in memory.PAGED_OPTIMIZERS and t.optimizer in ("adamw", "adamw_8bit"):
+        trials.append((Msg("paged 8-bit AdamW (paged_adamw_8bit): optimizer states in host RAM"),
+                       {"optimizer": "paged_adamw_8bit", "optimizer_states": "int8"}))
+    if t.method == "full" and spec.kind == "finetuning":
+        lora = float(memory.lora_adapter_params(spec.model, rank=t.lora_rank, targets=t.lora_targets))
+        trials.append((Msg("LoRA instead of full fine-tuning"), {"method": "lora", "trainable_params": lora,
+                                                                 "master_weights": "none"}))
+        trials.append((Msg("QLoRA (NF4 base weights) instead of full fine-tuning"),
+                       {"method": "qlora", "weights": "int4", "trainable_params": lora, "master_weights": "none"}))
+    out = []
+    # The least memory a layout reaches is at the largest GPU count searched (most sharding): only that
+    # count is evaluated for each remedy (unless the remedy is the count itself).
+    top = None if hw.count else top_count
+    for label, change in trials:
+        if top is not None and "count_pin" not in change:
+            change = {**change, "count_pin": top}
+        alt = dataclasses.replace(ti, **change)
+        lay = search.training_layouts(alt)
+        if not len(lay["count"]):
+            continue
+        total = search.training_memory(alt, lay)["total"]
+        out.append((label, search._min_needed(total, lay, cat)))
+    return out
+
+
+def _training_not_fitting(spec, res, cat, ti=None) -> list[dict]:
+    p = spec.precision
     out = []
     fits_any = res.get("fits_any")
     fitting = sorted((x for j, x in enumerate(cat.accelerators) if fits_any[j]), key=lambda x: x.memory_gib)
     fitting_mem = [x.memory_gib for x in fitting]
+    top = int(res["layouts"]["count"].max()) if len(res["layouts"]["count"]) else None
+    needs = _remedy_needs(spec, ti, cat, top) if ti is not None and not fits_any.all() else []
     for ai, acc in enumerate(cat.accelerators):
         if fits_any[ai]:
             continue
@@ -274,52 +396,107 @@ def _training_not_fitting(spec, res, cat) -> list[dict]:
                         "reason": f"no known {p.compute} throughput for this accelerator", "remedies": ["choose another compute precision"]})
             continue
         need = float(res["min_total_per_acc"][ai])
-        remedies = []
-        if t.zero_stage is not None and t.zero_stage < 3:
-            remedies.append("ZeRO-3 / FSDP to shard weights, gradients and optimizer state")
-        if t.tensor_parallel or t.pipeline_parallel:
-            remedies.append("let the planner choose tensor/pipeline parallelism (more GPUs with TP/PP)")
-        if t.activation_checkpointing in ("none", "selective"):
-            remedies.append("full activation checkpointing")
-        if t.micro_batch_size > 1:
-            remedies.append("a smaller micro-batch")
-        if t.method == "full" and spec.kind == "finetuning":
-            remedies.append("LoRA or QLoRA (int4 base weights) instead of full fine-tuning")
-        remedies.append("CPU/NVMe offload of optimizer state (ZeRO-Offload/Infinity), slower")
+        cap = float(cat.capacity_bytes[ai])
+        # Remedies that lower the need, the most helpful first; those that make it fit say so.
+        helped = sorted(((float(n[ai]), label) for label, n in needs if float(n[ai]) < need), key=lambda x: x[0])
+        remedies = [Msg("{remedy} (needs {need} per GPU{fits})", remedy=label, need=_fmt_gib(n),
+                        fits=": fits" if n <= cap else "") for n, label in helped]
+        remedies.append(Msg("CPU/NVMe offload of parameters and optimizer state (ZeRO-Infinity), slower"))
         bigger = fitting[bisect.bisect_right(fitting_mem, acc.memory_gib):][:5]
         if bigger:
-            remedies.append("a larger GPU: " + ", ".join(x.id for x in bigger))
+            remedies.append(Msg("a larger GPU: {ids}", ids=", ".join(x.id for x in bigger)))
         out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                    "reason": f"needs at least {_fmt_gib(need)} per GPU in the best allowed layout, has {acc.memory_gib:g} GiB",
+                    "reason": Msg("needs at least {need} per GPU in the best allowed layout with {counts}, has {cap:g} GiB",
+                                  need=_fmt_gib(need), counts=_searched_counts(spec, res), cap=acc.memory_gib),
                     "remedies": remedies})
     return out
 
 
-def _training_memory_section(mem: dict, lay: dict, t, p) -> dict:
+def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations) -> compute.Efficiency:
+    t, hw, a = spec.training, spec.hardware, spec.model
+    cal = calibrations.for_training(acc.id)
+    if hw.mfu is not None:
+        return compute.explain_efficiency(generation="", compute_precision="", hidden_size=None, tp=1, x_attn=0.0,
+                                          peak_ratio=1.0, pp=1, microbatches=1, vpp=1, method=t.method, vision=False,
+                                          pinned=hw.mfu)
+    if cal is not None and cal.values.get("mfu") is not None:
+        return compute.explain_efficiency(generation="", compute_precision="", hidden_size=None, tp=1, x_attn=0.0,
+                                          peak_ratio=1.0, pp=1, microbatches=1, vpp=1, method=t.method, vision=False,
+                                          pinned=float(cal.values["mfu"]),
+                                          pinned_label=Msg("team calibration: {label}", label=cal.label))
+    m = float(compute.microbatches_per_pipeline(global_batch_tokens=ti.global_batch_tokens or ti.seq * ti.micro_batch,
+                                                seq=ti.seq, micro_batch=ti.micro_batch, dp=lay["dp"]))
+    args = dict(generation=compute.generation_of(acc.architecture), compute_precision=spec.precision.compute,
+                hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
+                peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
+                method=t.method, vision=ti.vision)
+    eff = compute.explain_efficiency(**args)
+    if t.method == "qlora" and not ti.vision and eff.value > 0:  # the search applied the dequantisation share
+        eff = compute.explain_efficiency(**args, qlora=float(res["mfu"][i]) / eff.value)
+    return eff
+
+
+def _goodput_explain(spec, acc, count: int, calibrations) -> Msg:
+    cal = calibrations.for_training(acc.id)
+    if spec.training.goodput is not None:
+        return Msg("given in training.goodput")
+    if cal is not None and cal.values.get("goodput") is not None:
+        return Msg("team calibration: {label}", label=cal.label)
+    return Msg("default for {n} GPUs: {base:.2f} x 1 / (1 + {rate:.3g} interruptions per GPU-hour x {n} GPUs x {lost:.2f} h "
+               "lost each) = {good:.3f}. The rate is Llama 3's 466 interruptions in 54 days on 16,384 GPUs and the loss per "
+               "interruption makes that 90% (Dubey et al. 2024, sec. 3.3.4); {base:.2f} is the scale-independent share "
+               "(evaluation, checkpoint and data stalls) fitted on published whole-run GPU-hours (docs/SIZING.md)",
+               n=count, base=compute.GOODPUT_BASE, rate=compute.INTERRUPTIONS_PER_GPU_HOUR,
+               lost=compute.LOST_HOURS_PER_INTERRUPTION, good=float(compute.default_goodput(count)))
+
+
+def _optimizer_explain(t, p, ti) -> Msg:
+    bpp = search.trainable_bytes_per_param(ti)
+    where = "in host RAM (paged)" if t.optimizer in memory.PAGED_OPTIMIZERS else "on the GPU"
+    return Msg("{opt}: states {states} {sb:.3g} B/param {where} + master copy {mb:g} B/param ({master}); with {wb:g} B "
+               "weights and {gb:g} B gradients", opt=t.optimizer, states=t.optimizer_states, sb=bpp["states"], where=where,
+               mb=bpp["master"], master=t.master_weights, wb=bpp["weights"], gb=bpp["gradients"])
+
+
+def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
     zero_txt = {0: "replicated", 1: "optimizer sharded (ZeRO-1)", 2: "optimizer+gradients sharded (ZeRO-2)",
                 3: "weights+gradients+optimizer sharded (ZeRO-3/FSDP)"}[lay["zero"]]
-    where = (f"TP{lay['tp']} x PP{lay['pp']} x DP{lay['dp']}, {zero_txt}")
+    cp = lay.get("cp", 1)
+    where = (f"TP{lay['tp']} x PP{lay['pp']} x CP{cp} x DP{lay['dp']}, {zero_txt}")
+    if t.method == "qlora":
+        frozen = Msg("frozen base weights in NF4 ({bpp:.4g} B/param incl. block-64 constants{dq}), embeddings and "
+                     "output head in 16 bits, per GPU, {where}", bpp=memory.NF4_BYTES_PER_PARAM[t.double_quant],
+                     dq=", double-quantised" if t.double_quant else "", where=where)
+    else:
+        frozen = f"{'frozen base ' if t.method != 'full' else ''}weights ({p.weights}) per GPU, {where}"
     comps = {
-        "weights_bytes": q(mem["weights"], "bytes", f"{'frozen base ' if t.method != 'full' else ''}weights ({p.weights}) per GPU, {where}"),
+        "weights_bytes": q(mem["weights"], "bytes", frozen),
         "gradients_bytes": q(mem["gradients"], "bytes", "gradients of trainable weights" if t.method == "full" else "in adapter_bytes"),
-        "optimizer_bytes": q(mem["optimizer"], "bytes",
-                             f"{t.optimizer}: {memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=p.weights):g} bytes/param "
-                             "(fp32 master copy + states; mixed-precision AdamW totals 16 B/param with weights and gradients)"
-                             if t.method == "full" else "in adapter_bytes"),
-        "adapter_bytes": q(mem["adapters"], "bytes", f"LoRA rank {t.lora_rank} adapters on {','.join(t.lora_targets)}: weights+gradients+AdamW"
+        "optimizer_bytes": q(mem["optimizer"], "bytes", _optimizer_explain(t, p, ti) if t.method == "full" else "in adapter_bytes"),
+        "adapter_bytes": q(mem["adapters"], "bytes",
+                           Msg("LoRA rank {r} adapters on {targets} in {prec}: weights + gradients + optimizer ({opt})",
+                               r=t.lora_rank, targets=",".join(t.lora_targets), prec=t.adapter_precision,
+                               opt=_optimizer_explain(t, p, ti))
                            if t.method != "full" else "no adapters (full training)"),
         "activations_bytes": q(mem["activations"], "bytes",
                                f"Korthikanti et al. 2022, {search.CKPT_NAMES[lay['ckpt']]} recomputation, "
                                f"sequence parallel {'on' if t.sequence_parallel and lay['tp'] > 1 else 'off'}, "
-                               f"micro-batch {t.micro_batch_size} x {t.sequence_length} tokens, first pipeline stage"),
+                               f"micro-batch {t.micro_batch_size} x {t.sequence_length} tokens"
+                               + (f" split over CP{cp}" if cp > 1 else "") + ", first pipeline stage"),
         "kv_cache_bytes": q(0, "bytes", "no KV cache in training"),
-        "overhead_bytes": q(mem["overhead"], "bytes", "CUDA context + NCCL buffers (1.5 GiB) + 10% allocator fragmentation"),
+        "overhead_bytes": q(mem["overhead"], "bytes", Msg("CUDA context + NCCL buffers (1.5 GiB) + {frag:.0%} allocator "
+                                                          "fragmentation on the transient tensors (activations, gradients)",
+                                                          frag=memory.FRAGMENTATION["training"])),
     }
+    if mem.get("host_optimizer", 0.0):
+        comps["host_optimizer_bytes"] = q(mem["host_optimizer"], "bytes",
+                                          "paged optimizer states per GPU, held in host RAM (not counted in per_gpu_bytes)")
     return {
-        "per_gpu_bytes": q(mem["total"], "bytes", f"sum of the components on one GPU ({where})"),
+        "per_gpu_bytes": q(mem["total"], "bytes", f"sum of the GPU components on one GPU ({where})"),
         "total_bytes": q(mem["total"] * lay["count"], "bytes", f"per GPU x {lay['count']} GPUs"),
         "layout": {"count": lay["count"], "tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"],
-                   "data_parallel": lay["dp"], "zero_stage": lay["zero"],
+                   "context_parallel": cp, "virtual_pipeline_stages": lay.get("vpp", 1), "data_parallel": lay["dp"],
+                   "zero_stage": lay["zero"],
                    "activation_checkpointing": search.CKPT_NAMES[lay["ckpt"]]},
         "components": comps,
     }
@@ -329,9 +506,10 @@ def _checkpoint_bytes(spec, trainable: float) -> tuple[float, str]:
     a, t = spec.model, spec.training
     if t.method == "full":
         per = weight_bytes_per_param(spec.precision.weights) + memory.optimizer_bytes_per_param(
-            optimizer=t.optimizer, weights=spec.precision.weights)
-        return a.params * per, f"{a.params:,} params x {per:g} B (weights + fp32 master + optimizer state)"
-    per = 2 + memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights="bf16")
+            optimizer=t.optimizer, weights=spec.precision.weights, states=t.optimizer_states, master=t.master_weights)
+        return a.params * per, f"{a.params:,} params x {per:g} B (weights + master copy + optimizer state)"
+    per = 2 + memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=t.adapter_precision,
+                                                states=t.optimizer_states, master=t.master_weights)
     return trainable * per, f"{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)"
 
 
@@ -368,7 +546,9 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
         "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 released model versions"),
         "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "logs x retention months"),
     }
-    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training")
+    paged = float(res["mem"]["host_optimizer"][res["lay"][i]]) * min(count, gps)
+    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training",
+                              extra_ram_bytes=paged, extra_ram_why="paged optimizer states of the server's GPUs")
     if spec.kind == "classic_training" and wall > 0:
         images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
         cores = host["cpu_cores_per_server"]["value"]

@@ -8,6 +8,7 @@ documented in docs/WORKLOADSPEC.md.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,7 +21,11 @@ from .serving_constants import DEFAULT_RUNTIME, RUNTIMES
 
 KINDS = ("pretraining", "finetuning", "inference", "rag", "classic_training", "external_api")
 METHODS = ("full", "lora", "qlora")
-OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "adafactor", "sgd")
+STATE_PRECISIONS = ("fp32", "bf16", "int8")
+MASTER_WEIGHTS = ("fp32", "none")
+ADAPTER_PRECISIONS = ("fp32", "bf16", "fp16")
+CONTEXT_PARALLEL = (1, 2, 4, 8, 16, 32)
 CHECKPOINTING = ("none", "selective", "full")
 INDEXES = ("flat", "hnsw", "ivf_pq")
 GENERATORS = ("self_hosted", "external_api")
@@ -58,10 +63,16 @@ class TrainingSpec:
     sequence_parallel: bool = True
     tensor_parallel: int | None = None  # None: searched
     pipeline_parallel: int | None = None  # None: searched
-    virtual_pipeline_stages: int = 1  # interleaved 1F1B schedule (Megatron)
+    virtual_pipeline_stages: int | None = None  # interleaved 1F1B schedule (Megatron); None: searched
     deadline_hours: float | None = None
     checkpoint_every_hours: float = 2.0
     checkpoints_kept: int = 3
+    optimizer_states: str = "fp32"  # precision of the optimizer states (int8 for the 8-bit optimizers)
+    master_weights: str = "fp32"  # fp32 master copy of 16-bit trainable weights, or none
+    adapter_precision: str = "bf16"  # LoRA/QLoRA adapter weights and gradients
+    double_quant: bool = True  # QLoRA: NF4 quantisation constants quantised again (8-bit)
+    context_parallel: int | None = None  # None: searched for long sequences
+    goodput: float | None = None  # None: default by GPU count (docs/SIZING.md "Goodput")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +134,9 @@ class WorkloadSpec:
 
 
 _MISSING = object()
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class _Reader:
@@ -221,6 +235,9 @@ class _Reader:
             return default
         if len(value) > max_length:
             self.err(field, f"must be at most {max_length} characters")
+            return default
+        if _UNSTORABLE.search(value):  # PostgreSQL text cannot hold NUL; UTF-8 no lone surrogate
+            self.err(field, Msg("must not contain NUL or unpaired surrogate characters"))
             return default
         return value.strip()
 
@@ -543,12 +560,28 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         else:
             lora_targets = tuple(dict.fromkeys(targets))
     optimizer = r.choice(t, "optimizer", P, OPTIMIZERS, default="adamw")
+    eight_bit = optimizer in ("adamw_8bit", "paged_adamw_8bit")
+    states = r.choice(t, "optimizer_states", P, STATE_PRECISIONS, default="int8" if eight_bit else "fp32")
+    if optimizer is not None and eight_bit and states != "int8":
+        r.err(f"{P}.optimizer_states", f"{optimizer} keeps its states in int8; remove optimizer_states or use adamw")
+    elif states == "int8" and not eight_bit:
+        r.err(f"{P}.optimizer_states", "int8 states need an 8-bit optimizer (adamw_8bit or paged_adamw_8bit)")
+    master = r.choice(t, "master_weights", P, MASTER_WEIGHTS,
+                      default="fp32" if (method or "full") == "full" else "none")
+    adapter_precision = r.choice(t, "adapter_precision", P, ADAPTER_PRECISIONS, default="bf16")
+    double_quant = r.boolean(t, "double_quant", P, default=True)
+    cp = r.integer(t, "context_parallel", P, minimum=1, maximum=32)
+    if cp is not None and cp not in CONTEXT_PARALLEL:
+        r.err(f"{P}.context_parallel", f"one of {', '.join(map(str, CONTEXT_PARALLEL))}, got {cp}")
+    elif cp and cp > 1 and seq and seq % (2 * cp):
+        r.err(f"{P}.context_parallel", f"sequence_length ({seq}) must be a multiple of 2 x context_parallel ({2 * cp})")
+    goodput = r.number(t, "goodput", P, minimum=0.0, maximum=1.0, strict_min=True)
     zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
     ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
     sp = r.boolean(t, "sequence_parallel", P, default=True)
     tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
-    vpp = r.integer(t, "virtual_pipeline_stages", P, default=1, minimum=1, maximum=64)
+    vpp = r.integer(t, "virtual_pipeline_stages", P, minimum=1, maximum=64)
     deadline = r.number(t, "deadline_hours", P, minimum=0, maximum=100_000, strict_min=True)
     every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=0, maximum=10_000, strict_min=True)
     kept = r.integer(t, "checkpoints_kept", P, default=3, minimum=1, maximum=1000)
@@ -575,6 +608,10 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
             r.err(f"{P}.pipeline_parallel", f"must be <= layers ({model.layers}), got {pp}")
         if max_seq and seq > max_seq * 4:
             r.err(f"{P}.sequence_length", f"{seq} is far beyond the model's context ({max_seq})")
+    if kind == "classic_training" and cp and cp > 1:
+        r.err(f"{P}.context_parallel", "context parallelism splits token sequences: not for classic_training")
+    if "double_quant" in t and method != "qlora":
+        r.err(f"{P}.double_quant", "only for method qlora (NF4 base weights)")
     if len(r.errors) > n0:
         return None
     if kind != "classic_training" and gbt is None:
@@ -589,6 +626,8 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         lora_targets=lora_targets, optimizer=optimizer, zero_stage=zero, activation_checkpointing=ckpt,
         sequence_parallel=sp, tensor_parallel=tp, pipeline_parallel=pp, virtual_pipeline_stages=vpp,
         deadline_hours=deadline, checkpoint_every_hours=every, checkpoints_kept=kept,
+        optimizer_states=states, master_weights=master, adapter_precision=adapter_precision,
+        double_quant=double_quant, context_parallel=cp, goodput=goodput,
     )
 
 

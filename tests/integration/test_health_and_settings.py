@@ -16,7 +16,8 @@ def test_healthz_answers_ok(client):
 
 
 @pytest.mark.django_db
-def test_readyz_reports_database_ok(client):
+def test_readyz_reports_database_ok(client, settings):
+    settings.REDIS_URL = ""  # in-process tasks: no broker and no worker to wait for
     response = client.get("/readyz")
     assert response.status_code == 200
     assert response.json()["checks"]["database"] == "ok"

@@ -74,6 +74,13 @@ def pg_up() -> bool:
     return _run(["pg_isready", "-q", "-h", PG_HOST, "-p", str(PG_PORT)]).returncode == 0
 
 
+# scripts/fault_tests.sh runs a PostgreSQL instance of its own (initdb in a temporary
+# folder): FAULT_PG_DATADIR names it, FAULT_PG_BIN its pg_ctl's folder. Without them, the
+# local Debian cluster listening on PG_PORT (pg_lsclusters) is the one stopped and started.
+FAULT_PG_DATADIR = os.environ.get("FAULT_PG_DATADIR", "")
+FAULT_PG_BIN = os.environ.get("FAULT_PG_BIN", "")
+
+
 def pg_cluster() -> tuple[str, str]:
     """(version, name) of the local cluster listening on PG_PORT (pg_lsclusters)."""
     for line in _run(["pg_lsclusters", "-h"]).stdout.splitlines():
@@ -84,10 +91,16 @@ def pg_cluster() -> tuple[str, str]:
 
 
 def pg_ctl(action: str) -> None:
-    version, name = pg_cluster()
-    result = _run(["pg_ctlcluster", "--skip-systemctl-redirect", version, name, action], timeout=120)
+    if FAULT_PG_DATADIR:
+        cmd = ["runuser", "-u", "postgres", "--", os.path.join(FAULT_PG_BIN, "pg_ctl"), "-D", FAULT_PG_DATADIR,
+               "-w", "-l", os.path.join(os.path.dirname(FAULT_PG_DATADIR), "pg.log")]
+        cmd += ["-m", "fast", "stop"] if action == "stop" else [action]
+    else:
+        version, name = pg_cluster()
+        cmd = ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, action]
+    result = _run(cmd, timeout=120)
     if result.returncode != 0 and action != "stop":
-        raise AssertionError(f"pg_ctlcluster {action} failed: {result.stderr}")
+        raise AssertionError(f"pg_ctl {action} failed: {result.stderr}")
 
 
 def pg_ensure_started() -> None:
@@ -125,8 +138,10 @@ def worker_database_url() -> str:
 class WorkerProcess:
     """`celery worker` in its own process group (kill -9 takes the pool and beat too)."""
 
-    def __init__(self, *, queue: str, node: str, extra_env: dict | None = None, beat: bool = False):
+    def __init__(self, *, queue: str, node: str, extra_env: dict | None = None, beat: bool = False,
+                 concurrency: int | None = None):
         self.queue, self.node, self.beat = queue, f"{node}@{os.uname().nodename}", beat
+        self.concurrency = concurrency  # None: the solo pool; N: prefork with N processes (production)
         self.env = {
             **os.environ,
             "DATABASE_URL": worker_database_url(),
@@ -142,7 +157,8 @@ class WorkerProcess:
 
     def start(self) -> "WorkerProcess":
         self.log_path.parent.mkdir(exist_ok=True)
-        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", self.queue,
+        pool = ["--pool=solo"] if self.concurrency is None else ["--pool=prefork", f"--concurrency={self.concurrency}"]
+        cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", *pool, "-Q", self.queue,
                "-n", self.node, "--without-gossip", "--without-mingle", "-l", "INFO"]
         if self.beat:
             cmd += ["-B", "-s", str(self.log_path.with_suffix(".beat-schedule"))]

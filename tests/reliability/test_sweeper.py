@@ -73,3 +73,31 @@ def test_finished_versions_are_never_touched(settings, enqueued):
 def test_the_sweep_task_is_on_the_beat_schedule_every_interval(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["sweep-plan-versions"]
     assert entry == {"task": "planner.sweep_plan_versions", "schedule": settings.PLAN_SWEEP_INTERVAL_SECONDS}
+
+
+def test_with_redis_a_pending_version_is_requeued_as_soon_as_its_queued_marker_is_gone(settings, enqueued):
+    """The marker lives in the same Redis as the message: no marker, no message (Redis
+    restarted empty, or the submit found it down) -> queued again at the next sweep."""
+    import os
+
+    import redis
+
+    from planner.services import QUEUED_MARK_PREFIX
+    from tests.conftest import skip_or_fail
+
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        skip_or_fail("needs Redis (REDIS_URL)")
+    settings.REDIS_URL = url
+    client = redis.Redis.from_url(url)
+    marked, unmarked, fresh = PlanVersionFactory(), PlanVersionFactory(), PlanVersionFactory()
+    for v in (marked, unmarked):
+        _age(v, created_s=settings.PLAN_PENDING_MIN_AGE_SECONDS + 5)
+    client.set(f"{QUEUED_MARK_PREFIX}{marked.id}", "1", ex=60)
+    client.delete(f"{QUEUED_MARK_PREFIX}{unmarked.id}", f"{QUEUED_MARK_PREFIX}{fresh.id}")
+    try:
+        report = sweeper.plan_versions_sweep()
+    finally:
+        client.delete(f"{QUEUED_MARK_PREFIX}{marked.id}")
+    assert report.requeued == (unmarked.id,)
+    assert enqueued == [unmarked.id]

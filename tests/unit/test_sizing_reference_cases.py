@@ -64,23 +64,36 @@ def test_chinchilla_tokens_per_param():
 
 
 def _llama1_65b(count):
+    # LLaMA trained with model (tensor) and sequence parallelism (Touvron et al. 2023, sec. 2.4, after
+    # Korthikanti et al.): the paper gives no degree; 8, one server, is that practice.
     i = CASES["llama1_65b_gpu_hours_and_throughput"]["inputs"]
     return run({"kind": "pretraining", "model": {"architecture": {"params": i["params"]}},
-                "training": {"tokens": i["tokens"], "sequence_length": i["seq_len"]},
+                "training": {"tokens": i["tokens"], "sequence_length": i["seq_len"], "tensor_parallel": 8},
                 "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": count}})
 
 
+# LLaMA's GPU-hours and days are its steady-state throughput (1.4T tokens / (380 tokens/s x 2048 GPUs)
+# = 1,023,431 GPU-hours against the 1,022,362 published): they are compared with the engine's time in
+# training steps (step_hours), before goodput stretches it to wall-clock.
 def test_llama1_65b_gpu_hours():
     case = CASES["llama1_65b_gpu_hours_and_throughput"]
     r = _llama1_65b(case["inputs"]["gpus"])
-    assert within(r["compute"]["gpu_hours"]["value"], case["expected"]["value"], case["tolerance"]["relative"])
+    step_gpu_hours = r["compute"]["step_hours"]["value"] * r["recommendation"]["count"]
+    assert within(step_gpu_hours, case["expected"]["value"], case["tolerance"]["relative"])
 
 
 def test_llama1_65b_wall_clock_days():
     case = CASES["llama1_65b_gpu_hours_and_throughput"]
     r = _llama1_65b(case["inputs"]["gpus"])
-    days = r["compute"]["wall_clock_hours"]["value"] / 24
+    days = r["compute"]["step_hours"]["value"] / 24
     assert within(days, case["expected"]["also"]["wall_clock_days"], case["tolerance"]["relative"])
+
+
+def test_llama1_65b_whole_run_includes_goodput():
+    r = _llama1_65b(CASES["llama1_65b_gpu_hours_and_throughput"]["inputs"]["gpus"])
+    c = r["compute"]
+    assert c["wall_clock_hours"]["value"] == pytest.approx(c["step_hours"]["value"] / c["goodput"]["value"], rel=1e-3)
+    assert c["goodput"]["value"] < 1
 
 
 def test_megatron_1t_aggregate_throughput():
@@ -90,10 +103,12 @@ def test_megatron_1t_aggregate_throughput():
              "model": {"architecture": {"layers": i["layers"], "hidden_size": i["hidden"], "attention_heads": i["heads"],
                                         "vocab_size": i["vocab"], "ffn_hidden_size": 4 * i["hidden"], "gated_ffn": False}},
              "training": {"tokens": 3e11, "sequence_length": i["seq_len"],
-                          "global_batch_tokens": i["global_batch"] * i["seq_len"], "activation_checkpointing": "full"},
+                          "global_batch_tokens": i["global_batch"] * i["seq_len"], "activation_checkpointing": "full",
+                          # the paper's layout (Narayanan et al. 2021, Table 1): TP8 x PP64 x DP6
+                          "tensor_parallel": 8, "pipeline_parallel": 64, "virtual_pipeline_stages": 1},
              "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": i["gpus"]}})
-    # Megatron counts executed FLOPs (with recomputation), as the engine's executed_flops do.
-    pflops = r["compute"]["executed_flops"]["value"] / (r["compute"]["wall_clock_hours"]["value"] * 3600) / 1e15
+    # Megatron counts executed FLOPs (with recomputation) of steady-state steps, as executed_flops / step_hours do.
+    pflops = r["compute"]["executed_flops"]["value"] / (r["compute"]["step_hours"]["value"] * 3600) / 1e15
     assert within(pflops, case["expected"]["value"], case["tolerance"]["relative"])
 
 

@@ -1,0 +1,138 @@
+"""Fit the training-efficiency constants of planner/engine/compute.py on published runs.
+
+    .venv/bin/python scripts/fit_training_efficiency.py
+
+Reads planner/engine/data/training_published.json, fits GEMM_HALF_WIDTH and ATTENTION_COST by
+grid search and one base per (generation, format) group in closed form (geometric mean of
+observed / unit prediction), on the rows with role "fit" only; prints the constants and the
+error on the fit rows and on the held-out rows as Markdown (docs/BENCHMARKS.md). It does not
+edit compute.py: the printed constants are copied there by hand, rounded.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from planner.engine import compute, parse_workload_spec, size_workload  # noqa: E402
+from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
+from planner.engine.training_reference import (  # noqa: E402
+    fit_dequant_bytes,
+    load_rows,
+    published_goodput,
+    qlora_pairs,
+    throughput_rows,
+    whole_run_spec,
+)
+
+
+def fit(rows):
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r.generation, r.fmt)].append(r)
+    best = None
+    for w0 in np.arange(100.0, 2001.0, 25.0):
+        for kappa in np.arange(0.2, 3.01, 0.05):
+            c = compute.EfficiencyConstants(gemm_half_width=float(w0), attention_cost=float(kappa))
+            bases, errs = {}, []
+            for key, rs in groups.items():
+                unit = np.array([r.predicted(constants=c, base=1.0) for r in rs])
+                obs = np.array([r.observed for r in rs])
+                b = float(np.exp(np.mean(np.log(obs / unit))))
+                bases[key] = b
+                errs.extend(np.log(b * unit / obs))
+            rms = float(np.sqrt(np.mean(np.square(errs))))
+            if best is None or rms < best[0]:
+                best = (rms, c, bases)
+    return best
+
+
+def report(rows, c, bases):
+    lines = ["| row | role | observed | predicted | error |", "| --- | --- | ---: | ---: | ---: |"]
+    errs = defaultdict(list)
+    for r in rows:
+        b = bases.get((r.generation, r.fmt))
+        if b is None:
+            b = compute.base_efficiency(r.generation, "fp8" if r.fmt == "8" else "bf16")[0]
+        p = r.predicted(constants=c, base=b)
+        e = p / r.observed - 1
+        errs[r.role].append(e)
+        lines.append(f"| {r.id} | {r.role} | {r.observed:.3f} | {p:.3f} | {e:+.1%} |")
+    summary = []
+    for role, es in errs.items():
+        a = np.abs(es)
+        summary.append(f"- {role}: {len(es)} rows, median |error| {np.median(a):.1%}, max {a.max():.1%}, "
+                       f"within 20%: {np.mean(a <= 0.2):.0%}")
+    return lines, summary
+
+
+def whole_runs(accs):
+    """Per whole-run row: published GPU-hours, the engine's step GPU-hours (goodput 1) and its GPU count."""
+    out = []
+    for r in load_rows():
+        if r["kind"] != "whole_run":
+            continue
+        res = size_workload(spec=parse_workload_spec(whole_run_spec(r, goodput=1.0)), accelerators=accs).to_dict()
+        count = res["recommendation"]["count"]
+        out.append((r, res["compute"]["gpu_hours"]["value"], count))
+    return out
+
+
+def implied_goodput(r, step, n):
+    """Whole-run goodput: from the published steady-state throughput where there is one, else from the
+    engine's step GPU-hours (goodput 1) for the same run."""
+    g = published_goodput(r)
+    return g if g is not None else step / r["observed"]["gpu_hours"]
+
+
+def fit_goodput(runs):
+    """GOODPUT_BASE: geometric mean over fit rows of implied goodput / interruption term."""
+    logs = [np.log(implied_goodput(r, step, n) / float(compute.interruption_goodput(n)))
+            for r, step, n in runs if r["role"] == "fit"]
+    return float(np.exp(np.mean(logs)))
+
+
+def main():
+    accs = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
+    all_rows = throughput_rows(accs)
+    rows = [r for r in all_rows if r.use == "efficiency"]
+    fit_rows = [r for r in rows if r.role == "fit"]
+    rms, c, bases = fit(fit_rows)
+    print(f"GEMM_HALF_WIDTH = {c.gemm_half_width:g}\nATTENTION_COST = {c.attention_cost:.2f}")
+    for (gen, fmt), b in sorted(bases.items()):
+        print(f"BASE[({gen!r}, {fmt!r})] = {b:.3f}")
+    print(f"fit RMS log error {rms:.3f}\n")
+    print(f"QLORA_DEQUANT_BYTES_PER_PARAM = {fit_dequant_bytes(all_rows):.1f}\n")
+    print("QLoRA / LoRA efficiency ratio of the same run (constants as rounded in compute.py):\n")
+    print("| QLoRA row | observed ratio | predicted ratio | error |\n| --- | ---: | ---: | ---: |")
+    for q, obs, pred in qlora_pairs(all_rows):
+        print(f"| {q.id} | {obs:.3f} | {pred:.3f} | {pred / obs - 1:+.1%} |")
+    print()
+    runs = whole_runs(accs)
+    print(f"GOODPUT_BASE = {fit_goodput(runs):.3f}\n")
+    print("Whole runs with the constants as rounded in compute.py (GPU-hours incl. goodput):\n")
+    print("| row | role | GPUs | implied goodput | default goodput | published GPU-h | estimate | error |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r, step, n in runs:
+        good = float(compute.default_goodput(n))
+        est = step / good
+        print(f"| {r['id']} | {r['role']} | {n} | {implied_goodput(r, step, n):.3f} | {good:.3f} | "
+              f"{r['observed']['gpu_hours']:,.0f} | {est:,.0f} | {est / r['observed']['gpu_hours'] - 1:+.1%} |")
+    print()
+    print("Throughput rows with the constants as rounded in compute.py:\n")
+    const = compute.DEFAULT_CONSTANTS
+    cur = {k: v[0] for k, v in compute.BASE.items()}
+    lines, summary = report(rows, const, {k: cur[k] for k in cur})
+    print("\n".join(summary))
+    print()
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
