@@ -28,6 +28,9 @@ def register_audited_models() -> None:
         register(apps.get_model("planner", name))
     register(apps.get_model("planner", "PlanVersion"), include_fields=PLAN_VERSION_FIELDS)
     register(apps.get_model("planner", "ShareLink"), exclude_fields=["token_hash"])
+    # Who recorded which measured run and who switched which calibration on or off (issue 12).
+    register(apps.get_model("planner", "MeasuredRun"), exclude_fields=["raw"])
+    register(apps.get_model("planner", "Calibration"))
 
 
 class OpsConfig(AppConfig):

@@ -29,6 +29,7 @@ from costs.engine.options import parse_cost_options
 from costs.engine.plan import cost_plan
 from costs.engine.rates import RATE_SCHEMA, apply_overrides
 from costs.rate_csv import rates_from_rows, read_rate_csv
+from planner.engine.messages import Msg
 
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
 SERVING_KINDS = ("inference", "rag")
@@ -361,8 +362,8 @@ def power_tariff_from_snapshot(price_snapshot: dict, *, country: str) -> tuple[P
     if not business:
         if tariffs:
             return None, (
-                f"the catalog's {country} electricity tariffs are residential only; the rate card's "
-                "power_tariff_per_kwh is used for data-centre power"
+                Msg("the catalog's {country} electricity tariffs are residential only; the rate card's "
+                    "electricity tariff is used for data-centre power", country=country)
             )
         return None, None
     t = business[0]
@@ -540,7 +541,7 @@ def workloads_from_sizing(
     sizing_rec = (rec.get("accelerator_id"), int(rec.get("count") or 0))
     if not sizing.get("gpu_required", True):
         notes.append(
-            "no GPU needed: only the external model API option applies; the CPU server is not priced"
+            Msg("no GPU needed: only the external model API option applies; the CPU server is not priced")
         )
         return [
             Workload(
@@ -688,7 +689,7 @@ def build_cost_inputs_with_sources(
         vat=vat_from_snapshots(price_snapshot, rate_snapshot),
     )
     if any(not o.get("billing_granularity_seconds") for o in price_snapshot.get("cloud_offers", [])):
-        notes.append("cloud billing granularity unknown for some offers: per-second billing assumed for them")
+        notes.append(Msg("cloud billing granularity unknown for some offers: per-second billing assumed for them"))
     if not workloads:
         workloads = [Workload(candidate_id="none", accelerator_id=None, gpu_count=0)]
     sources = _sources(price_snapshot, prices=prices, opts=opts, rates=effective, composed_meta=composed_meta)

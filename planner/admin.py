@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
+from .models import Calibration, MeasuredRun, Membership, Plan, PlanVersion, ShareLink, Team, Workload
 
 
 class MembershipInline(admin.TabularInline):
@@ -46,3 +46,25 @@ class PlanVersionAdmin(admin.ModelAdmin):
 class ShareLinkAdmin(admin.ModelAdmin):
     list_display = ["plan", "token_prefix", "created_at", "expires_at", "revoked_at"]
     readonly_fields = ["token_hash", "token_prefix"]
+
+
+@admin.register(MeasuredRun)
+class MeasuredRunAdmin(admin.ModelAdmin):
+    # Runs are recorded by the team (pages, API, import_runs) and audited: read-only here.
+    list_display = ["team", "kind", "model_preset", "accelerator", "count", "runtime", "runtime_version", "source",
+                    "created_by", "created_at"]
+    list_filter = ["kind", "source", "team"]
+    readonly_fields = [f.name for f in MeasuredRun._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(Calibration)
+class CalibrationAdmin(admin.ModelAdmin):
+    list_display = ["team", "kind", "accelerator", "runtime", "precision", "active", "run_count", "updated_at"]
+    list_filter = ["kind", "active", "team"]
+    readonly_fields = [f.name for f in Calibration._meta.fields if f.name != "active"]
+
+    def has_add_permission(self, request):
+        return False

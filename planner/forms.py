@@ -9,14 +9,17 @@ the form field of that path (or at the top of the form when no field matches).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from django import forms
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from config.textsafety import SafeTextFormMixin, UnsafeText, loads_checked
 
 from .choices import Currency, WorkloadKind
+from .i18n import render as render_text
 
 PRECISION_CHOICES = [(p, p) for p in ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")]
 ALL_KINDS = tuple(WorkloadKind.values)
@@ -38,14 +41,52 @@ class SpecField:
         return self.path.replace(".", "__")
 
 
+class _TypedText(forms.TextInput):
+    """A text box for a number: the browser keeps whatever was typed (a number input silently
+    drops "abc" and submits nothing), so the server can answer "Enter a number." on the field."""
+
+    def __init__(self, inputmode: str):
+        super().__init__(attrs={"inputmode": inputmode, "autocomplete": "off"})
+
+
+_GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+
+
+def _normalise_number(value):
+    """What people type for a number, as Python reads it: spaces (a thousands separator in
+    Russian) are dropped; "1,000" is a thousand in English; "0,5" is a half on a Russian page."""
+    if not isinstance(value, str):
+        return value
+    value = value.strip().replace("\u00a0", "").replace("\u202f", "").replace(" ", "")
+    if _GROUPED.match(value) and not (get_language() or "").startswith("ru"):
+        return value.replace(",", "")
+    if value.count(",") == 1 and "." not in value:
+        return value.replace(",", ".")
+    return value
+
+
+class NumberField(forms.FloatField):
+    widget = _TypedText("decimal")
+
+    def to_python(self, value):
+        return super().to_python(_normalise_number(value))
+
+
+class WholeNumberField(forms.IntegerField):
+    widget = _TypedText("numeric")
+
+    def to_python(self, value):
+        return super().to_python(_normalise_number(value))
+
+
 def _int(label, help_text, initial=None, min_value=0, max_value=None):
-    return lambda: forms.IntegerField(label=label, help_text=help_text, initial=initial, required=False,
-                                      min_value=min_value, max_value=max_value)
+    return lambda: WholeNumberField(label=label, help_text=help_text, initial=initial, required=False,
+                                    min_value=min_value, max_value=max_value)
 
 
 def _num(label, help_text, initial=None, min_value=0, max_value=None):
-    return lambda: forms.FloatField(label=label, help_text=help_text, initial=initial, required=False,
-                                    min_value=min_value, max_value=max_value)
+    return lambda: NumberField(label=label, help_text=help_text, initial=initial, required=False,
+                               min_value=min_value, max_value=max_value)
 
 
 def _choice(label, help_text, choices, initial=None):
@@ -189,21 +230,21 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
 
         self.fields["data_residency"].choices = jurisdiction_choices()
 
-    horizon_months = forms.IntegerField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
+    horizon_months = WholeNumberField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
                                         help_text=_("Period the options are compared over. Unit: months. Default: 36."))
     currency = forms.ChoiceField(label=_("Currency"), choices=Currency.choices, initial=Currency.USD,
                                  help_text=_("Totals are shown in this currency. Default: USD."))
     include_vat = forms.BooleanField(label=_("Include VAT"), required=False, initial=False,
                                      help_text=_("Show totals with VAT (the rate valid on the price date). Default: no."))
     # No initial value: an empty field lets the cost engine derive utilisation from the workload.
-    utilisation = forms.FloatField(
+    utilisation = NumberField(
         label=_("Utilisation"), required=False, min_value=0, max_value=1,
         help_text=_("Share of the month's hours the GPUs run the workload (0–1). Hourly cloud bills only these "
                     "hours; owned, committed and monthly-rented GPUs are paid for every hour and idle the rest. "
                     "1 = around the clock; empty = derived from the workload (serving hours a day, training "
                     "runs a month)."),
     )
-    efficiency = forms.FloatField(
+    efficiency = NumberField(
         label=_("Efficiency"), required=False, min_value=0, max_value=1,
         help_text=_("Of the hours the GPUs run, the share doing useful work (0–1); the rest waits for data, "
                     "people or the next experiment and is shown as idle GPU time. Empty = the rate card's default."),
@@ -317,7 +358,8 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
                     name = "overrides"
                 elif err.path.removeprefix("costs.").split(".")[0].split("[")[0] in more:
                     name = "more"
-                self.add_error(name, f"{err.path}: {err.message}" if name is None else err.message)
+                message = render_text(err.message)
+                self.add_error(name, f"{err.path}: {message}" if name is None else message)
         return cleaned
 
 
@@ -328,8 +370,9 @@ class WorkloadForm(CostOptionsForm):
                                   help_text=_("The team that owns the workload and its plans."))
     kind = forms.ChoiceField(label=_("Kind"), choices=WorkloadKind.choices, initial=WorkloadKind.INFERENCE,
                              help_text=_("What the hardware is for. The fields below follow the kind."))
+    # Not required: the external-API kind has no model step, so the choice is not even sent.
     model_source = forms.ChoiceField(label=_("Model given as"), choices=MODEL_SOURCES, initial="preset",
-                                     widget=forms.RadioSelect,
+                                     widget=forms.RadioSelect, required=False,
                                      help_text=_("A known preset, its architecture numbers, or a Hugging Face config.json."))
     preset = forms.ChoiceField(label=_("Model preset"), required=False,
                                help_text=_("Well-known open models with architecture from their own config files."))
@@ -493,4 +536,5 @@ class WorkloadForm(CostOptionsForm):
     def message_for(self, err) -> str:
         # A message shown away from its field keeps the path so the user can find it.
         exact = err.field in FIELD_BY_PATH or err.field == "kind"
-        return err.message if exact else f"{err.field}: {err.message}"
+        message = render_text(err.message)  # the engine's text in the page's language
+        return message if exact else f"{err.field}: {message}"

@@ -102,6 +102,9 @@ class PlanVersion(models.Model):
     inputs = models.JSONField(_("inputs"))
     price_snapshot = models.JSONField(_("price snapshot"), default=dict, blank=True)
     rate_snapshot = models.JSONField(_("rate snapshot"), default=dict, blank=True)
+    # The team's active calibrations when the version was made (Calibrations.to_data()), so a
+    # recomputation of these inputs gives the same numbers (docs/CALIBRATION.md).
+    calibrations = models.JSONField(_("calibrations"), default=dict, blank=True)
     as_of = models.DateField(_("prices as of"))
     result = models.JSONField(_("result"), null=True, blank=True)
     error = models.TextField(_("error"), blank=True)
@@ -189,3 +192,6 @@ class IdempotencyKey(models.Model):
 
     def __str__(self):
         return self.key
+
+
+from .calibration_models import Calibration, MeasuredRun  # noqa: E402,F401  (registered with the planner app)

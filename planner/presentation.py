@@ -75,9 +75,107 @@ OPTION_KINDS = {
     "onprem": _("On-prem (owned)"),
     "hybrid": _("Hybrid"),
     "api": _("External model API"),
+    "gpu options": _("GPU options"),
 }
 # Options drawn on the plan page (the full table is in the exports).
 MAX_OPTIONS_SHOWN = 8
+
+
+# Names of a cost line's own inputs (rates are named by the rate card's description).
+INPUT_LABELS = {
+    "quantity": _("Quantity"), "months": _("Months"), "hours": _("Hours"), "restart_hours": _("Restart time, hours"),
+    "kwh_per_month": _("Energy per month, kWh"), "checkpoint_interval_hours": _("Checkpoint interval"),
+    "gpus": _("GPUs"), "servers": _("Servers"), "instances": _("Instances"), "price": _("Price"),
+    "server": _("Server price"), "redundancy": _("Redundancy"), "utilisation": _("Utilisation"),
+    "efficiency": _("Efficiency"), "tokens_per_month": _("Tokens per month"), "hours_per_month": _("Hours per month"),
+    "gb": _("GB"), "gb_per_month": _("GB per month"), "incidents_per_month": _("Incidents per month"),
+    "tokens_out_per_month": _("Output tokens per month"), "tokens_in_per_month": _("Input tokens per month"),
+    "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
+    "gpu_hours": _("GPU-hours"), "instance_hours": _("Instance-hours"), "runs": _("Runs"),
+    "incidents": _("Incidents"), "downtime_hours": _("Downtime, hours"), "share": _("Share"),
+    "hosts": _("Hosts"),
+}
+VALUE_LABELS = {
+    "none": _("none"), "selective": _("selective"), "full": _("full"), "decoder": _("decoder"),
+    "encoder": _("encoder"), "vision": _("vision model"), "encoder_decoder": _("encoder-decoder"),
+    "n_plus_1": _("N+1 spare server"), "multi_zone": _("a second zone"), "preset": _("preset"),
+    "architecture": _("architecture"), "hf_config": _("Hugging Face config.json"),
+}
+
+
+def input_label(name: str, *, priced: bool = False) -> str:
+    from costs.engine.rates import RATE_SCHEMA, base_key
+
+    from .i18n import render
+
+    spec = RATE_SCHEMA.get(base_key(name or ""))
+    if spec is not None:
+        return render(spec.help)
+    if name in INPUT_LABELS:
+        return str(INPUT_LABELS[name])
+    if priced:  # a catalog price, named after its offer: the source says which
+        return str(_("Price"))
+    return _humanised(name or "")
+
+
+def _humanised(key: str) -> str:
+    from django.utils.translation import gettext
+
+    text = key.replace("_", " ").strip()
+    return gettext(text.capitalize()) if text else text
+
+
+def breakdown_item(b: dict) -> dict:
+    """One breakdown item as the page shows it: units, basis and numbers in the page's language."""
+    from django.utils.translation import gettext
+
+    price = b.get("price")
+    if isinstance(price, str):  # "0.545 USD per instance-hour"
+        number, _sep, rest = price.partition(" ")
+        currency, _sep2, unit = rest.partition(" ")
+        if _number_text(number) != number and len(currency) == 3:
+            price = f"{_number_text(number)} {currency} {_unit_text(unit)}".strip()
+    return {**b, "quantity": _number_text(b.get("quantity")), "quantity_unit": _unit_text(b.get("quantity_unit")),
+            "months": _number_text(b.get("months")) if b.get("months") else b.get("months"),
+            "share": _number_text(b.get("share")) if b.get("share") else b.get("share"),
+            "price": price or "", "basis": gettext(b["basis"]) if b.get("basis") else b.get("basis"),
+            "rate": input_label(b["rate"]) if b.get("rate") else b.get("rate"),
+            "source": source_label(b.get("source"))}
+
+
+SOURCE_LABELS = {"workload": _("the workload"), "user override": _("set by the user")}
+
+
+def source_label(source):
+    return str(SOURCE_LABELS[source]) if isinstance(source, str) and source in SOURCE_LABELS else source
+
+
+def value_label(value):
+    if isinstance(value, str) and value in VALUE_LABELS:
+        return str(VALUE_LABELS[value])
+    return value
+
+
+def _unit_text(unit) -> str:
+    from django.utils.translation import gettext
+
+    if not isinstance(unit, str) or not unit:
+        return unit or ""
+    base, vat, _rest = unit.partition(" incl. VAT")
+    return gettext(base) + (gettext(" incl. VAT") if vat else "")
+
+
+def _number_text(value):
+    """A rate's stored decimal string ("1.073") as a figure in the page's language."""
+    from .templatetags.planner_tags import figure
+
+    if isinstance(value, str):
+        try:
+            number = Decimal(value)
+        except (InvalidOperation, ValueError):
+            return value
+        return figure(int(number) if number == number.to_integral_value() else float(number))
+    return figure(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
 def line_inputs(inputs: dict) -> list[dict]:
@@ -85,20 +183,23 @@ def line_inputs(inputs: dict) -> list[dict]:
     out = []
     for rate in inputs.get("rates") or []:
         if isinstance(rate, dict):
-            unit = " ".join(x for x in (rate.get("currency"), rate.get("unit")) if x)
-            out.append({"name": rate.get("name"), "value": rate.get("value"), "unit": unit, "source": rate.get("source")})
+            unit = " ".join(x for x in (rate.get("currency"), _unit_text(rate.get("unit"))) if x)
+            out.append({"name": input_label(rate.get("name"), priced=bool(rate.get("currency"))),
+                        "value": _number_text(value_label(rate.get("value"))), "unit": unit,
+                        "source": source_label(rate.get("source"))})
     for key, value in inputs.items():
-        if key in ("rates", "unit"):
+        if key in ("rates", "unit") or key.endswith("_i18n"):
             continue
-        unit = inputs.get("unit", "") if key == "quantity" else ""
-        out.append({"name": key, "value": value if not isinstance(value, dict | list) else str(value),
-                    "unit": unit, "source": ""})
+        unit = _unit_text(inputs.get("unit", "")) if key == "quantity" else ""
+        out.append({"name": input_label(key), "value": _number_text(value_label(value))
+                    if not isinstance(value, dict | list) else str(value), "unit": unit, "source": ""})
     return out
 
 
-def costs_view(costs: dict) -> dict | None:
+def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     if not costs:
         return None
+    from costs.labels import line_label
     include_vat = bool(costs.get("include_vat"))
     currency = costs.get("currency", "")
     shortlisted = {i for ids in (costs.get("shortlist") or {}).values() for i in ids}
@@ -119,8 +220,10 @@ def costs_view(costs: dict) -> dict | None:
         rows = []
         for row in o.get("rows") or []:
             label, measured = COST_ROWS.get(row.get("row"), (row.get("row"), ""))
-            lines = [{**line, "inputs_list": line_inputs(line.get("inputs") or {}),
-                      "breakdown": line.get("breakdown") or []} for line in row.get("lines") or []]
+            lines = [{**line, "label": line_label(line.get("key") or "") if line.get("key") else line.get("label"),
+                      "inputs_list": line_inputs(line.get("inputs") or {}),
+                      "breakdown": [breakdown_item(b) for b in line.get("breakdown") or []]}
+                     for line in row.get("lines") or []]
             rows.append({**row, "label": label, "measured_as": measured, "lines": lines,
                          "total": row.get("total_gross" if include_vat else "total_net")})
         view_options.append({
@@ -149,14 +252,19 @@ def costs_view(costs: dict) -> dict | None:
         "p50": [float(o["uncertainty"]["p50"]) for o in view_options if o["uncertainty"]],
         "p90": [float(o["uncertainty"]["p90"]) for o in view_options if o["uncertainty"]],
     }
+    # three bars per option and room for the legend: the P10/P50/P90 labels are never cut
+    uncertainty_chart["height_px"] = 120 + 60 * len(uncertainty_chart["labels"])
     return {
         "decision": decision_view(costs, include_vat),
         "currency": currency, "include_vat": include_vat, "horizon_months": costs.get("horizon_months"),
         "as_of": costs.get("as_of"), "country": costs.get("country"), "options": view_options,
         "options_total": len(costs.get("options") or []), "break_even": break_even,
-        "break_even_utilisation": [b for b in costs.get("break_even_utilisation") or []
+        "break_even_utilisation": [{**b, "own_label": labels.get(b.get("own")), "rent_label": labels.get(b.get("rent"))}
+                                   for b in costs.get("break_even_utilisation") or []
                                    if b.get("own") in shown and b.get("rent") in shown],
-        "skipped": costs.get("skipped") or [], "notes": costs.get("notes") or [],
+        "skipped": [{**s, "candidate": candidate_label(s.get("candidate"), accelerators or {}),
+                     "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []],
+        "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
         "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
         "chart": chart, "uncertainty_chart": uncertainty_chart,
@@ -220,13 +328,36 @@ def options_compare(version, option_ids: list[str]) -> dict | None:
 
 
 def version_view(version) -> dict:
-    """What the plan page shows of a version, read from its stored result only."""
-    result = version.result or {}
+    """What the plan page shows of a version, read from its stored result only, with every
+    engine text in the active language (planner.i18n)."""
+    from .i18n import localise
+
+    result = localise(version.result or {})
     sizing = result.get("sizing") or {}
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
-    return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}),
-            "sizing_view": sizing_view(sizing), "memory_chart": memory_chart(sizing, accelerators),
+    sizing_v = sizing_view(sizing)
+    if sizing_v:
+        _price_alternatives(sizing_v, result.get("costs") or {})
+    return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
+            "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
             "serving_curve": serving_curve_chart(sizing)}
+
+
+def _price_alternatives(view: dict, costs: dict) -> None:
+    """The sizing ranks by catalog USD per hour; the page shows that price in the plan's currency
+    at the plan's dated FX rate (never USD inside a RUB plan), or no price column without a rate."""
+    currency = costs.get("currency") or "USD"
+    factor = Decimal(1) if currency == "USD" else None
+    for fx in (costs.get("inputs_used") or {}).get("fx") or []:
+        rate = _decimal(fx.get("rate"))
+        if rate and fx.get("base") == currency and fx.get("quote") == "USD":
+            factor = 1 / rate
+        elif rate and fx.get("base") == "USD" and fx.get("quote") == currency:
+            factor = rate
+    view["price_currency"] = currency if factor is not None else ""
+    for c in view.get("ranked") or []:
+        usd = _decimal(c.get("cost_usd_per_hour"))
+        c["cost_per_hour"] = usd * factor if usd is not None and factor is not None else None
 
 
 def _localised(option: dict) -> dict:
@@ -234,6 +365,19 @@ def _localised(option: dict) -> dict:
     from costs.labels import option_label
 
     return {**option, "label": option_label(option)}
+
+
+def candidate_label(candidate, accelerators: dict) -> str:
+    """ "nvidia-a100-sxm4-80gb x48" -> "48 × A100 SXM4 80GB": an engine candidate id as people read it."""
+    if not isinstance(candidate, str):
+        return candidate
+    acc_id, _sep, count = candidate.rpartition(" x")
+    if candidate == "no-gpu":
+        return str(_("no GPU"))
+    if not acc_id or not count.isdigit():
+        return str(OPTION_KINDS.get(candidate, candidate)) if candidate != "api" else str(OPTION_KINDS["api"])
+    name = (accelerators.get(acc_id) or {}).get("model") or acc_id
+    return f"{count} × {name}"
 
 
 def _option_total(option: dict, include_vat: bool):
@@ -253,12 +397,29 @@ def option_totals(result: dict | None) -> dict[str, dict]:
     }
 
 
+def input_path_label(path: str) -> str:
+    """ "costs.horizon_months" -> "Horizon": a frozen input's path as the form names it."""
+    from .forms import FIELD_BY_PATH, CostOptionsForm
+
+    if path == "prices_as_of":
+        return str(_("Prices as of"))
+    head, _sep, rest = path.partition(".")
+    if head == "spec" and rest in FIELD_BY_PATH:
+        field = FIELD_BY_PATH[rest].make()
+        return str(field.label)
+    if head == "spec" and rest == "kind":
+        return str(_("Kind"))
+    if head == "costs" and rest in CostOptionsForm.base_fields:
+        return str(CostOptionsForm.base_fields[rest].label)
+    return rest or path
+
+
 def version_diff(*, old, new) -> dict:
     """Which inputs changed between two versions and how each option's total moved."""
     a = {**flatten(old.inputs), "prices_as_of": old.as_of.isoformat()}
     b = {**flatten(new.inputs), "prices_as_of": new.as_of.isoformat()}
     inputs = [
-        {"path": path, "old": a.get(path), "new": b.get(path)}
+        {"path": path, "label": input_path_label(path), "old": a.get(path), "new": b.get(path)}
         for path in sorted(set(a) | set(b))
         if a.get(path) != b.get(path)
     ]
@@ -318,6 +479,17 @@ KEY_LABELS = {
     "tpot_ms": _("Time per output token"), "max_concurrent_sequences": _("Sequences that fit in the KV cache"),
     "batch_per_replica": _("Batch per replica"), "replica_capacity_rps": _("Capacity per replica"),
     "meets_targets": _("Meets the targets"),
+    "data_parallel": _("Data parallel"), "zero_stage": _("ZeRO stage"),
+    "activation_checkpointing": _("Activation checkpointing"), "executed_flops": _("Executed compute"),
+    "tokens": _("Tokens"), "tokens_per_param": _("Tokens per parameter"), "peak_tflops_per_gpu": _("Peak per GPU"),
+    "tokens_per_second_per_gpu": _("Tokens per second per GPU"), "samples_per_second_per_gpu": _("Samples per second per GPU"),
+    "flops_per_sample": _("Compute per sample"), "chunks": _("Chunks"), "chunk_text_bytes": _("Chunk text"),
+    "embedding_model": _("Embedding model"), "embedding_dimension": _("Embedding dimension"),
+    "ingest_cpu_core_hours": _("Ingest on CPU"), "ingest_gpu_hours": _("Ingest on GPU"),
+    "query_embedding_cores": _("Cores for query embedding"), "index": _("Vector index"),
+    "rack_power_kw": _("Power per rack"), "generator": _("Generating LLM"),
+    "dataset_bytes": _("Dataset"), "host_ram_per_gpu_bytes": _("Host RAM per GPU"),
+    "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
     "runtime": _("Serving engine"), "precision_on_hardware": _("Precision on this hardware"),
     "constants": _("Efficiency constants"), "prefill_ms": _("Prefill time (engine only)"),
     "ttft_p95_ms": _("Time to first token, p95"), "tpot_p95_ms": _("Time per output token, p95"),
@@ -346,6 +518,7 @@ UNIT_PLURALS = {
     "core-hours": lambda n: npgettext("unit", "core-hour", "core-hours", n),
     "tokens": lambda n: npgettext("unit", "token", "tokens", n),
     "months": lambda n: npgettext("unit", "month", "months", n),
+    "chunks": lambda n: npgettext("unit", "chunk", "chunks", n),
 }
 
 
@@ -401,8 +574,20 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
-            rows.append({"label": label, "value": value, "unit": "", "explain": explain})
+            rows.append({"label": label, "value": value_label(value), "unit": _unit_from_key(key), "explain": explain})
     return rows
+
+
+# A plain figure's unit, from its key's suffix (names carry units).
+KEY_UNITS = (("_gb_s", "GB/s"), ("_gbit_s", "Gbit/s"), ("_kw", "kW"), ("_w", "W"), ("_ms", "ms"),
+             ("_gib", "GiB"), ("_hours", "h"), ("_s", "s"))
+
+
+def _unit_from_key(key: str) -> str:
+    key = str(key)
+    for suffix in ("_per_gpu", "_per_server"):
+        key = key.replace(suffix, "")
+    return next((unit for suffix, unit in KEY_UNITS if key.endswith(suffix)), "")
 
 
 def _cell(value):
@@ -474,10 +659,16 @@ def memory_chart(sizing: dict, accelerators: dict[str, dict]) -> dict | None:
 
 
 def _layout(layout) -> str:
+    """ "TP2 × PP1 × DP4": tensor, pipeline and data parallel (replicas when serving)."""
     if not isinstance(layout, dict):
         return ""
-    return "TP{} × PP{} × {}".format(layout.get("tensor_parallel", "?"), layout.get("pipeline_parallel", "?"),
-                                     layout.get("replicas", "?"))
+    dp = layout.get("replicas", layout.get("data_parallel"))
+    if dp is None and all(isinstance(layout.get(k), int) for k in ("count", "tensor_parallel", "pipeline_parallel")):
+        dp = layout["count"] // max(1, layout["tensor_parallel"] * layout["pipeline_parallel"])
+    parts = [f"TP{layout.get('tensor_parallel', 1)}", f"PP{layout.get('pipeline_parallel', 1)}"]
+    if dp is not None:
+        parts.append(f"DP{dp}")
+    return " × ".join(parts)
 
 
 def sizing_view(sizing: dict) -> dict | None:
@@ -492,6 +683,20 @@ def sizing_view(sizing: dict) -> dict | None:
         "layout": _layout(recommendation.pop("layout", None)),
         "why": recommendation.pop("why", ""),
     }
+    # Never "meets the targets" next to a warning that says no layout does: a recommendation that
+    # misses them (a pin that cannot, or nothing in the catalog that can) says so in the headline.
+    ranked_all = (sizing.get("candidates") or {}).get("ranked") or []
+    met = recommendation.get("meets_targets")
+    if isinstance(met, dict):
+        met = met.get("value")
+    if met is None and isinstance((sizing.get("serving") or {}).get("meets_targets"), bool):
+        met = sizing["serving"]["meets_targets"]
+    if met is None and ranked_all:
+        met = next((ranked_all[0][k] for k in ("meets_target", "meets_targets", "meets_deadline")
+                    if k in ranked_all[0]), None)
+    headline["meets"] = met
+    if met is False:
+        headline["why"] = _("The closest configuration is shown: it does NOT meet the targets (see the warnings).")
     candidates = sizing.get("candidates") or {}
     ranked = [
         {**c, "layout_text": _layout(c.get("layout"))} for c in (candidates.get("ranked") or [])[:MAX_ALTERNATIVES]
@@ -534,23 +739,48 @@ def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
         return render_pdf(version=version, request=request), EXPORT_TYPES[fmt], filename
     from costs import exports
 
-    costs = (version.result or {}).get("costs") or {}
+    from .i18n import localise
+
+    costs = localise((version.result or {}).get("costs") or {})  # engine texts in the file's language
+    meta = export_meta(version)
     if fmt == "csv":
-        content = exports.costs_csv(costs)
+        content = exports.costs_csv(costs, meta=meta)
     else:
-        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}")
+        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}", meta=meta)
     if isinstance(content, str):
         content = content.encode("utf-8")
     return content, EXPORT_TYPES[fmt], filename
+
+
+def meets_by_candidate(sizing: dict) -> dict[str, bool]:
+    """{"nvidia-h100-sxm5-80gb x8": True, ...}: what the sizing says of each candidate it ranked."""
+    out = {}
+    for c in (sizing.get("candidates") or {}).get("ranked") or []:
+        met = next((c[k] for k in ("meets_target", "meets_targets", "meets_deadline") if k in c), None)
+        if c.get("accelerator_id") and c.get("count") is not None and met is not None:
+            out[f"{c['accelerator_id']} x{c['count']}"] = bool(met)
+    return out
+
+
+def export_meta(version):
+    from django.utils import timezone
+
+    from costs.exports import ExportMeta
+
+    return ExportMeta(plan=version.plan.name, version=version.number, exported_on=timezone.localdate(),
+                      meets=meets_by_candidate((version.result or {}).get("sizing") or {}))
 
 
 def render_pdf(*, version, request=None) -> bytes:
     from django.template.loader import render_to_string
     from weasyprint import HTML
 
+    from .pdf_summary import pdf_summary
+
+    view = version_view(version)
     html = render_to_string(
         "planner/plan_pdf.html",
-        {"plan": version.plan, "version": version, "view": version_view(version)},
+        {"plan": version.plan, "version": version, "view": view, "summary": pdf_summary(version, view)},
         request=request,
     )
     # No base_url: the PDF template carries its own styles and loads nothing over the network.

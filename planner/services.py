@@ -109,15 +109,20 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
                         as_of: date | None = None) -> PlanVersion:
     """Save a pending version with frozen inputs and today's snapshots; queue it on commit."""
     as_of = as_of or timezone.localdate()
+    from .calibration_services import active_calibrations
+
     inputs = inputs if inputs is not None else plan_inputs(plan=plan)
     prices, rates = plan_snapshots(as_of=as_of, team=plan.team)
+    # The team's active calibrations are frozen with the version, like the prices.
+    calibrations = active_calibrations(team_id=plan.team_id).to_data()
     with transaction.atomic():
         # Lock the plan so two concurrent creations cannot take the same number.
         Plan.objects.select_for_update().filter(pk=plan.pk).first()
         number = (plan.versions.aggregate(m=Max("number"))["m"] or 0) + 1
         version = PlanVersion.objects.create(
             plan=plan, number=number, status=VersionStatus.PENDING, inputs=inputs,
-            price_snapshot=prices, rate_snapshot=rates, as_of=as_of, note=note, created_by=user,
+            price_snapshot=prices, rate_snapshot=rates, calibrations=calibrations, as_of=as_of, note=note,
+            created_by=user,
         )
         transaction.on_commit(lambda: plan_version_enqueue(version=version))
     return version
@@ -201,18 +206,22 @@ class ComputeOutcome:
     engine_version: str
 
 
-def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: dict) -> ComputeOutcome:
-    """Run both engines on stored values only (no database, no clock): sizing, then costs."""
+def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: dict,
+                        calibrations: dict | None = None) -> ComputeOutcome:
+    """Run both engines on stored values only (no database, no clock): sizing, then costs.
+    `calibrations` is a version's frozen Calibrations.to_data() (none: the presets)."""
     from costs.adapters import price_sizing_result
     from costs.engine.errors import CostValidationError
     from planner.engine import ENGINE_VERSION, size_workload
+    from planner.engine.calibration import Calibrations
     from planner.engine.errors import SpecValidationError
     from planner.engine.spec import parse_workload_spec
 
     try:
         spec = parse_workload_spec(inputs.get("spec") or {})
         # Sizing judges what needs the catalog, e.g. an ambiguous hardware.accelerator pin.
-        sizing = size_workload(spec=spec, accelerators=accelerators_from_snapshot(price_snapshot))
+        sizing = size_workload(spec=spec, accelerators=accelerators_from_snapshot(price_snapshot),
+                               calibrations=Calibrations.from_data(calibrations))
     except SpecValidationError as exc:
         lines = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
         return ComputeOutcome(VersionStatus.FAILED, None, f"invalid workload: {lines}", ENGINE_VERSION)
@@ -284,7 +293,8 @@ def plan_version_compute(*, version_id: int) -> PlanVersion | None:
         _fault_injection_delay()
         try:
             outcome = compute_from_inputs(
-                inputs=version.inputs, price_snapshot=version.price_snapshot, rate_snapshot=version.rate_snapshot
+                inputs=version.inputs, price_snapshot=version.price_snapshot, rate_snapshot=version.rate_snapshot,
+                calibrations=version.calibrations,
             )
         except (OperationalError, InterfaceError):
             raise  # transient: the task retries

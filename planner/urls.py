@@ -1,11 +1,11 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import calibration_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
@@ -25,4 +25,11 @@ urlpatterns = [
     path("plans/<int:plan_id>/v/<int:number>/options/", views.plan_options_compare, name="plan_options_compare"),
     path("plans/<int:plan_id>/v/<int:number>/export.<str:fmt>", views.version_export, name="plan_version_export"),
     path("s/<str:token>/", views.shared_plan, name="shared_plan"),
+    path("calibration/", calibration_views.scoreboard, name="calibration"),
+    path("calibration/upload/", calibration_views.run_upload, name="calibration_upload"),
+    path("calibration/runs/new/<str:kind>/", calibration_views.run_create, name="calibration_run_create"),
+    path("calibration/runs/<int:run_id>/delete/", calibration_views.run_delete, name="calibration_run_delete"),
+    path("calibration/activate/", calibration_views.calibration_activate, name="calibration_activate"),
+    path("calibration/<int:calibration_id>/deactivate/", calibration_views.calibration_deactivate,
+         name="calibration_deactivate"),
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, time
 
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -320,3 +321,27 @@ def version_export(request, plan_id: int, number: int, fmt: str):
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+# --- log in ------------------------------------------------------------------------------
+
+
+def demo_login_hint() -> dict | None:
+    """On the embedded default (SQLite, as `make run` sets it up) the login page says how to
+    log in as the demo user; never on a configured database (PostgreSQL in production)."""
+    import os
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        return None
+    username = os.environ.get("DEMO_USERNAME", "demo")
+    if not get_user_model().objects.filter(username=username, is_active=True).exists():
+        return None
+    return {"username": username, "password": os.environ.get("DEMO_PASSWORD", "demo-planner")}
+
+
+class LoginView(auth_views.LoginView):
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "demo_login": demo_login_hint()}

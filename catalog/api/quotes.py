@@ -11,12 +11,13 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from catalog.models import SupplierQuote
 from catalog.quotes import QuoteUploadError, quote_create, quote_data, quotes_upload
 from planner.api.errors import FieldErrors
+from planner.api.parsers import SafeJSONParser
 from planner.api.views import ApiView, _editable_team, _int_query, _paginate, _require_edit
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
@@ -38,7 +39,7 @@ def _team_id(request) -> int:
 
 
 class SupplierQuoteListView(ApiView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(summary="Supplier quotes of your teams", operation_id="supplier_quotes_list",
                    parameters=[OpenApiParameter("team", int)], responses=OpenApiTypes.OBJECT, tags=["quotes"])

@@ -68,7 +68,7 @@ def cloud_option(
         base = replace(
             offer.on_demand,
             amount=offer.on_demand.amount * (ONE - disc.value),
-            source=f"{offer.on_demand.source}; minus {key}={disc.value} ({disc.source})",
+            source=f"{offer.on_demand.source}; −{disc.value * 100:g} % ({disc.source})",
             basis="assumption",
         )
         rate_shown.append(show(key, disc.value, None, disc.unit, disc.source))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from planner.engine.messages import Msg
+from planner.engine.messages import Msg, join_texts
 
 from .analysis import break_even_utilisation
 from .money import CENT, ZERO
@@ -207,7 +207,7 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
             "text": Msg(
                 "no on-prem option is priced: {reasons}. Enter a supplier's quote for the server "
                 "(costs.server_prices: accelerator, gpus_per_server, amount, currency, source) to compare buying",
-                reasons="; ".join(reasons[:3]) or "the option kind is not selected",
+                reasons=join_texts(reasons[:3], "; ") or Msg("the option kind is not selected"),
             ),
             "reasons": reasons,
         }
@@ -244,7 +244,7 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
             entry["text"] = Msg(
                 "The sizing's recommendation ({sizing}) could not be priced: {reasons}",
                 sizing=f"{w.gpu_count} x {w.accelerator_name or w.accelerator_id}",
-                reasons="; ".join(entry["why_not_priced"][:3]) or "no price",
+                reasons=join_texts(entry["why_not_priced"][:3], "; ") or Msg("no price"),
             )
         out["sizing_recommendation"] = entry
     if rec and rec in mc:

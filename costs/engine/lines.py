@@ -251,8 +251,11 @@ def layout_warnings(w: Workload, *, hosts: int, gpus_per_host: int, what: str) -
     """Pipeline stages on different hosts exchange activations every micro-batch: say so."""
     if w.pipeline_parallel > 1 and hosts > 1 and gpus_per_host < w.tensor_parallel * w.pipeline_parallel:
         return [
-            f"pipeline stages (PP{w.pipeline_parallel}) span {what}s: they need a fast inter-node network "
-            "(e.g. 100 Gb/s or more, RDMA) between them"
+            Msg("pipeline stages (PP{pipeline_parallel}) span servers: they need a fast inter-node network "
+                "(e.g. 100 Gb/s or more, RDMA) between them", pipeline_parallel=w.pipeline_parallel)
+            if what == "server" else
+            Msg("pipeline stages (PP{pipeline_parallel}) span instances: they need a fast inter-node network "
+                "(e.g. 100 Gb/s or more, RDMA) between them", pipeline_parallel=w.pipeline_parallel)
         ]
     return []
 

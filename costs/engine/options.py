@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal, InvalidOperation
 
+from planner.engine.messages import Msg
+
 from .errors import CostValidationError, FieldError
 from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice, SupportLine
 from .money import CURRENCIES, Price
@@ -70,42 +72,42 @@ class _Collector:
         self, value, path: str, *, lo: Decimal | None = None, hi: Decimal | None = None, lo_open: bool = False
     ) -> Decimal | None:
         if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
-            self.err(path, "must be a number")
+            self.err(path, Msg("must be a number"))
             return None
         try:
             d = Decimal(str(value).strip())
         except InvalidOperation:
-            self.err(path, "must be a number")
+            self.err(path, Msg("must be a number"))
             return None
         if not d.is_finite():
-            self.err(path, "must be a finite number")
+            self.err(path, Msg("must be a finite number"))
             return None
         if lo is not None and hi is not None and (d < lo or d > hi or (lo_open and d == lo)):
-            self.err(path, f"must be between {lo} and {hi}" + (f" (more than {lo})" if lo_open else ""))
+            self.err(path, Msg("must be between {lo} and {hi}", lo=lo, hi=hi) + (Msg(" (more than {lo})", lo=lo) if lo_open else ""))
             return None
         if lo is not None and hi is None and (d < lo or (lo_open and d == lo)):
-            self.err(path, "must be greater than 0" if lo_open and lo == 0 else f"must be at least {lo}")
+            self.err(path, "must be greater than 0" if lo_open and lo == 0 else Msg("must be at least {lo}", lo=lo))
             return None
         return d
 
     def integer(self, value, path: str, *, lo: int, hi: int) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int):
-            self.err(path, "must be a whole number")
+            self.err(path, Msg("must be a whole number"))
             return None
         if not lo <= value <= hi:
-            self.err(path, f"must be between {lo} and {hi}")
+            self.err(path, Msg("must be between {lo} and {hi}", lo=lo, hi=hi))
             return None
         return value
 
     def currency(self, value, path: str) -> str | None:
         if value not in CURRENCIES:
-            self.err(path, f"unknown currency {value!r}; expected one of {', '.join(CURRENCIES)}")
+            self.err(path, Msg("unknown currency {value}; expected one of {currencies}", value=repr(value), currencies=', '.join(CURRENCIES)))
             return None
         return value
 
     def text(self, value, path: str) -> str | None:
         if not isinstance(value, str) or not value.strip():
-            self.err(path, "must be a non-empty string")
+            self.err(path, Msg("must be a non-empty string"))
             return None
         return value.strip()
 
@@ -121,13 +123,13 @@ def _price(
 
 def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
     if not isinstance(raw, list):
-        c.err("server_prices", "must be a list")
+        c.err("server_prices", Msg("must be a list"))
         return ()
     out = []
     for i, item in enumerate(raw):
         path = f"server_prices[{i}]"
         if not isinstance(item, dict):
-            c.err(path, "must be an object")
+            c.err(path, Msg("must be an object"))
             continue
         acc = c.text(item.get("accelerator"), f"{path}.accelerator")
         gps = c.integer(item.get("gpus_per_server"), f"{path}.gpus_per_server", lo=1, hi=64)
@@ -136,7 +138,7 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
         unknown = sorted(set(item) - {"accelerator", "gpus_per_server", "amount", "currency", "includes_vat",
                                       "source", "name", "power_w", "rack_units", "date"})
         for key in unknown:
-            c.err(f"{path}.{key}", "unknown field")
+            c.err(f"{path}.{key}", Msg("unknown field"))
         price = _price(
             c, item, "amount", path, cur, "per server", bool(item.get("includes_vat", False)), source
         )
@@ -147,7 +149,7 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
             try:
                 day = dt.date.fromisoformat(str(item["date"]))
             except ValueError:
-                c.err(f"{path}.date", "must be a date YYYY-MM-DD")
+                c.err(f"{path}.date", Msg("must be a date YYYY-MM-DD"))
         if acc and gps and price:
             out.append(
                 ServerPrice(
@@ -157,7 +159,7 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
                         amount=price.amount, currency=price.currency, unit=price.unit,
                         vat_included=price.vat_included, source=price.source, as_of=day, basis="quote",
                     ),
-                    name=str(item.get("name") or f"{gps}-GPU server (quote)"),
+                    name=str(item.get("name") or Msg("{gps}-GPU server (quote)", gps=gps)),
                     power_w=power,
                     rack_units=units or 0,
                 )
@@ -167,13 +169,13 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
 
 def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
     if not isinstance(raw, list):
-        c.err("api_prices", "must be a list")
+        c.err("api_prices", Msg("must be a list"))
         return ()
     out = []
     for i, item in enumerate(raw):
         path = f"api_prices[{i}]"
         if not isinstance(item, dict):
-            c.err(path, "must be an object")
+            c.err(path, Msg("must be an object"))
             continue
         provider = c.text(item.get("provider"), f"{path}.provider")
         model = c.text(item.get("model"), f"{path}.model")
@@ -191,31 +193,31 @@ def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
 
 def _support_lines(c: _Collector, raw) -> tuple[SupportLine, ...]:
     if not isinstance(raw, list):
-        c.err("support_lines", "must be a list")
+        c.err("support_lines", Msg("must be a list"))
         return ()
     out = []
     for i, item in enumerate(raw):
         path = f"support_lines[{i}]"
         if not isinstance(item, dict):
-            c.err(path, "must be an object")
+            c.err(path, Msg("must be an object"))
             continue
         for key in sorted(set(item) - {"label", "amount", "currency", "per", "scale", "kinds", "includes_vat",
                                        "source"}):
-            c.err(f"{path}.{key}", "unknown field")
+            c.err(f"{path}.{key}", Msg("unknown field"))
         label = c.text(item.get("label"), f"{path}.label")
         cur = c.currency(item.get("currency"), f"{path}.currency")
         per = item.get("per", "year")
         if per not in SUPPORT_PER:
-            c.err(f"{path}.per", f"must be one of: {', '.join(SUPPORT_PER)}")
+            c.err(f"{path}.per", Msg("must be one of: {support_per}", support_per=', '.join(SUPPORT_PER)))
         scale = item.get("scale", "fixed")
         if scale not in SUPPORT_SCALE:
-            c.err(f"{path}.scale", f"must be one of: {', '.join(SUPPORT_SCALE)}")
+            c.err(f"{path}.scale", Msg("must be one of: {support_scale}", support_scale=', '.join(SUPPORT_SCALE)))
         kinds = item.get("kinds", list(SUPPORT_KINDS))
         if not isinstance(kinds, list) or not kinds or any(k not in OPTION_KINDS for k in kinds):
-            c.err(f"{path}.kinds", f"must be a non-empty list of: {', '.join(OPTION_KINDS)}")
+            c.err(f"{path}.kinds", Msg("must be a non-empty list of: {option_kinds}", option_kinds=', '.join(OPTION_KINDS)))
             kinds = []
         source = item.get("source") or "user input"
-        price = _price(c, item, "amount", path, cur, f"per {per}", bool(item.get("includes_vat", False)), source)
+        price = _price(c, item, "amount", path, cur, Msg("per {per}", per=per), bool(item.get("includes_vat", False)), source)
         if label and price and per in SUPPORT_PER and scale in SUPPORT_SCALE and kinds:
             out.append(
                 SupportLine(
@@ -235,10 +237,10 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise CostValidationError([FieldError(path=prefix, message="must be an object")])
+        raise CostValidationError([FieldError(path=prefix, message=Msg("must be an object"))])
     c = _Collector(prefix)
     for key in sorted(set(data) - KNOWN_KEYS):
-        c.err(key, "unknown field")
+        c.err(key, Msg("unknown field"))
     kw: dict = {}
     if "horizon_months" in data:
         kw["horizon_months"] = c.integer(
@@ -248,20 +250,20 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         kw["currency"] = c.currency(data["currency"], "currency")
     if "include_vat" in data:
         if not isinstance(data["include_vat"], bool):
-            c.err("include_vat", "must be true or false")
+            c.err("include_vat", Msg("must be true or false"))
         kw["include_vat"] = data["include_vat"]
     if "country" in data:
         country = data["country"]
         if not (isinstance(country, str) and len(country) == 2 and country.isalpha() and country.isupper()):
-            c.err("country", "must be a two-letter ISO country code, e.g. RU")
+            c.err("country", Msg("must be a two-letter ISO country code, e.g. RU"))
         elif country not in ISO_COUNTRIES:
-            c.err("country", f"unknown country code {country!r} (ISO 3166-1 alpha-2, e.g. RU)")
+            c.err("country", Msg("unknown country code {country} (ISO 3166-1 alpha-2, e.g. RU)", country=repr(country)))
         kw["country"] = country
     if "as_of" in data:
         try:
             kw["as_of"] = dt.date.fromisoformat(str(data["as_of"]))
         except ValueError:
-            c.err("as_of", "must be a date YYYY-MM-DD")
+            c.err("as_of", Msg("must be a date YYYY-MM-DD"))
     elif default_as_of is not None:
         kw["as_of"] = default_as_of
     if data.get("utilisation") is not None:
@@ -273,15 +275,15 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if "options" in data:
         opts = data["options"]
         if not isinstance(opts, list) or not opts:
-            c.err("options", f"must be a non-empty list of: {', '.join(OPTION_KINDS)}")
+            c.err("options", Msg("must be a non-empty list of: {option_kinds}", option_kinds=', '.join(OPTION_KINDS)))
         else:
             bad = [o for o in opts if o not in OPTION_KINDS]
             if bad:
-                c.err("options", f"unknown option(s) {bad}; expected some of: {', '.join(OPTION_KINDS)}")
+                c.err("options", Msg("unknown option(s) {bad}; expected some of: {option_kinds}", bad=bad, option_kinds=', '.join(OPTION_KINDS)))
             kw["options"] = tuple(dict.fromkeys(opts))
     if "redundancy" in data:
         if data["redundancy"] not in REDUNDANCY:
-            c.err("redundancy", f"must be one of: {', '.join(REDUNDANCY)}")
+            c.err("redundancy", Msg("must be one of: {redundancy}", redundancy=', '.join(REDUNDANCY)))
         kw["redundancy"] = data["redundancy"]
     if "hybrid_owned_share" in data:
         share = c.decimal(
@@ -298,7 +300,7 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if "overrides" in data:
         raw = data["overrides"]
         if not isinstance(raw, dict):
-            c.err("overrides", "must be an object of rate name -> number")
+            c.err("overrides", Msg("must be an object of rate name -> number"))
         else:
             overrides = {}
             for key, value in raw.items():
@@ -326,16 +328,16 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
             data["runs_per_month"], "runs_per_month", lo=Decimal(0), hi=Decimal(10_000), lo_open=True
         )
     if data.get("runs") is not None and data.get("runs_per_month") is not None:
-        c.err("runs_per_month", "give either runs (a one-off job) or runs_per_month (a recurring job), not both")
+        c.err("runs_per_month", Msg("give either runs (a one-off job) or runs_per_month (a recurring job), not both"))
     if data.get("discount_rate") is not None:
         d = c.decimal(data["discount_rate"], "discount_rate", lo=Decimal(0))
         if d is not None and d >= 1:
-            c.err("discount_rate", "must be less than 1 (a share per year: 0.12 for 12 %)")
+            c.err("discount_rate", Msg("must be less than 1 (a share per year: 0.12 for 12 %)"))
         elif d is not None:
             kw["discount_rate"] = d
     if "vat_recoverable" in data:
         if not isinstance(data["vat_recoverable"], bool):
-            c.err("vat_recoverable", "must be true or false")
+            c.err("vat_recoverable", Msg("must be true or false"))
         else:
             kw["vat_recoverable"] = data["vat_recoverable"]
     if data.get("downtime_cost_per_hour") is not None:
@@ -372,27 +374,27 @@ def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:
     """The same bounds for options built in code (adapters, tests) as for parsed ones."""
     c = _Collector(prefix)
     if not 1 <= options.horizon_months <= MAX_HORIZON_MONTHS:
-        c.err("horizon_months", f"must be between 1 and {MAX_HORIZON_MONTHS}")
+        c.err("horizon_months", Msg("must be between 1 and {max_horizon_months}", max_horizon_months=MAX_HORIZON_MONTHS))
     if options.currency not in CURRENCIES:
-        c.err("currency", f"unknown currency {options.currency!r}; expected one of {', '.join(CURRENCIES)}")
+        c.err("currency", Msg("unknown currency {currency}; expected one of {currencies}", currency=repr(options.currency), currencies=', '.join(CURRENCIES)))
     if options.utilisation is not None and not 0 <= options.utilisation <= 1:
-        c.err("utilisation", "must be between 0 and 1")
+        c.err("utilisation", Msg("must be between 0 and 1"))
     if options.efficiency is not None and not 0 < options.efficiency <= 1:
-        c.err("efficiency", "must be between 0 and 1 (more than 0)")
+        c.err("efficiency", Msg("must be between 0 and 1 (more than 0)"))
     bad = [o for o in options.options if o not in OPTION_KINDS]
     if bad:
-        c.err("options", f"unknown option(s) {bad}")
+        c.err("options", Msg("unknown option(s) {bad}", bad=bad))
     if options.redundancy not in REDUNDANCY:
-        c.err("redundancy", f"must be one of: {', '.join(REDUNDANCY)}")
+        c.err("redundancy", Msg("must be one of: {redundancy}", redundancy=', '.join(REDUNDANCY)))
     if not 0 < options.hybrid.owned_share <= 1:
-        c.err("hybrid_owned_share", "must be between 0 and 1 (more than 0)")
+        c.err("hybrid_owned_share", Msg("must be between 0 and 1 (more than 0)"))
     if not MIN_SAMPLES <= options.monte_carlo_samples <= MAX_SAMPLES:
-        c.err("monte_carlo_samples", f"must be between {MIN_SAMPLES} and {MAX_SAMPLES}")
+        c.err("monte_carlo_samples", Msg("must be between {min_samples} and {max_samples}", min_samples=MIN_SAMPLES, max_samples=MAX_SAMPLES))
     if not 0 <= options.discount_rate < 1:
-        c.err("discount_rate", "must be at least 0 and less than 1")
+        c.err("discount_rate", Msg("must be at least 0 and less than 1"))
     if options.runs is not None and options.runs < 1:
-        c.err("runs", "must be at least 1")
+        c.err("runs", Msg("must be at least 1"))
     if options.runs_per_month is not None and options.runs_per_month <= 0:
-        c.err("runs_per_month", "must be greater than 0")
+        c.err("runs_per_month", Msg("must be greater than 0"))
     if c.errors:
         raise CostValidationError(c.errors)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from functools import cached_property
 from itertools import accumulate
 
-from planner.engine.messages import Msg
+from planner.engine.messages import Msg, with_structured
 
 from . import analysis, decision
 from .errors import CostValidationError, FieldError
@@ -141,7 +141,7 @@ class CostResult:
     def to_dict(self) -> dict:
         short = {i for ids in self.shortlist.values() for i in ids}
         cache: dict = {}
-        return {
+        return with_structured({
             **self.meta,
             "options": [
                 option_to_dict(
@@ -158,7 +158,7 @@ class CostResult:
             "inputs_used": self.inputs_used,
             "skipped": list(self.skipped),
             "notes": list(self.notes),
-        }
+        })
 
 
 # ---- totals ----------------------------------------------------------------------------------
@@ -250,14 +250,14 @@ def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
 def _validate_workloads(workloads: tuple[Workload, ...]) -> None:
     errors: list[FieldError] = []
     if not workloads:
-        errors.append(FieldError(path="workloads", message="at least one sized configuration is needed"))
+        errors.append(FieldError(path="workloads", message=Msg("at least one sized configuration is needed")))
     for i, w in enumerate(workloads):
         p = f"workloads[{i}]"
         for name in ("gpu_count", "server_count", "gpus_per_server", "server_rack_units"):
             if getattr(w, name) < 0:
-                errors.append(FieldError(path=f"{p}.{name}", message="must not be negative"))
+                errors.append(FieldError(path=f"{p}.{name}", message=Msg("must not be negative")))
         if w.gpus_per_server < 1:
-            errors.append(FieldError(path=f"{p}.gpus_per_server", message="must be at least 1"))
+            errors.append(FieldError(path=f"{p}.gpus_per_server", message=Msg("must be at least 1")))
         for name in (
             "server_power_w",
             "training_gpu_hours_per_run",
@@ -269,12 +269,12 @@ def _validate_workloads(workloads: tuple[Workload, ...]) -> None:
         ):
             v = getattr(w, name)
             if v is not None and v < 0:
-                errors.append(FieldError(path=f"{p}.{name}", message="must not be negative"))
+                errors.append(FieldError(path=f"{p}.{name}", message=Msg("must not be negative")))
         for tier, gb in w.storage_gb.items():
             if gb < 0:
-                errors.append(FieldError(path=f"{p}.storage_gb.{tier}", message="must not be negative"))
+                errors.append(FieldError(path=f"{p}.storage_gb.{tier}", message=Msg("must not be negative")))
         if w.utilisation is not None and not 0 <= w.utilisation <= 1:
-            errors.append(FieldError(path=f"{p}.utilisation", message="must be between 0 and 1"))
+            errors.append(FieldError(path=f"{p}.utilisation", message=Msg("must be between 0 and 1")))
     if errors:
         raise CostValidationError(errors)
 
@@ -315,7 +315,7 @@ def _rates_with_options(inputs: CostInputs, notes: list) -> dict[str, Rate]:
     missing = missing_rates(rates)
     if missing:
         raise CostValidationError(
-            [FieldError(path=f"rates.{k}", message="missing from the rate card") for k in missing]
+            [FieldError(path=f"rates.{k}", message=Msg("missing from the rate card")) for k in missing]
         )
     return rates
 
@@ -367,7 +367,7 @@ def _check_service_utilisation(inputs: CostInputs) -> None:
                 [
                     FieldError(
                         path="costs.utilisation",
-                        message=f"must be more than 0: the service runs {serving[0].utilisation * 24:g} hours a day",
+                        message=Msg("must be more than 0: the service runs {utilisation:g} hours a day", utilisation=serving[0].utilisation * 24),
                     )
                 ]
             )
@@ -423,7 +423,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         workloads = tuple(replace(w, egress_gb_per_month=o.egress_gb_per_month) for w in workloads)
     for w in workloads:
         if not w.accelerator_id or w.gpu_count == 0:
-            skipped.append({"candidate": w.candidate_id, "kind": "gpu options", "reason": "no GPU needed"})
+            skipped.append({"candidate": w.candidate_id, "kind": "gpu options", "reason": Msg("no GPU needed")})
             continue
         job = _job(w, o, rates, e, notes)
 
@@ -451,7 +451,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": kind,
-                        "reason": too_small or f"no {kind} price for {w.accelerator_id} in the catalog",
+                        "reason": too_small or Msg("no {kind} price for {accelerator_id} in the catalog", kind=kind, accelerator_id=w.accelerator_id),
                     }
                 )
         if "dedicated" in o.options:
@@ -471,7 +471,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                         "candidate": w.candidate_id,
                         "kind": "dedicated",
                         "reason": _tp_reason(w, len(all_ded), "server")
-                        or f"no dedicated server offer with {w.accelerator_id}",
+                        or Msg("no dedicated server offer with {accelerator_id}", accelerator_id=w.accelerator_id),
                     }
                 )
         all_servers = _servers_for(inputs.prices.servers, o.user_servers, w)
@@ -491,8 +491,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                         "candidate": w.candidate_id,
                         "kind": "onprem",
                         "reason": _tp_reason(w, len(all_servers), "server")
-                        or f"no purchase price of a server with {w.accelerator_id}; "
-                        "enter a quote in costs.server_prices",
+                        or Msg("no purchase price of a server with {accelerator_id}; enter a quote in costs.server_prices", accelerator_id=w.accelerator_id),
                     }
                 )
         if "hybrid" in o.options:
@@ -516,8 +515,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": "hybrid",
-                        "reason": "needs a server price, an on-demand offer and at least two servers "
-                        "to split",
+                        "reason": Msg("needs a server price, an on-demand offer and at least two servers to split"),
                     }
                 )
     if "api" in o.options:
@@ -537,11 +535,11 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                 {
                     "candidate": "api",
                     "kind": "api",
-                    "reason": "no model API prices: enter them in costs.api_prices",
+                    "reason": Msg("no model API prices: enter them in costs.api_prices"),
                 }
             )
         elif api_w.tokens_in_per_month is None and api_w.tokens_out_per_month is None:
-            skipped.append({"candidate": "api", "kind": "api", "reason": "the workload has no token volume"})
+            skipped.append({"candidate": "api", "kind": "api", "reason": Msg("the workload has no token volume")})
         for api in api_prices:
             add(lambda uu, api=api, api_w=api_w: api_option(ctx, api_w, api), api_job, api_w)
 
@@ -596,13 +594,11 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     )
     if len(compared) < len(shortlist):
         notes.append(
-            f"Break-even, Monte Carlo and sensitivity cover the {COMPARE_CANDIDATES} candidate configurations "
-            "with the cheapest options (and the API); every candidate has its cost table."
+            Msg("Break-even, Monte Carlo and sensitivity cover the {compare_candidates} candidate configurations with the cheapest options (and the API); every candidate has its cost table.", compare_candidates=COMPARE_CANDIDATES)
         )
     if any(p.option.unknowns for p in priced):
         notes.append(
-            "Some options have unknown inputs (see each option's 'unknowns'); their totals leave "
-            "those items out."
+            Msg("Some options have unknown inputs (see each option's 'unknowns'); their totals leave those items out.")
         )
     meta = {
         "engine_version": ENGINE_VERSION,
@@ -659,8 +655,9 @@ def _tp_reason(w: Workload, excluded: int, host: str) -> str | None:
     if not excluded:
         return None
     return (
-        f"{excluded} {host} offer(s) with {w.accelerator_id} hold fewer GPUs than the tensor-parallel group "
-        f"(TP{w.tensor_parallel}) or not a multiple of it: a TP group cannot span separate {host}s"
+        Msg("{excluded} server {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate servers", excluded=excluded, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
+        if host == "server" else
+        Msg("{excluded} instance {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate instances", excluded=excluded, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
     )
 
 

@@ -21,6 +21,8 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from planner.i18n import render
+
 logger = logging.getLogger(__name__)
 
 NON_FIELD_KEYS = ("non_field_errors", "detail")
@@ -55,7 +57,7 @@ def engine_errors(exc, *, prefix: str = "") -> FieldErrors:
     pairs = []
     for err in exc.errors:
         path = getattr(err, "field", None) or getattr(err, "path", None) or ""
-        pairs.append((_join(prefix, path) or None, err.message))
+        pairs.append((_join(prefix, path) or None, render(err.message)))
     return FieldErrors(pairs)
 
 

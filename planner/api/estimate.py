@@ -48,16 +48,18 @@ def _snapshots(as_of) -> tuple[dict, dict]:
     return prices, rates
 
 
-def estimate(*, spec: dict, costs: dict) -> dict:
+def estimate(*, spec: dict, costs: dict, calibrations: dict | None = None) -> dict:
     as_of = timezone.localdate()
     prices, rates = _snapshots(as_of)
     try:
         outcome = compute_from_inputs(inputs={"spec": spec, "costs": costs}, price_snapshot=prices,
-                                      rate_snapshot=rates)
+                                      rate_snapshot=rates, calibrations=calibrations)
     except (ArithmeticError, OverflowError, ValueError, LookupError) as exc:
         # Valid-looking input the engines cannot compute (e.g. absurd magnitudes): a 400, not a 500.
         logger.warning("estimate could not be computed: %s", exc)
         raise FieldErrors([(None, _("The workload could not be computed: %(error)s") % {"error": exc})]) from None
     if outcome.status != VersionStatus.DONE:
         raise FieldErrors([(None, outcome.error)])
-    return {"as_of": as_of, "engine_version": outcome.engine_version, **outcome.result}
+    from planner.i18n import for_api
+
+    return {"as_of": as_of, "engine_version": outcome.engine_version, **for_api(outcome.result)}

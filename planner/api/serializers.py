@@ -88,6 +88,8 @@ class ShareLinkCreateIn(serializers.Serializer):
 
 class EstimateIn(serializers.Serializer):
     spec = ObjectField(help_text="A WorkloadSpec (docs/WORKLOADSPEC.md).")
+    team = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False,
+                                    help_text="Use this team's active calibrations (docs/CALIBRATION.md).")
     costs = ObjectField(required=False, help_text="Cost options (docs/COSTS.md); defaults apply when omitted.")
 
 
@@ -159,6 +161,8 @@ class VersionOut(VersionSummaryOut):
     plan = serializers.IntegerField()
     error = serializers.CharField(allow_blank=True)
     inputs = ObjectField(help_text='Frozen inputs: {"spec": WorkloadSpec, "costs": cost options}.')
+    calibrations = ObjectField(help_text="The team's active calibrations this version used "
+                                         "(docs/CALIBRATION.md); empty lists: the presets.")
     result = ObjectField(allow_null=True, help_text='{"sizing": ..., "costs": ...}; null until done.')
     exports = serializers.DictField(child=serializers.CharField(), help_text="Download URLs by format.")
 

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 
 from catalog.api import quotes
 
-from . import views
+from . import calibration, views
 from .errors import json_not_found
 
 app_name = "api"
@@ -40,6 +40,12 @@ urlpatterns = [
     path(f"shared/<str:token>/versions/<int:number>/export/{FMT}/", views.SharedExportView.as_view(),
          name="shared-export"),
     path("estimate/", views.EstimateView.as_view(), name="estimate"),
+    path("calibration/runs/", calibration.RunListView.as_view(), name="calibration-run-list"),
+    path("calibration/runs/<int:pk>/", calibration.RunDetailView.as_view(), name="calibration-run-detail"),
+    path("calibration/scoreboard/", calibration.ScoreboardView.as_view(), name="calibration-scoreboard"),
+    path("calibration/calibrations/", calibration.CalibrationListView.as_view(), name="calibration-list"),
+    path("calibration/calibrations/<int:pk>/", calibration.CalibrationDetailView.as_view(),
+         name="calibration-detail"),
     path("supplier-quotes/", quotes.SupplierQuoteListView.as_view(), name="supplier-quote-list"),
     path("supplier-quotes/upload/", quotes.SupplierQuoteUploadView.as_view(), name="supplier-quote-upload"),
     path("supplier-quotes/<int:pk>/", quotes.SupplierQuoteDetailView.as_view(), name="supplier-quote-detail"),

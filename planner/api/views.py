@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from config.pagination import StrictPageNumberPagination
 from planner.choices import FINISHED_STATUSES, VersionStatus
+from planner.i18n import for_api
 from planner.models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from planner.selectors import can_edit, share_link_resolve, teams_for_user
 from planner.services import PlannerError, share_link_create, share_link_revoke
@@ -167,7 +168,8 @@ def version_data(v: PlanVersion, *, exports_base: str | None = None) -> dict:
     if v.status == VersionStatus.DONE:
         base = exports_base or version_url(v.plan_id, v.number)
         exports = {fmt: f"{base}export/{fmt}/" for fmt in EXPORT_FORMATS}
-    data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "result": v.result, "exports": exports})
+    data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "calibrations": v.calibrations,
+                 "result": for_api(v.result), "exports": exports})
     return data
 
 
@@ -682,6 +684,14 @@ class EstimateView(ApiView):
         ser.is_valid(raise_exception=True)
         spec = spec_validate(data=ser.validated_data["spec"])
         costs = costs_validate(data=ser.validated_data.get("costs") or {})
-        return Response(estimate(spec=spec, costs=costs))
+        calibrations = None
+        if ser.validated_data.get("team") is not None:
+            from planner.calibration_services import active_calibrations
+
+            team = teams_for_user(user=request.user).filter(pk=ser.validated_data["team"]).first()
+            if team is None:
+                raise FieldErrors([("team", _("No such team among yours."))])
+            calibrations = active_calibrations(team_id=team.id).to_data()
+        return Response(estimate(spec=spec, costs=costs, calibrations=calibrations))
 
 

@@ -121,11 +121,26 @@ ASPECT_RATIO = 128  # hidden size / layers of GPT-3 175B (12288/96) and Llama 2 
 
 
 def model_width(a: ModelArch) -> float:
-    """Hidden size; for a model given only by its parameter count, the width a dense decoder of that
-    size has at the GPT-3/Llama aspect ratio: N ~ 12 L h^2 with L = h / 128, so h = (128 N / 12)^(1/3)."""
-    if a.hidden_size:
-        return float(a.hidden_size)
-    return float((ASPECT_RATIO * max(a.active_params, 1) / 12.0) ** (1.0 / 3.0))
+    """GEMM width of the model: the hidden size for a dense model; for a model given only by its
+    parameter count, the width a dense decoder of that size has at the GPT-3/Llama aspect ratio:
+    N ~ 12 L h^2 with L = h / 128, so h = (128 N / 12)^(1/3).
+
+    MoE: a GEMM is as wide as its narrower side, so the active experts' FFN GEMMs (h x moe_ffn) are
+    min(h, moe_ffn_hidden_size) wide (768 for Qwen3-30B-A3B) and the rest (attention projections,
+    dense layers, router, LM head) h. The width factor W = w / (w + GEMM_HALF_WIDTH) is a time
+    ratio, so the mix is the FLOP-weighted harmonic mean of the widths: with f_e the active expert
+    FLOP share, 1 / w_eff = f_e / w_expert + (1 - f_e) / h, which gives exactly the FLOP-weighted
+    time of the two GEMM classes at any tensor parallelism (W(w_eff / t) = 1 / sum f_i / W(w_i / t))."""
+    if not a.hidden_size:
+        return float((ASPECT_RATIO * max(a.active_params, 1) / 12.0) ** (1.0 / 3.0))
+    h = float(a.hidden_size)
+    if not (a.is_moe and a.moe_ffn_hidden_size and a.active_params):
+        return h
+    w_expert = float(min(a.hidden_size, a.moe_ffn_hidden_size))
+    per_expert = (3 if a.gated_ffn else 2) * a.hidden_size * a.moe_ffn_hidden_size
+    active_expert = (a.layers - a.dense_layers) * (a.experts_per_token + a.shared_experts) * per_expert
+    share = min(max(active_expert / float(a.active_params), 0.0), 1.0)
+    return 1.0 / (share / w_expert + (1.0 - share) / h)
 
 
 def attention_ratio(a: ModelArch, *, seq: int) -> float:

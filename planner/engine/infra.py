@@ -10,6 +10,7 @@ import math
 
 from .compute import generation_of
 from .hardware import AcceleratorSpec
+from .messages import Msg
 
 GB = 1e9
 GIB = 1024**3
@@ -30,9 +31,9 @@ CUDA_MIN_DRIVER = {
 }
 # Minimum PyTorch release with prebuilt wheels for the generation (PyTorch release notes).
 MIN_PYTORCH = {
-    "volta": "any current release", "turing": "any current release", "ampere": "1.7 (CUDA 11.0 wheels)",
-    "ada": "2.0 (CUDA 11.8 wheels)", "hopper": "2.0 (CUDA 11.8 wheels); FP8 needs Transformer Engine",
-    "blackwell": "2.7 (CUDA 12.8 wheels)",
+    "volta": Msg("any current release"), "turing": Msg("any current release"), "ampere": Msg("1.7 (CUDA 11.0 wheels)"),
+    "ada": Msg("2.0 (CUDA 11.8 wheels)"), "hopper": Msg("2.0 (CUDA 11.8 wheels); FP8 needs Transformer Engine"),
+    "blackwell": Msg("2.7 (CUDA 12.8 wheels)"),
 }
 
 
@@ -46,37 +47,37 @@ def servers_and_power(*, acc: AcceleratorSpec, count: int, gpus_per_server: int)
     per_server = min(count, gpus_per_server)
     servers = math.ceil(count / gpus_per_server)
     out = {
-        "servers": _q(servers, "servers", f"GPUs in total: {count}, at most {gpus_per_server} per server ({acc.form_factor})"),
-        "gpus_per_server": _q(per_server, "GPUs", "GPUs in each server"),
+        "servers": _q(servers, "servers", Msg("GPUs in total: {count}, at most {gpus_per_server} per server ({form_factor})", count=count, gpus_per_server=gpus_per_server, form_factor=acc.form_factor)),
+        "gpus_per_server": _q(per_server, "GPUs", Msg("GPUs in each server")),
     }
     if acc.tdp_w:
         server_w = (per_server * acc.tdp_w + HOST_BASE_W) * COOLING_PSU_FACTOR
         total_kw = server_w * servers / 1000
         per_rack = int(RACK_BUDGET_KW * 1000 // server_w)
         racks = math.ceil(servers / per_rack) if per_rack else servers
-        rack_note = (f"servers per {RACK_BUDGET_KW:g} kW air-cooled rack: {per_rack}" if per_rack
-                     else f"one server draws {server_w / 1000:.1f} kW: needs a high-density (liquid-cooled) rack")
+        rack_note = (Msg("servers per {rack_budget_kw:g} kW air-cooled rack: {per_rack}", rack_budget_kw=RACK_BUDGET_KW, per_rack=per_rack) if per_rack
+                     else Msg("one server draws {server_w:.1f} kW: needs a high-density (liquid-cooled) rack", server_w=server_w / 1000))
         out["server_power_kw"] = _q(round(server_w / 1000, 2), "kW",
-                                    f"({per_server} x {acc.tdp_w:g} W GPU + {HOST_BASE_W:g} W host) x {COOLING_PSU_FACTOR} fans/PSU losses")
-        out["total_power_kw"] = _q(round(total_kw, 2), "kW", f"servers at full load: {servers}")
+                                    Msg("({per_server} x {tdp_w:g} W GPU + {host_base_w:g} W host) x {cooling_psu_factor} fans/PSU losses", per_server=per_server, tdp_w=acc.tdp_w, host_base_w=HOST_BASE_W, cooling_psu_factor=COOLING_PSU_FACTOR))
+        out["total_power_kw"] = _q(round(total_kw, 2), "kW", Msg("servers at full load: {servers}", servers=servers))
         out["racks"] = _q(racks, "racks", rack_note)
     else:
-        out["server_power_kw"] = _q(None, "kW", "unknown: the catalog has no board power for this accelerator")
+        out["server_power_kw"] = _q(None, "kW", Msg("unknown: the catalog has no board power for this accelerator"))
         out["total_power_kw"] = _q(None, "kW", "unknown")
-        out["racks"] = _q(None, "racks", "unknown (no board power)")
+        out["racks"] = _q(None, "racks", Msg("unknown (no board power)"))
     return out
 
 
 def nvlink_needed(*, acc: AcceleratorSpec, tp: int, kind: str, count: int, zero: int = 0) -> dict:
     has = "nvlink" in acc.interconnect.lower() or "infinity fabric" in acc.interconnect.lower() or "ici" in acc.interconnect.lower()
     if tp > 1:
-        need, why = True, f"tensor parallelism over {tp} GPUs all-reduces activations in every layer"
+        need, why = True, Msg("tensor parallelism over {tp} GPUs all-reduces activations in every layer", tp=tp)
     elif kind in ("pretraining", "finetuning") and count > 1 and zero >= 3:
-        need, why = True, "ZeRO-3/FSDP gathers weights every step: a fast GPU-to-GPU link keeps it hidden"
+        need, why = True, Msg("ZeRO-3/FSDP gathers weights every step: a fast GPU-to-GPU link keeps it hidden")
     else:
-        need, why = False, "no per-layer GPU-to-GPU traffic in this layout (PCIe is enough)"
+        need, why = False, Msg("no per-layer GPU-to-GPU traffic in this layout (PCIe is enough)")
     if need and not has:
-        why += f"; {acc.model} has no NVLink-class link ({acc.interconnect or 'PCIe only'}): expect lower efficiency"
+        why += Msg("; {model} has no NVLink-class link ({v}): expect lower efficiency", model=acc.model, v=acc.interconnect or Msg("PCIe only"))
     return {"value": need, "unit": "bool", "explain": why}
 
 
@@ -86,20 +87,20 @@ def host_cpu_ram(*, kind: str, count: int, gpus_per_server: int, acc: Accelerato
     if kind in ("pretraining", "finetuning", "classic_training"):
         key = "vision_training" if vision else "llm_training"
         cores = CPU_CORES_PER_GPU[key] * per_server + 4
-        why = (f"{CPU_CORES_PER_GPU[key]} cores per GPU for data loading"
-               + (" and JPEG decode/augmentation" if vision else " and tokenisation") + " + 4 for the OS/agents")
+        why = (Msg("{cpu_cores_per_gpu} cores per GPU for data loading", cpu_cores_per_gpu=CPU_CORES_PER_GPU[key])
+               + (Msg(" and JPEG decode/augmentation") if vision else Msg(" and tokenisation")) + Msg(" + 4 for the OS/agents"))
         ram = 2.0 * per_server * acc.memory_gib * GIB
-        ram_why = "2x the GPU memory of the server: pinned staging buffers, data loaders, checkpoint assembly"
+        ram_why = Msg("2x the GPU memory of the server: pinned staging buffers, data loaders, checkpoint assembly")
     else:
         cores = CPU_CORES_PER_GPU["inference"] * per_server + 4
-        why = "4 cores per GPU for the serving engine (tokenisation, scheduling, HTTP) + 4 for the OS"
+        why = Msg("4 cores per GPU for the serving engine (tokenisation, scheduling, HTTP) + 4 for the OS")
         ram = 1.5 * per_server * acc.memory_gib * GIB
-        ram_why = "1.5x the GPU memory of the server: model loading and swap space for preempted sequences"
+        ram_why = Msg("1.5x the GPU memory of the server: model loading and swap space for preempted sequences")
     ram += extra_ram_bytes
     if extra_ram_bytes:
         ram_why += f" + {extra_ram_bytes / GIB:.1f} GiB {extra_ram_why}"
     return {"cpu_cores_per_server": _q(cores, "cores", why),
-            "host_ram_per_server_bytes": _q(round(ram), "bytes", ram_why + " (RAM is not VRAM)")}
+            "host_ram_per_server_bytes": _q(round(ram), "bytes", ram_why + Msg(" (RAM is not VRAM)"))}
 
 
 def software_stack(acc: AcceleratorSpec) -> dict:
@@ -108,85 +109,85 @@ def software_stack(acc: AcceleratorSpec) -> dict:
         cuda = acc.min_cuda or "unknown"
         driver = acc.min_driver or CUDA_MIN_DRIVER.get(acc.min_cuda, "unknown")
         return {
-            "layers": ["Linux (kernel supported by the driver)", f"NVIDIA driver >= {driver}",
-                       f"CUDA >= {cuda.replace('CUDA ', '')}", "cuDNN / NCCL matching the CUDA version",
-                       "NVIDIA Container Toolkit", f"PyTorch >= {MIN_PYTORCH.get(gen, 'check the vendor matrix')}",
-                       "model / serving engine", "application"],
-            "min_driver": driver, "min_cuda": cuda, "min_framework": f"PyTorch {MIN_PYTORCH.get(gen, 'unknown')}",
-            "explain": "minimum CUDA from the catalog (first toolkit that targets this GPU); driver from the CUDA release notes",
+            "layers": [Msg("Linux (kernel supported by the driver)"), Msg("NVIDIA driver >= {driver}", driver=driver),
+                       Msg("CUDA >= {replace}", replace=cuda.replace('CUDA ', '')), Msg("cuDNN / NCCL matching the CUDA version"),
+                       Msg("NVIDIA Container Toolkit"), Msg("PyTorch >= {get}", get=MIN_PYTORCH.get(gen, Msg("check the vendor matrix"))),
+                       Msg("model / serving engine"), Msg("application")],
+            "min_driver": driver, "min_cuda": cuda, "min_framework": Msg("PyTorch {get}", get=MIN_PYTORCH.get(gen, 'unknown')),
+            "explain": Msg("minimum CUDA from the catalog (first toolkit that targets this GPU); driver from the CUDA release notes"),
         }
     if acc.vendor.lower() == "amd":
-        return {"layers": ["Linux", "amdgpu kernel driver", f"ROCm >= {acc.min_cuda.replace('ROCm ', '') or 'unknown'}",
-                           "RCCL", "PyTorch ROCm build", "model / serving engine", "application"],
-                "min_driver": "amdgpu matching ROCm", "min_cuda": acc.min_cuda or "unknown",
-                "min_framework": "PyTorch ROCm build for that ROCm release",
-                "explain": "check AMD's ROCm compatibility matrix; unknown fields are left unknown"}
-    return {"layers": ["vendor runtime and framework integration (Intel Gaudi SynapseAI / Google Cloud TPU + JAX/PyTorch-XLA)"],
-            "min_driver": "unknown", "min_cuda": "not applicable", "min_framework": "vendor-specific",
-            "explain": "not a CUDA device: the stack comes from the vendor"}
+        return {"layers": ["Linux", Msg("amdgpu kernel driver"), Msg("ROCm >= {v}", v=acc.min_cuda.replace('ROCm ', '') or 'unknown'),
+                           "RCCL", Msg("PyTorch ROCm build"), Msg("model / serving engine"), Msg("application")],
+                "min_driver": Msg("amdgpu matching ROCm"), "min_cuda": acc.min_cuda or Msg("unknown"),
+                "min_framework": Msg("PyTorch ROCm build for that ROCm release"),
+                "explain": Msg("check AMD's ROCm compatibility matrix; unknown fields are left unknown")}
+    return {"layers": [Msg("vendor runtime and framework integration (Intel Gaudi SynapseAI / Google Cloud TPU + JAX/PyTorch-XLA)")],
+            "min_driver": Msg("unknown"), "min_cuda": Msg("not applicable"), "min_framework": Msg("vendor-specific"),
+            "explain": Msg("not a CUDA device: the stack comes from the vendor")}
 
 
 def network(*, kind: str, servers: int, required_inter_node_gb_s: float | None, rps: float = 0.0) -> dict:
     """Per R2.8: small LLM/RAG 10/25 GbE; fine-tuning 25/100 GbE; distributed training 100 GbE+
     or InfiniBand/RoCE with GPUDirect; mass inference 25/100 GbE+."""
     if servers <= 1:
-        inter = "none (single server: GPUs talk over NVLink/PCIe)"
+        inter = Msg("none (single server: GPUs talk over NVLink/PCIe)")
     elif kind in ("pretraining", "finetuning", "classic_training"):
         need = required_inter_node_gb_s or 0.0
         gbit = need * 8
         if gbit > 100:
-            inter = f"InfiniBand NDR / RoCE 400 Gb/s per GPU with GPUDirect RDMA (needs ~{gbit:.0f} Gb/s per GPU)"
+            inter = Msg("InfiniBand NDR / RoCE 400 Gb/s per GPU with GPUDirect RDMA (needs ~{gbit:.0f} Gb/s per GPU)", gbit=gbit)
         elif gbit > 25:
-            inter = f"InfiniBand HDR / RoCE 100-200 Gb/s per server or better (needs ~{gbit:.0f} Gb/s per GPU)"
+            inter = Msg("InfiniBand HDR / RoCE 100-200 Gb/s per server or better (needs ~{gbit:.0f} Gb/s per GPU)", gbit=gbit)
         else:
-            inter = f"100 GbE RoCE per server (needs ~{gbit:.1f} Gb/s per GPU)"
+            inter = Msg("100 GbE RoCE per server (needs ~{gbit:.1f} Gb/s per GPU)", gbit=gbit)
     else:
-        inter = "25/100 GbE between serving nodes (pipeline stages or load balancer)"
+        inter = Msg("25/100 GbE between serving nodes (pipeline stages or load balancer)")
     if kind in ("pretraining",) or (kind == "finetuning" and servers > 1):
-        storage = "separate 100 GbE+ storage network (checkpoints, datasets)"
+        storage = Msg("separate 100 GbE+ storage network (checkpoints, datasets)")
     elif kind in ("finetuning", "classic_training"):
-        storage = "25/100 GbE to shared storage"
+        storage = Msg("25/100 GbE to shared storage")
     else:
-        storage = "10/25 GbE to storage (model loading, logs)"
-    user = "10/25 GbE" if rps < 100 else "25/100 GbE"
+        storage = Msg("10/25 GbE to storage (model loading, logs)")
+    user = Msg("10/25 GbE") if rps < 100 else Msg("25/100 GbE")
     return {
-        "intra_node": "NVLink/NVSwitch where tensor parallel; PCIe Gen4/Gen5 x16 per GPU otherwise",
+        "intra_node": Msg("NVLink/NVSwitch where tensor parallel; PCIe Gen4/Gen5 x16 per GPU otherwise"),
         "inter_node": inter,
         "storage": storage,
-        "user_traffic": f"{user} front-end (HTTP/gRPC; token streams are small)",
+        "user_traffic": Msg("{user} front-end (HTTP/gRPC; token streams are small)", user=user),
         "inter_node_required_gb_s_per_gpu": required_inter_node_gb_s,
-        "explain": "tiers per REQUIREMENTS R2.8; the inter-node figure keeps gradient all-reduce hidden behind compute",
+        "explain": Msg("network tiers by workload size; the inter-node figure keeps gradient all-reduce hidden behind compute"),
     }
 
 
 def kubernetes(*, servers: int, replicas: int, services: int) -> dict:
     if servers > 1:
-        return {"value": True, "explain": f"servers: {servers}; a scheduler with the GPU device plugin places jobs and restarts failures"}
+        return {"value": True, "explain": Msg("servers: {servers}; a scheduler with the GPU device plugin places jobs and restarts failures", servers=servers)}
     if replicas > 1 or services > 2:
-        return {"value": True, "explain": "several services/replicas with health checks and rolling updates: Kubernetes pays off"}
-    return {"value": False, "explain": "one GPU server running one workload: systemd or Docker Compose is simpler"}
+        return {"value": True, "explain": Msg("several services/replicas with health checks and rolling updates: Kubernetes pays off")}
+    return {"value": False, "explain": Msg("one GPU server running one workload: systemd or Docker Compose is simpler")}
 
 
 def monitoring(kind: str) -> dict:
     metrics = [
-        "GPU utilisation, SM occupancy, memory used, temperature, power (DCGM exporter)",
-        "GPU errors: XID, ECC, NVLink/PCIe replay counters",
-        "host: CPU load, RAM, disk I/O and free space, network throughput and latency",
+        Msg("GPU utilisation, SM occupancy, memory used, temperature, power (DCGM exporter)"),
+        Msg("GPU errors: XID, ECC, NVLink/PCIe replay counters"),
+        Msg("host: CPU load, RAM, disk I/O and free space, network throughput and latency"),
     ]
     if kind in ("pretraining", "finetuning", "classic_training"):
-        metrics += ["step time split: data loading vs compute vs communication", "tokens (samples)/s, loss, gradient norm",
-                    "checkpoint duration and size"]
+        metrics += [Msg("step time split: data loading vs compute vs communication"), Msg("tokens (samples)/s, loss, gradient norm"),
+                    Msg("checkpoint duration and size")]
     else:
-        metrics += ["request latency p50/p95/p99, TTFT, TPOT", "queue length, running/waiting sequences",
-                    "KV-cache usage and preemptions", "error rate and tokens/s"]
+        metrics += [Msg("request latency p50/p95/p99, TTFT, TPOT"), Msg("queue length, running/waiting sequences"),
+                    Msg("KV-cache usage and preemptions"), Msg("error rate and tokens/s")]
     checklist = [
-        "driver, CUDA, NCCL, framework and container image versions pinned and recorded",
-        "data loading measured: GPU utilisation stays high with the real data pipeline (no idle waiting on input)",
-        "storage laid out for checkpoints, logs and caches with free space for the retention period",
-        "monitoring and alerting on before the run starts",
-        "recovery tested: resume from a checkpoint, replace a failed node",
-        "secrets outside images and repositories; least-privilege access to data, checkpoints and logs",
+        Msg("driver, CUDA, NCCL, framework and container image versions pinned and recorded"),
+        Msg("data loading measured: GPU utilisation stays high with the real data pipeline (no idle waiting on input)"),
+        Msg("storage laid out for checkpoints, logs and caches with free space for the retention period"),
+        Msg("monitoring and alerting on before the run starts"),
+        Msg("recovery tested: resume from a checkpoint, replace a failed node"),
+        Msg("secrets outside images and repositories; least-privilege access to data, checkpoints and logs"),
     ]
     if kind in ("pretraining", "finetuning"):
-        checklist.insert(2, "a short burn-in run at full scale (NCCL all-reduce test, a few hundred steps)")
+        checklist.insert(2, Msg("a short burn-in run at full scale (NCCL all-reduce test, a few hundred steps)"))
     return {"metrics": metrics, "preflight_checklist": checklist}

@@ -98,20 +98,31 @@ def params_per_gpu(a: ModelArch, *, tp, pp):
 
 
 def activation_bytes_per_layer(a: ModelArch, *, seq, micro_batch, tp, checkpointing, sequence_parallel,
-                               bytes_per_value=2.0):
+                               bytes_per_value=2.0, attention="fused"):
     """Korthikanti et al. 2022 (arXiv:2205.05198), 16-bit activations of one transformer layer.
 
-    none:      s*b*h*(34/t + 5*a*s/(h*t)) with sequence parallelism, s*b*h*(10 + 24/t + 5*a*s/(h*t)) without
-    selective: the attention core is recomputed: the 5*a*s/h term drops
+    none:      s*b*h*(34/t) with sequence parallelism, s*b*h*(10 + 24/t) without; with eager
+               attention (attention="eager") + s*b*h*5*a*s/(h*t) for the scores, softmax and mask
+    selective: s*b*h*(34/t) or s*b*h*(10 + 24/t) (the attention core is recomputed)
     full:      only each layer's input is kept: 2*s*b*h (split by t with sequence parallelism)
+
+    Korthikanti's no-recompute formula has the 5*a*s/(h*t) term for the s x s attention scores,
+    softmax and dropout mask. Fused attention kernels (FlashAttention 1-3, PyTorch SDPA's flash and
+    memory-efficient backends, cuDNN attention in Transformer Engine) never materialise them: they
+    keep the output and one fp32 log-sum-exp per row and recompute the scores in the backward
+    pass, which is exactly what selective recomputation stores. Every current training stack
+    (Megatron-Core/NeMo, PyTorch FSDP + SDPA, HF Transformers with sdpa/flash_attention_2,
+    LitGPT, torchtitan, DeepSpeed) uses them by default, so the planner assumes fused attention
+    (training.attention = "fused", the default) and counts that term only for "eager"; the backward recompute of the
+    scores is in the attention-core cost (compute.ATTENTION_COST) for every layout alike.
     """
     s, b, h, heads = seq, micro_batch, a.hidden_size or 0, a.attention_heads or 1
     sbh = s * b * h
-    attn = 5.0 * heads * s / (h * tp) if h else 0.0
     sp = np.asarray(sequence_parallel) & (np.asarray(tp) > 1)
     linear = np.where(sp, 34.0 / tp, 10.0 + 24.0 / tp)
+    scores = 5.0 * heads * s / (h * tp) if h and attention == "eager" else 0.0
     if checkpointing == "none":
-        coef = linear + attn
+        coef = linear + scores
     elif checkpointing == "selective":
         coef = linear
     else:
@@ -119,20 +130,39 @@ def activation_bytes_per_layer(a: ModelArch, *, seq, micro_batch, tp, checkpoint
     return sbh * coef * (bytes_per_value / 2.0)
 
 
+# Peak of the logits / cross-entropy transient per token and vocabulary entry, by loss path.
+# unfused (HF Transformers' ForCausalLMLoss over torch.nn.functional.cross_entropy, PEFT/TRL,
+# Unsloth's HF column): the 16-bit logits (2, kept in the model output), their fp32 copy (4), the
+# fp32 log-softmax saved for the backward pass (4) and, in the backward pass, the fp32 gradient of
+# the log-softmax output (4) while the gradient of its input is written (4), the fp32 copy freed by
+# then: 2 + 4 + 4 + 4 = 14 bytes.
+# fused (Megatron-Core's vocab-parallel cross-entropy, used by Megatron/NeMo pre-training, and
+# NeMo AutoModel/TE): the softmax is computed in place in one fp32 buffer whose gradient overwrites
+# it: 4 bytes.
+# ASSUMPTION: pre-training runs on a fused stack, fine-tuning on the HF/PEFT unfused path.
+LOGITS_BYTES_PER_VALUE = {"fused": 4.0, "unfused": 14.0}
+
+
+def cross_entropy_path(kind: str) -> str:
+    return "fused" if kind == "pretraining" else "unfused"
+
+
 def training_activation_bytes(a: ModelArch, *, seq, micro_batch, tp, pp, vpp, checkpointing,
-                              sequence_parallel, compute_precision):
+                              sequence_parallel, compute_precision, cross_entropy="fused", attention="fused"):
     """Activations on the first pipeline stage (the largest): with 1F1B it holds pp micro-batches
     of L/pp layers = L layers' worth; interleaving (vpp > 1) multiplies by 1 + (pp-1)/(pp*vpp).
-    Output logits (fp32 softmax, 4*s*b*v/t) are added: with 100k+ vocabularies they matter."""
+    The logits and cross-entropy transient is added (with 100k+ vocabularies it is GBs at long
+    context): LOGITS_BYTES_PER_VALUE bytes per token and vocabulary entry, split by t."""
     if not a.is_transformer:
         return 0.0
     bpv = 4.0 if compute_precision == "fp32" else 2.0
     per_layer = activation_bytes_per_layer(a, seq=seq, micro_batch=micro_batch, tp=tp,
                                            checkpointing=checkpointing,
-                                           sequence_parallel=sequence_parallel, bytes_per_value=bpv)
+                                           sequence_parallel=sequence_parallel, bytes_per_value=bpv,
+                                           attention=attention)
     pp_arr = np.asarray(pp, dtype=float)
     interleave = np.where(vpp > 1, 1.0 + (pp_arr - 1.0) / (pp_arr * vpp), 1.0)
-    logits = 4.0 * seq * micro_batch * (a.vocab_size or 0) / tp
+    logits = LOGITS_BYTES_PER_VALUE[cross_entropy] * seq * micro_batch * (a.vocab_size or 0) / tp
     return a.layers * per_layer * interleave + logits
 
 

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from .architecture import ModelArch, count_params
+from .messages import Msg
 
 PRESETS_CSV = Path(__file__).with_name("data") / "model_presets.csv"
 
@@ -109,21 +110,20 @@ def arch_from_fields(*, name: str, fields: dict, preset_id: str = "", source: st
     )
     if computable:
         total, active = count_params(probe)
-        explain = "counted exactly from the architecture"
+        explain = Msg("counted exactly from the architecture")
         if given_total and abs(total - given_total) > PUBLISHED_TOLERANCE * given_total:
             # e.g. Gemma 3's published total includes its vision encoder: keep the published one.
             explain = (
-                f"published/given total {given_total:,} used; the architecture arithmetic gives "
-                f"{total:,} (differs by more than {PUBLISHED_TOLERANCE:.0%})"
+                Msg("published/given total {given_total:,} used; the architecture arithmetic gives {total:,} (differs by more than {published_tolerance:.0%})", given_total=given_total, total=total, published_tolerance=PUBLISHED_TOLERANCE)
             )
             active = round(active * given_total / total)
             total = given_total
         elif given_total and total != given_total:
-            explain += f" (published figure: {given_total:,})"
+            explain += Msg(" (published figure: {given_total:,})", given_total=given_total)
     else:
         total = given_total or 0
         active = given_active or total
-        explain = "as given (the architecture is not complete enough to count)"
+        explain = Msg("as given (the architecture is not complete enough to count)")
     return ModelArch(
         name=name,
         params=total,
@@ -171,5 +171,5 @@ def preset_arch(preset_id: str) -> ModelArch:
     else:
         fs = r["flops_per_sample"]
         fields["flops_per_sample"] = float(fs) if fs else None
-    source = f"{p.source_title} ({p.source_where}); verified: {p.verified}"
+    source = Msg("{source_title} ({source_where}); verified: {verified}", source_title=p.source_title, source_where=p.source_where, verified=p.verified)
     return arch_from_fields(name=p.name, fields=fields, preset_id=p.id, source=source)

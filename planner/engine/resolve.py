@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
+from .messages import Msg
 
 
 def _tokens(text: str) -> list[str]:
@@ -38,11 +39,11 @@ def resolve_accelerator(query: str, accelerators: Sequence[AcceleratorSpec]) -> 
     if len(found) == 1:
         return found[0], ""
     if not found:
-        raise SpecValidationError([FieldError(field=field, message=f"no accelerator in the catalog matches {query!r}")])
+        raise SpecValidationError([FieldError(field=field, message=Msg("no accelerator in the catalog matches {query}", query=repr(query)))])
     sxm = [a for a in found if a.form_factor.upper().startswith("SXM")]
     same_chip = len({(a.architecture, a.memory_gib) for a in found}) == 1
     if len(sxm) == 1 and same_chip:
         others = ", ".join(a.id for a in found if a is not sxm[0])
-        return sxm[0], f"'{query}' read as {sxm[0].id} (SXM, as cloud catalogs mean it); also matched: {others}"
+        return sxm[0], Msg("'{query}' read as {id} (SXM, as cloud catalogs mean it); also matched: {others}", query=query, id=sxm[0].id, others=others)
     listing = ", ".join(f"{a.id} ({a.model})" for a in found)
-    raise SpecValidationError([FieldError(field=field, message=f"{query!r} is ambiguous; matches: {listing}")])
+    raise SpecValidationError([FieldError(field=field, message=Msg("{query} is ambiguous; matches: {listing}", query=repr(query), listing=listing))])

@@ -6,6 +6,8 @@ import copy
 import math
 from dataclasses import dataclass, field
 
+from .messages import with_structured
+
 
 def q(value, unit: str, explain: str) -> dict:
     """One reported quantity; non-finite numbers become None ("unknown")."""
@@ -33,7 +35,9 @@ class SizingResult:
     assumptions: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {
+        """JSON-ready; every engine text keeps its English string and gains an `<key>_i18n`
+        sibling with its template and parameters (planner.engine.messages.with_structured)."""
+        return with_structured({
             "engine_version": self.engine_version,
             "kind": self.kind,
             "gpu_required": self.gpu_required,
@@ -46,4 +50,4 @@ class SizingResult:
             "recommendation": copy.deepcopy(self.recommendation),
             "warnings": list(self.warnings),
             "assumptions": list(self.assumptions),
-        }
+        })

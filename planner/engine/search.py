@@ -116,6 +116,7 @@ class TrainingInputs:
     adapter_precision: str = "bf16"
     double_quant: bool = True
     goodput_pin: float | None = None
+    attention: str = "fused"  # fused (FlashAttention/SDPA) or eager: eager stores the s x s attention scores
     # Team calibrations by accelerator id: {"mfu": ..., "goodput": ...} (either may be absent).
     calibrated: tuple[tuple[str, float | None, float | None], ...] = ()
 
@@ -262,6 +263,7 @@ def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, 
             act = np.where(here, memory.training_activation_bytes(
                 a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=vpp, checkpointing=CKPT_NAMES[code],
                 sequence_parallel=t.sequence_parallel, compute_precision=t.compute_precision,
+                cross_entropy=memory.cross_entropy_path(t.kind), attention=t.attention,
             ), act)
         act = act / cp  # context parallelism splits every activation along the sequence
     else:

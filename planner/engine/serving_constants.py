@@ -86,9 +86,9 @@ FITTED = {
                "request_overhead_s": 115.5e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
 }
 FITTED_ROWS = {
-    "vllm": "serving_measured.csv: backend vllm, system h100_sxm (93 rows)",
-    "sglang": "serving_measured.csv: backend sglang, system h100_sxm (84 rows)",
-    "trtllm": "serving_measured.csv: backend trtllm, system h100_sxm (357 rows)",
+    "vllm": Msg("serving_measured.csv: backend vllm, system h100_sxm (93 rows)"),
+    "sglang": Msg("serving_measured.csv: backend sglang, system h100_sxm (84 rows)"),
+    "trtllm": Msg("serving_measured.csv: backend trtllm, system h100_sxm (357 rows)"),
 }
 # HF eager has no measured rows: vLLM's Hopper constants with no CUDA graphs (a launch per kernel,
 # ~10 kernels per layer at ~5 us) and no fused attention kernels. Assumption, not fitted.
@@ -99,17 +99,16 @@ HF_EAGER = {"prefill_efficiency": 0.40, "decode_bandwidth_efficiency": 0.60, "st
 # GB200 rows of serving_measured.csv (18 TensorRT-LLM rows; too noisy to fit: two runs of the same
 # point differ 2-5x); the others have no measured rows and are assumptions.
 GENERATION_FACTOR = {
-    "hopper": (1.00, "fitted on H100 SXM rows"),
-    "blackwell": (0.85, "assumption: kernels for a new generation reach a lower share of a higher peak; "
-                        "consistent with the GB200 TensorRT-LLM rows"),
-    "ampere": (1.00, "assumption: mature kernels (FlashAttention 2, Marlin) on a lower peak"),
-    "ada": (0.90, "assumption: PCIe cards, GDDR6 memory"),
-    "volta": (0.70, "assumption: no FlashAttention 2, fp16 only"),
-    "turing": (0.70, "assumption: no FlashAttention 2, fp16 only"),
-    "cdna": (0.70, "assumption: ROCm kernels (MI300X measured matmul peak ~51% of spec, stas00/ml-engineering)"),
-    "gaudi": (0.70, "assumption: vLLM/TGI on SynapseAI"),
-    "tpu": (0.70, "assumption: vLLM/JetStream on TPU"),
-    "other": (0.60, "assumption: unknown accelerator family"),
+    "hopper": (1.00, Msg("fitted on H100 SXM rows")),
+    "blackwell": (0.85, Msg("assumption: kernels for a new generation reach a lower share of a higher peak; consistent with the GB200 TensorRT-LLM rows")),
+    "ampere": (1.00, Msg("assumption: mature kernels (FlashAttention 2, Marlin) on a lower peak")),
+    "ada": (0.90, Msg("assumption: PCIe cards, GDDR6 memory")),
+    "volta": (0.70, Msg("assumption: no FlashAttention 2, fp16 only")),
+    "turing": (0.70, Msg("assumption: no FlashAttention 2, fp16 only")),
+    "cdna": (0.70, Msg("assumption: ROCm kernels (MI300X measured matmul peak ~51% of spec, stas00/ml-engineering)")),
+    "gaudi": (0.70, Msg("assumption: vLLM/TGI on SynapseAI")),
+    "tpu": (0.70, Msg("assumption: vLLM/JetStream on TPU")),
+    "other": (0.60, Msg("assumption: unknown accelerator family")),
 }
 # Weight formats whose kernels dequantise on the fly reach a lower share of bandwidth and peak.
 # Assumptions (no measured rows): Marlin/AWQ int4 and weight-only fp8/fp4 kernels.
@@ -162,7 +161,7 @@ def resolve_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     used = {k: float(v) for k, v in cal.values.items() if k in CONSTANT_NAMES}
     values.update(used)
     return values, Msg("team calibration: {label} (replaces {names})", label=cal.label,
-                       names=", ".join(sorted(used)) or "nothing: no known constant names")
+                       names=", ".join(sorted(used)) or Msg("nothing: no known constant names"))
 
 
 # ----------------------------------------------------------------------------- precision x hardware

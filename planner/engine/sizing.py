@@ -26,22 +26,31 @@ TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
 
 ASSUMPTIONS = (
-    "1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes.",
-    "Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
-    "12 fp32 master+m+v), as in the ZeRO paper (K=12).",
-    "Training efficiency is a fitted model of GEMM width per GPU, attention share, pipeline bubble, accelerator "
-    "generation and compute format (docs/SIZING.md); goodput (useful share of wall-clock) defaults by GPU count "
-    "from Llama 3's interruption rate. Override with hardware.mfu / training.goodput. Time ranges use 0.75x-1.2x "
-    "the efficiency.",
-    "Serving: continuous-batching engine steps (max of compute and memory traffic per step) with per-runtime "
-    "constants fitted on 552 measured points (serving_measured.csv; error in docs/BENCHMARKS.md); replicas are "
-    "planned so the p95 TTFT/TPOT hold at the stated load (open loop at requests_per_second, closed loop at "
-    "concurrency).",
+    Msg("1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes."),
+    Msg("Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
+        "12 fp32 master+m+v), as in the ZeRO paper (K=12)."),
+    Msg("Training efficiency is a fitted model of GEMM width per GPU, attention share, pipeline bubble, accelerator "
+        "generation and compute format (docs/SIZING.md); goodput (useful share of wall-clock) defaults by GPU count "
+        "from Llama 3's interruption rate. Override with hardware.mfu / training.goodput. Time ranges use 0.75x-1.2x "
+        "the efficiency."),
+    Msg("Training activations assume fused attention (FlashAttention / PyTorch SDPA / cuDNN; "
+        "training.attention = eager counts them): the s x s attention scores are recomputed in the backward pass, "
+        "never stored. The logits and cross-entropy are "
+        "counted fused for pre-training (one fp32 value per token and vocabulary entry, Megatron-Core) and unfused "
+        "for fine-tuning (HF: 16-bit logits, fp32 copy, fp32 log-softmax and its gradient, 14 bytes)."),
+    Msg("Serving: continuous-batching engine steps (max of compute and memory traffic per step) with per-runtime "
+        "constants fitted on 552 measured points (serving_measured.csv; error in docs/BENCHMARKS.md); replicas are "
+        "planned so the p95 TTFT/TPOT hold at the stated load (open loop at requests_per_second, closed loop at "
+        "concurrency)."),
 )
 
 
+# Activation checkpointing modes as texts (the layout itself keeps the codes).
+CKPT_TEXT = {"none": Msg("no recomputation"), "selective": Msg("selective"), "full": Msg("full")}
+
+
 def _fmt_gib(b: float) -> str:
-    return f"{b / GIB:,.1f} GiB"
+    return Msg("{b:,.1f} GiB", b=b / GIB)
 
 
 def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec],
@@ -59,7 +68,7 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
     if spec.kind == "external_api" or (spec.kind == "rag" and spec.rag is not None and spec.rag.generator == "external_api"):
         return _cpu_only(spec, warnings)
     if not accs:
-        warnings.append("the accelerator catalog is empty: no candidates can be evaluated")
+        warnings.append(Msg("the accelerator catalog is empty: no candidates can be evaluated"))
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
         return _training(spec, accs, warnings, calibrations)
     return _serving(spec, accs, warnings, calibrations, full_catalog=full_catalog,
@@ -78,25 +87,26 @@ def _model_section(spec: WorkloadSpec) -> dict:
         "model_type": a.model_type,
         "params": q(a.params, "params", a.params_explain),
         "active_params": q(a.active_params, "params",
-                           f"MoE: {a.experts_per_token} of {a.experts} routed experts"
-                           + (f" + {a.shared_experts} shared" if a.shared_experts else "") + " per token"
-                           if a.is_moe else "dense model: every parameter is used for every token"),
-        "weight_bytes": q(a.params * bpp, "bytes", f"{a.params:,} parameters x {bpp:g} bytes ({p.weights}"
-                          + (", incl. group-128 scales" if p.weights == "int4" else "") + ")"),
+                           Msg("MoE: {experts_per_token} of {experts} routed experts", experts_per_token=a.experts_per_token, experts=a.experts)
+                           + (Msg(" + {shared_experts} shared", shared_experts=a.shared_experts) if a.shared_experts else "")
+                           + Msg(" per token")
+                           if a.is_moe else Msg("dense model: every parameter is used for every token")),
+        "weight_bytes": q(a.params * bpp, "bytes", Msg("{params:,} parameters x {bpp:g} bytes ({weights}", params=a.params, bpp=bpp, weights=p.weights)
+                          + (Msg(", incl. group-128 scales") if p.weights == "int4" else "") + ")"),
     }
     if a.has_kv_cache:
         per_layer = kv_values_per_token_per_layer(a)
-        how = (f"MLA latent: (kv_lora_rank {a.kv_lora_rank} + rope {a.qk_rope_head_dim}) x {a.layers} layers"
-               if a.is_mla else f"2 (K,V) x {a.layers} layers x {a.kv_heads} KV heads x {a.head_dim} head_dim")
+        how = (Msg("MLA latent: (kv_lora_rank {kv_lora_rank} + rope {qk_rope_head_dim}) x {layers} layers", kv_lora_rank=a.kv_lora_rank, qk_rope_head_dim=a.qk_rope_head_dim, layers=a.layers)
+               if a.is_mla else Msg("2 (K,V) x {layers} layers x {kv_heads} KV heads x {head_dim} head_dim", layers=a.layers, kv_heads=a.kv_heads, head_dim=a.head_dim))
         note = ""
         if a.sliding_window and a.local_layers:
-            note = f"; {a.local_layers} layers keep at most {a.sliding_window} tokens (sliding window)"
+            note = Msg("; {local_layers} layers keep at most {sliding_window} tokens (sliding window)", local_layers=a.local_layers, sliding_window=a.sliding_window)
         out["kv_cache_bytes_per_token"] = q(kv_cache_bytes_per_token(a, kv_precision=p.kv_cache), "bytes",
-                                            f"{how} x {per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (a.layers * per_layer)):g} bytes ({p.kv_cache}){note}")
+                                            Msg("{how} x {v:g} bytes ({kv_cache}){note}", how=how, v=per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (a.layers * per_layer)), kv_cache=p.kv_cache, note=note))
     else:
-        out["kv_cache_bytes_per_token"] = q(0, "bytes", "no KV cache: not an autoregressive decoder")
+        out["kv_cache_bytes_per_token"] = q(0, "bytes", Msg("no KV cache: not an autoregressive decoder"))
     if a.flops_per_sample:
-        out["flops_per_sample"] = q(a.flops_per_sample, "FLOP", "forward FLOPs per input (2 FLOPs per multiply-accumulate)")
+        out["flops_per_sample"] = q(a.flops_per_sample, "FLOP", Msg("forward FLOPs per input (2 FLOPs per multiply-accumulate)"))
     return out
 
 
@@ -113,14 +123,13 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         trainable = float(memory.lora_adapter_params(a, rank=t.lora_rank, targets=t.lora_targets))
     if spec.kind == "classic_training":
         model_flops = compute.classic_training_flops(a, samples=t.dataset_samples, epochs=t.epochs)
-        flops_explain = f"3 x {a.flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {t.dataset_samples:,} samples x {t.epochs:g} epochs"
+        flops_explain = Msg("3 x {flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {dataset_samples:,} samples x {epochs:g} epochs", flops_per_sample=a.flops_per_sample, dataset_samples=t.dataset_samples, epochs=t.epochs)
         tokens = None
     else:
         tokens = t.tokens
         model_flops = compute.training_flops(a, tokens=tokens, method=t.method, trainable_params=trainable)
-        flops_explain = (f"6 x {a.active_params:,} active params x {tokens:.4g} tokens" if t.method == "full" else
-                         f"4 x {a.active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) "
-                         f"+ 6 x {trainable:,.0f} adapter params x tokens")
+        flops_explain = (Msg("6 x {active_params:,} active params x {tokens:.4g} tokens", active_params=a.active_params, tokens=tokens) if t.method == "full" else
+                         Msg("4 x {active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) + 6 x {trainable:,.0f} adapter params x tokens", active_params=a.active_params, tokens=tokens, trainable=trainable))
     ti = search.TrainingInputs(
         arch=a, kind=spec.kind, method=t.method, weights=p.weights, compute_precision=p.compute,
         optimizer=t.optimizer, seq=t.sequence_length if not vision else 1, micro_batch=t.micro_batch_size,
@@ -130,7 +139,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         count_pin=hw.count, trainable_params=trainable, model_flops=model_flops, deadline_hours=t.deadline_hours,
         mfu_pin=hw.mfu, vision=vision, cp_pin=t.context_parallel, optimizer_states=t.optimizer_states,
         master_weights=t.master_weights, adapter_precision=t.adapter_precision, double_quant=t.double_quant,
-        goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs),
+        goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs), attention=t.attention,
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
@@ -183,13 +192,12 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
 
     compute_section = {
         "total_flops": q(model_flops, "FLOP", flops_explain),
-        "executed_flops": q(executed, "FLOP", f"model FLOPs x recomputation factor ({factor:.3g} for {ckpt} "
-                            "activation checkpointing)"),
+        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g} for {ckpt} activation checkpointing)", factor=factor, ckpt=CKPT_TEXT[ckpt])),
     }
     if tokens is not None:
-        compute_section["tokens"] = q(tokens, "tokens", "tokens processed (dataset tokens x epochs)")
+        compute_section["tokens"] = q(tokens, "tokens", Msg("tokens processed (dataset tokens x epochs)"))
         compute_section["tokens_per_param"] = q(tokens / a.params, "tokens/param",
-                                                "Chinchilla compute-optimal is ~20 (Hoffmann et al. 2022)")
+                                                Msg("Chinchilla compute-optimal is ~20 (Hoffmann et al. 2022)"))
     recommendation: dict = {}
     if rec_i is not None:
         count = int(res["count"][rec_i])
@@ -205,7 +213,8 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
             "mfu": {"value": round(float(res["mfu"][rec_i]), 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
                     "unit": "fraction of dense peak", "explain": eff.explain},
             "goodput": {"value": round(good, 4), "unit": "fraction of wall-clock", "explain": good_why},
-            "peak_tflops_per_gpu": q(peak, "TFLOP/s", f"{acc.model} dense {p.compute} peak ({cat.peak_column[res['a'][rec_i]]})"),
+            "peak_tflops_per_gpu": q(peak, "TFLOP/s", Msg("{model} dense {compute} peak ({peak_column})", model=acc.model,
+                                                          compute=p.compute, peak_column=cat.peak_column[res['a'][rec_i]])),
             "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
                            Msg("executed FLOPs / ({peak:g} TFLOP/s x efficiency {eff:.3f}) / 3600 / goodput {good:.3f}",
                                peak=peak, eff=float(res["mfu"][rec_i]), good=good)),
@@ -219,11 +228,11 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         })
         if tokens is not None:
             compute_section["tokens_per_second_per_gpu"] = q(tokens / (float(step_hours) * 3600 * count), "tokens/s",
-                                                             "steady-state throughput while steps run (before goodput)")
+                                                             Msg("steady-state throughput while steps run (before goodput)"))
         recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings)
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
-        "ranking": "fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost",
+        "ranking": Msg("fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost"),
         "ranked": candidates,
         "best_per_accelerator": best,
         "not_fitting": not_fitting,
@@ -393,7 +402,7 @@ def _training_not_fitting(spec, res, cat, ti=None) -> list[dict]:
             continue
         if not np.isfinite(cat.peak_tflops[ai]):
             out.append({"accelerator_id": acc.id, "accelerator": acc.model,
-                        "reason": f"no known {p.compute} throughput for this accelerator", "remedies": ["choose another compute precision"]})
+                        "reason": Msg("no known {compute} throughput for this accelerator", compute=p.compute), "remedies": [Msg("choose another compute precision")]})
             continue
         need = float(res["min_total_per_acc"][ai])
         cap = float(cat.capacity_bytes[ai])
@@ -452,38 +461,43 @@ def _goodput_explain(spec, acc, count: int, calibrations) -> Msg:
 
 def _optimizer_explain(t, p, ti) -> Msg:
     bpp = search.trainable_bytes_per_param(ti)
-    where = "in host RAM (paged)" if t.optimizer in memory.PAGED_OPTIMIZERS else "on the GPU"
+    where = Msg("in host RAM (paged)") if t.optimizer in memory.PAGED_OPTIMIZERS else Msg("on the GPU")
     return Msg("{opt}: states {states} {sb:.3g} B/param {where} + master copy {mb:g} B/param ({master}); with {wb:g} B "
                "weights and {gb:g} B gradients", opt=t.optimizer, states=t.optimizer_states, sb=bpp["states"], where=where,
                mb=bpp["master"], master=t.master_weights, wb=bpp["weights"], gb=bpp["gradients"])
 
 
 def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
-    zero_txt = {0: "replicated", 1: "optimizer sharded (ZeRO-1)", 2: "optimizer+gradients sharded (ZeRO-2)",
-                3: "weights+gradients+optimizer sharded (ZeRO-3/FSDP)"}[lay["zero"]]
+    zero_txt = {0: Msg("replicated"), 1: Msg("optimizer sharded (ZeRO-1)"), 2: Msg("optimizer+gradients sharded (ZeRO-2)"),
+                3: Msg("weights+gradients+optimizer sharded (ZeRO-3/FSDP)")}[lay["zero"]]
     cp = lay.get("cp", 1)
-    where = (f"TP{lay['tp']} x PP{lay['pp']} x CP{cp} x DP{lay['dp']}, {zero_txt}")
+    where = Msg("TP{tp} x PP{pp} x CP{cp} x DP{dp}, {zero_txt}", tp=lay["tp"], pp=lay["pp"], cp=cp, dp=lay["dp"],
+                zero_txt=zero_txt)
     if t.method == "qlora":
         frozen = Msg("frozen base weights in NF4 ({bpp:.4g} B/param incl. block-64 constants{dq}), embeddings and "
                      "output head in 16 bits, per GPU, {where}", bpp=memory.NF4_BYTES_PER_PARAM[t.double_quant],
-                     dq=", double-quantised" if t.double_quant else "", where=where)
+                     dq=Msg(", double-quantised") if t.double_quant else "", where=where)
     else:
-        frozen = f"{'frozen base ' if t.method != 'full' else ''}weights ({p.weights}) per GPU, {where}"
+        frozen = (Msg("frozen base weights ({weights}) per GPU, {where}", weights=p.weights, where=where)
+                  if t.method != "full" else Msg("weights ({weights}) per GPU, {where}", weights=p.weights, where=where))
     comps = {
         "weights_bytes": q(mem["weights"], "bytes", frozen),
-        "gradients_bytes": q(mem["gradients"], "bytes", "gradients of trainable weights" if t.method == "full" else "in adapter_bytes"),
-        "optimizer_bytes": q(mem["optimizer"], "bytes", _optimizer_explain(t, p, ti) if t.method == "full" else "in adapter_bytes"),
+        "gradients_bytes": q(mem["gradients"], "bytes",
+                             Msg("gradients of trainable weights") if t.method == "full" else Msg("in adapter_bytes")),
+        "optimizer_bytes": q(mem["optimizer"], "bytes", _optimizer_explain(t, p, ti) if t.method == "full" else Msg("in adapter_bytes")),
         "adapter_bytes": q(mem["adapters"], "bytes",
                            Msg("LoRA rank {r} adapters on {targets} in {prec}: weights + gradients + optimizer ({opt})",
                                r=t.lora_rank, targets=",".join(t.lora_targets), prec=t.adapter_precision,
                                opt=_optimizer_explain(t, p, ti))
-                           if t.method != "full" else "no adapters (full training)"),
+                           if t.method != "full" else Msg("no adapters (full training)")),
         "activations_bytes": q(mem["activations"], "bytes",
-                               f"Korthikanti et al. 2022, {search.CKPT_NAMES[lay['ckpt']]} recomputation, "
-                               f"sequence parallel {'on' if t.sequence_parallel and lay['tp'] > 1 else 'off'}, "
-                               f"micro-batch {t.micro_batch_size} x {t.sequence_length} tokens"
-                               + (f" split over CP{cp}" if cp > 1 else "") + ", first pipeline stage"),
-        "kv_cache_bytes": q(0, "bytes", "no KV cache in training"),
+                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {sp}, "
+                                   "micro-batch {micro_batch_size} x {sequence_length} tokens{cp_split}, first pipeline stage",
+                                   ckpt_names=CKPT_TEXT[search.CKPT_NAMES[lay["ckpt"]]],
+                                   sp=Msg("on") if t.sequence_parallel and lay["tp"] > 1 else Msg("off"),
+                                   micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length,
+                                   cp_split=Msg(" split over CP{cp}", cp=cp) if cp > 1 else "")),
+        "kv_cache_bytes": q(0, "bytes", Msg("no KV cache in training")),
         "overhead_bytes": q(mem["overhead"], "bytes", Msg("CUDA context + NCCL buffers (1.5 GiB) + {frag:.0%} allocator "
                                                           "fragmentation on the transient tensors (activations, gradients)",
                                                           frag=memory.FRAGMENTATION["training"])),
@@ -492,8 +506,8 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
         comps["host_optimizer_bytes"] = q(mem["host_optimizer"], "bytes",
                                           "paged optimizer states per GPU, held in host RAM (not counted in per_gpu_bytes)")
     return {
-        "per_gpu_bytes": q(mem["total"], "bytes", f"sum of the GPU components on one GPU ({where})"),
-        "total_bytes": q(mem["total"] * lay["count"], "bytes", f"per GPU x {lay['count']} GPUs"),
+        "per_gpu_bytes": q(mem["total"], "bytes", Msg("sum of the GPU components on one GPU ({where})", where=where)),
+        "total_bytes": q(mem["total"] * lay["count"], "bytes", Msg("per GPU x {count} GPUs", count=lay["count"])),
         "layout": {"count": lay["count"], "tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"],
                    "context_parallel": cp, "virtual_pipeline_stages": lay.get("vpp", 1), "data_parallel": lay["dp"],
                    "zero_stage": lay["zero"],
@@ -507,10 +521,12 @@ def _checkpoint_bytes(spec, trainable: float) -> tuple[float, str]:
     if t.method == "full":
         per = weight_bytes_per_param(spec.precision.weights) + memory.optimizer_bytes_per_param(
             optimizer=t.optimizer, weights=spec.precision.weights, states=t.optimizer_states, master=t.master_weights)
-        return a.params * per, f"{a.params:,} params x {per:g} B (weights + master copy + optimizer state)"
+        return a.params * per, Msg("{params:,} params x {per:g} B (weights + master copy + optimizer state)",
+                                   params=a.params, per=per)
     per = 2 + memory.optimizer_bytes_per_param(optimizer=t.optimizer, weights=t.adapter_precision,
                                                 states=t.optimizer_states, master=t.master_weights)
-    return trainable * per, f"{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)"
+    return trainable * per, Msg("{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)",
+                                trainable=trainable, per=per)
 
 
 def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, warnings) -> dict:
@@ -536,15 +552,14 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
     weights_bytes = spec.model.params * weight_bytes_per_param(spec.precision.weights)
     storage = {
         "nvme_per_server_bytes": q(min(dataset_bytes, 4e12) / max(servers, 1) + 2 * ckpt / max(servers, 1) + 200e9, "bytes",
-                                   "hot tier: local dataset shard cache (<= 4 TB total) + 2 checkpoint shards + 200 GB images/caches"),
-        "checkpoints_bytes": q(ckpt * t.checkpoints_kept, "bytes", f"{t.checkpoints_kept} kept x {ckpt_why}"),
-        "checkpoint_write_gb_s": q(write_gb_s, "GB/s", f"one checkpoint written in <= {infra.CHECKPOINT_STALL_SHARE:.0%} of the "
-                                   f"{t.checkpoint_every_hours:g} h interval (shared fast storage / parallel FS)"),
+                                   Msg("hot tier: local dataset shard cache (<= 4 TB total) + 2 checkpoint shards + 200 GB images/caches")),
+        "checkpoints_bytes": q(ckpt * t.checkpoints_kept, "bytes", Msg("{checkpoints_kept} kept x {ckpt_why}", checkpoints_kept=t.checkpoints_kept, ckpt_why=ckpt_why)),
+        "checkpoint_write_gb_s": q(write_gb_s, "GB/s", Msg("one checkpoint written in <= {checkpoint_stall_share:.0%} of the {checkpoint_every_hours:g} h interval (shared fast storage / parallel FS)", checkpoint_stall_share=infra.CHECKPOINT_STALL_SHARE, checkpoint_every_hours=t.checkpoint_every_hours)),
         "datasets_bytes": q(dataset_bytes + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes",
-                            "object storage (S3-compatible): dataset + growth over the retention period"
-                            + ("" if d.dataset_gb else "; dataset size estimated as tokens x 4 B (tokenised)")),
-        "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 released model versions"),
-        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "logs x retention months"),
+                            Msg("object storage (S3-compatible): dataset + growth over the retention period")
+                            + ("" if d.dataset_gb else Msg("; dataset size estimated as tokens x 4 B (tokenised)"))),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 released model versions")),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("logs x retention months")),
     }
     paged = float(res["mem"]["host_optimizer"][res["lay"][i]]) * min(count, gps)
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training",
@@ -553,12 +568,10 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
         images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
         cores = host["cpu_cores_per_server"]["value"]
         if images_s > cores * IMAGES_PER_CORE_S:
-            warnings.append(f"CPU too weak for input: {images_s:,.0f} images/s per server need more than {cores} cores "
-                            f"at ~{IMAGES_PER_CORE_S:g} images/s/core; decode on the GPU (NVIDIA DALI) or add cores")
+            warnings.append(Msg("CPU too weak for input: {images_s:,.0f} images/s per server need more than {cores} cores at ~{images_per_core_s:g} images/s/core; decode on the GPU (NVIDIA DALI) or add cores", images_s=images_s, cores=cores, images_per_core_s=IMAGES_PER_CORE_S))
     return {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count,
-        "why": "meets the target at the lowest cost where prices are known, otherwise with the fewest GPU-hours "
-               "(prices unknown), then the fewest GPUs",
+        "why": Msg("meets the target at the lowest cost where prices are known, otherwise with the fewest GPU-hours (prices unknown), then the fewest GPUs"),
         "layout": {"tensor_parallel": lay["tp"], "pipeline_parallel": lay["pp"], "data_parallel": lay["dp"],
                    "zero_stage": lay["zero"], "activation_checkpointing": search.CKPT_NAMES[lay["ckpt"]]},
         **sp,
@@ -579,10 +592,9 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
              full_catalog: list[AcceleratorSpec], pinned: bool) -> SizingResult:
     a, s = spec.model, spec.serving
     if spec.rag is not None and s.input_tokens < spec.rag.top_k * spec.rag.chunk_tokens:
-        warnings.append(f"serving.input_tokens ({s.input_tokens}) is below the {spec.rag.top_k} x "
-                        f"{spec.rag.chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing")
+        warnings.append(Msg("serving.input_tokens ({input_tokens}) is below the {top_k} x {chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing", input_tokens=s.input_tokens, top_k=spec.rag.top_k, chunk_tokens=spec.rag.chunk_tokens))
     if not a.has_kv_cache:
-        warnings.append(f"{a.name} is not a generative decoder: serving figures assume it answers like an LLM")
+        warnings.append(Msg("{name} is not a generative decoder: serving figures assume it answers like an LLM", name=a.name))
     memory_section, compute_section, serving_section, cands, recommendation, rec_acc = ({}, {}, {}, {}, {}, None)
     if accs:
         memory_section, compute_section, serving_section, cands, recommendation, rec_acc = size_serving(
@@ -603,18 +615,18 @@ def _rag_index_bytes(spec: WorkloadSpec) -> tuple[float, str]:
     chunks = r.documents * math.ceil(r.tokens_per_document / r.chunk_tokens)
     d = r.embedding_dimension
     if r.index == "flat":
-        per, why = 4 * d, f"flat: {d} fp32 values"
+        per, why = 4 * d, Msg("flat: {d} fp32 values", d=d)
         extra = 0.0
     elif r.index == "hnsw":
-        per, why = 4 * d + 2 * 32 * 4, f"HNSW (M=32): {d} fp32 values + 64 links x 4 B"
+        per, why = 4 * d + 2 * 32 * 4, Msg("HNSW (M=32): {d} fp32 values + 64 links x 4 B", d=d)
         extra = 0.0
     else:
         m = max(8, d // 16)
         nlist = int(4 * math.sqrt(chunks))
-        per, why = m + 8, f"IVF-PQ: {m}-byte code + 8-byte id"
+        per, why = m + 8, Msg("IVF-PQ: {m}-byte code + 8-byte id", m=m)
         extra = nlist * d * 4.0
-        why += f" + {nlist} centroids"
-    return chunks * per + extra, f"{chunks:,} chunks x {why}"
+        why += Msg(" + {nlist} centroids", nlist=nlist)
+    return chunks * per + extra, Msg("{chunks:,} chunks x {why}", chunks=chunks, why=why)
 
 
 def _rag_section(spec: WorkloadSpec, acc: AcceleratorSpec | None) -> dict:
@@ -624,23 +636,23 @@ def _rag_section(spec: WorkloadSpec, acc: AcceleratorSpec | None) -> dict:
     tokens = r.documents * r.tokens_per_document
     idx, why = _rag_index_bytes(spec)
     out = {
-        "chunks": q(float(chunks), "chunks", f"{r.documents:,} documents x ceil({r.tokens_per_document}/{r.chunk_tokens})"),
+        "chunks": q(float(chunks), "chunks", Msg("{documents:,} documents x ceil({tokens_per_document}/{chunk_tokens})", documents=r.documents, tokens_per_document=r.tokens_per_document, chunk_tokens=r.chunk_tokens)),
         "embedding_model": emb.name if emb else None,
         "index_bytes": q(idx, "bytes", why),
-        "chunk_text_bytes": q(chunks * r.chunk_tokens * 4.0, "bytes", "chunk text at ~4 bytes per token, on NVMe"),
+        "chunk_text_bytes": q(chunks * r.chunk_tokens * 4.0, "bytes", Msg("chunk text at ~4 bytes per token, on NVMe")),
     }
     if emb is not None:
         cpu_tok_s = infra.CPU_EMBED_GFLOPS_PER_CORE * 1e9 / (2.0 * emb.params)
         out["ingest_cpu_core_hours"] = q(tokens / cpu_tok_s / 3600, "core-hours",
-                                         f"{tokens:.3g} tokens x 2 x {emb.params:,} params at {infra.CPU_EMBED_GFLOPS_PER_CORE:g} GFLOP/s per core (assumption)")
+                                         Msg("{tokens:.3g} tokens x 2 x {params:,} params at {cpu_embed_gflops_per_core:g} GFLOP/s per core (assumption)", tokens=tokens, params=emb.params, cpu_embed_gflops_per_core=infra.CPU_EMBED_GFLOPS_PER_CORE))
         if acc is not None:
             peak, _ = search.peak_tflops(acc, "bf16")
             if peak:
                 gpu_tok_s = serving.embedding_throughput_tokens_s(params=emb.params, peak_tflops=peak)
-                out["ingest_gpu_hours"] = q(tokens / gpu_tok_s / 3600, "GPU-hours", f"on one {acc.model} at 50% of bf16 peak")
+                out["ingest_gpu_hours"] = q(tokens / gpu_tok_s / 3600, "GPU-hours", Msg("on one {model} at 50% of bf16 peak", model=acc.model))
         q_tokens = 32
         out["query_embedding_cpu_cores"] = q(math.ceil(r.queries_per_second * q_tokens / cpu_tok_s / 0.5) or 1, "cores",
-                                             f"{r.queries_per_second:g} queries/s x ~{q_tokens} tokens at 50% CPU load")
+                                             Msg("{queries_per_second:g} queries/s x ~{q_tokens} tokens at 50% CPU load", queries_per_second=r.queries_per_second, q_tokens=q_tokens))
     return out
 
 
@@ -654,12 +666,11 @@ def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
     ram = 8 * GIB + 1.3 * index + (spec.rag.embedding_model.params * 4 if spec.rag and spec.rag.embedding_model else 0)
     nvme = 100e9 + 2 * index + (rag.get("chunk_text_bytes", {}).get("value") or 0) + d.logs_gb_per_month * 1e9 * d.retention_months
     rec = {
-        "gpu_needed": {"value": False, "explain": "the model runs behind an external API: this server runs only the agent/RAG "
-                       "pipeline, vector database and queues, so CPU, RAM and NVMe suffice (REQUIREMENTS R2.11)"},
-        "cpu_cores": q(cores, "cores", f"orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS"),
-        "host_ram_bytes": q(ram, "bytes", "8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32"),
-        "nvme_bytes": q(nvme, "bytes", "100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention"),
-        "network": {"user_traffic": "10/25 GbE", "explain": "external API calls and user traffic are small (R2.8)"},
+        "gpu_needed": {"value": False, "explain": Msg("the model runs behind an external API: this server runs only the agent/RAG pipeline, vector database and queues, so CPU, RAM and NVMe suffice")},
+        "cpu_cores": q(cores, "cores", Msg("orchestration ~50 ms CPU per request at {rps:g} rps and 50% load, + query embedding, + 2 for the OS", rps=rps)),
+        "host_ram_bytes": q(ram, "bytes", Msg("8 GiB base + vector index x 1.3 (HNSW build/update headroom) + embedding model in fp32")),
+        "nvme_bytes": q(nvme, "bytes", Msg("100 GB OS/images + 2x index (rebuild) + chunk text + logs x retention")),
+        "network": {"user_traffic": Msg("10/25 GbE"), "explain": Msg("external API calls and user traffic are small")},
         "kubernetes": infra.kubernetes(servers=1, replicas=1, services=4 if spec.rag is not None else 2),
         **infra.monitoring("inference"),
     }

@@ -27,7 +27,7 @@ CURVES_SHOWN = 5
 
 
 def _fmt_gib(b: float) -> str:
-    return f"{b / GIB:,.1f} GiB"
+    return Msg("{b:,.1f} GiB", b=b / GIB)
 
 
 def serving_inputs(spec: WorkloadSpec, calibrations: Calibrations) -> search.ServingInputs:
@@ -187,16 +187,16 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
         warnings.append(_not_meeting(spec, res, cat, rec, full_catalog, calibrations, pinned=pinned))
     fl_tok = 2.0 * a.active_params
     compute_section = {
-        "flops_per_output_token": q(fl_tok, "FLOP", f"2 x {a.active_params:,} active parameters (plus attention over the context)"),
-        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", f"2 x active params x {s.input_tokens} input tokens"),
+        "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),
+        "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", Msg("2 x active params x {input_tokens} input tokens", input_tokens=s.input_tokens)),
     }
     memory_section, serving_section, recommendation = {}, {}, {}
     if rec is not None:
         memory_section, serving_section, recommendation = _details(spec, res, cat, rec, warnings, calibrations)
     cands = {
         "evaluated": res["evaluated"],
-        "ranking": "fits, then meets the p95 latency targets at the stated load, then lower price per hour (GPU count "
-                   "where prices are unknown), then lower request latency",
+        "ranking": Msg("fits, then meets the p95 latency targets at the stated load, then lower price per hour (GPU count "
+                       "where prices are unknown), then lower request latency"),
         "ranked": candidates, "best_per_accelerator": best, "not_fitting": not_fitting(spec, res, cat),
         "curves": curves,
     }
@@ -257,8 +257,7 @@ def _not_meeting(spec, res, cat, rec, full_catalog, calibrations, *, pinned: boo
         free = _sub_search(spec, [cat.accelerators[ai]], calibrations, keep_count=False)
         if free is not None:
             tips.append(Msg("{count} x {acc} ({layout})", count=free["count"], acc=free["accelerator"],
-                            layout=f"TP{free['layout']['tensor_parallel']} x PP{free['layout']['pipeline_parallel']} x "
-                                   f"{free['layout']['replicas']}"))
+                            layout=Msg("TP{tensor_parallel} × PP{pipeline_parallel} × DP{replicas}", tensor_parallel=free['layout']['tensor_parallel'], pipeline_parallel=free['layout']['pipeline_parallel'], replicas=free['layout']['replicas'])))
     if pinned:
         other = _sub_search(spec, full_catalog, calibrations, keep_count=False, keep_acc=False)
         if other is not None and other["accelerator_id"] != cat.accelerators[ai].id:
@@ -315,14 +314,13 @@ def _details(spec, res, cat, rec, warnings, calibrations):
     per_gpu = w_gpu + kv_gpu + act + work
     rt = RUNTIME_SPECS[s.runtime]
     note = res["notes"][ai]
-    layout_txt = f"TP{tp} x PP{pp}, {replicas} replica(s)"
+    layout_txt = Msg("TP{tp} × PP{pp}, {replicas} {replicas:plural:replica|replicas}", tp=tp, pp=pp, replicas=replicas)
     memory_section = {
-        "per_gpu_bytes": q(per_gpu, "bytes", f"weights + KV cache of {running:.1f} running sequences + activations + "
-                                             f"runtime workspace ({layout_txt})"),
-        "total_bytes": q(per_gpu * count, "bytes", f"per GPU x {count} GPUs"),
+        "per_gpu_bytes": q(per_gpu, "bytes", Msg("weights + KV cache of {running:.1f} running sequences + activations + runtime workspace ({layout_txt})", running=running, layout_txt=layout_txt)),
+        "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
         "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
         "components": {
-            "weights_bytes": q(w_gpu, "bytes", f"{p.weights} weights split over TP{tp} x PP{pp}"),
+            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} x PP{pp}", weights=p.weights, tp=tp, pp=pp)),
             "kv_cache_bytes": q(kv_gpu, "bytes", Msg(
                 "{n:.1f} running sequences x {tokens:g} tokens reserved each ({how}) of {kv} KV; the pool holds {cap:g}",
                 n=running, tokens=float(s.input_tokens + (s.output_tokens if rt.kv_reservation == "full" else s.output_tokens / 2)),
@@ -330,9 +328,9 @@ def _details(spec, res, cat, rec, warnings, calibrations):
                 kv=p.kv_cache, cap=float(res["n_kv"][ai, li]))),
             "activations_bytes": q(act, "bytes", Msg("one forward pass of the step's token budget ({budget} tokens)",
                                                      budget=rt.step_token_budget)),
-            "gradients_bytes": q(0, "bytes", "no gradients in inference"),
-            "optimizer_bytes": q(0, "bytes", "no optimizer in inference"),
-            "adapter_bytes": q(0, "bytes", "no adapters"),
+            "gradients_bytes": q(0, "bytes", Msg("no gradients in inference")),
+            "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
+            "adapter_bytes": q(0, "bytes", Msg("no adapters")),
             "overhead_bytes": q(work, "bytes", Msg("CUDA context + {rt} workspace (CUDA graphs, sampler); the engine uses "
                                                    "{frac:.0%} of GPU memory", rt=rt.label, frac=rt.gpu_memory_fraction)),
         },
@@ -347,12 +345,12 @@ def _details(spec, res, cat, rec, warnings, calibrations):
     consts = note["constants_values"]
     serving_section = {
         "runtime": rt.label,
-        "precision_on_hardware": str(note["peak"]),
+        "precision_on_hardware": note["peak"],  # a Msg: translated at the edges
         "constants": Msg("{src}: prefill_efficiency {pe:.3f}, decode_bandwidth_efficiency {be:.3f}, step_overhead_s "
                          "{so:.4f}", src=note["constants"], pe=consts["prefill_efficiency"],
                          be=consts["decode_bandwidth_efficiency"], so=consts["step_overhead_s"]),
         "single_stream_tokens_per_s": q(1.0 / float(res["tpot1"][ai, li]), "tokens/s",
-                                        "one sequence alone: weights / (bandwidth x efficiency) + step overheads"),
+                                        Msg("one sequence alone: weights / (bandwidth x efficiency) + step overheads")),
         "prefill_ms": q((float(res["ttft1"][ai, li]) - float(consts["request_overhead_s"])) * 1e3, "ms",
                         Msg("one {n}-token prompt alone, inside the engine (no HTTP/tokenisation): max(its FLOPs at "
                             "the efficiency, one weight read) + step overheads", n=s.input_tokens)),
@@ -360,22 +358,22 @@ def _details(spec, res, cat, rec, warnings, calibrations):
             "mean at the stated load: the running step, this prompt's prefill in the next step, queueing for the "
             "step token budget ({budget}) and for a free slot, + {ro:.0f} ms per-request overhead",
             budget=rt.step_token_budget, ro=float(consts["request_overhead_s"]) * 1e3)),
-        "ttft_p95_ms": q(float(op["ttft_p95"][ai, li]) * 1e3, "ms", "95th percentile at the stated load"),
+        "ttft_p95_ms": q(float(op["ttft_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile at the stated load")),
         "tpot_ms": q(T * 1e3, "ms", Msg("mean engine step with {n:.1f} sequences running: decodes plus the prompt chunks "
                                         "of arriving requests", n=running)),
-        "tpot_p50_ms": q(T * 1e3, "ms", "median time per output token"),
-        "tpot_p95_ms": q(float(op["tpot_p95"][ai, li]) * 1e3, "ms", "95th percentile: steps vary with the prompts they carry"),
-        "output_tokens_per_s_per_gpu": q(rate * s.output_tokens / gpus, "tokens/s", "per GPU at the stated load"),
-        "output_tokens_per_s_per_user": q(1.0 / T, "tokens/s", "one user's streaming speed (1 / TPOT)"),
+        "tpot_p50_ms": q(T * 1e3, "ms", Msg("median time per output token")),
+        "tpot_p95_ms": q(float(op["tpot_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile: steps vary with the prompts they carry")),
+        "output_tokens_per_s_per_gpu": q(rate * s.output_tokens / gpus, "tokens/s", Msg("per GPU at the stated load")),
+        "output_tokens_per_s_per_user": q(1.0 / T, "tokens/s", Msg("one user's streaming speed (1 / TPOT)")),
         "max_rps_per_replica_meeting_targets": q(lam_t, "requests/s", Msg("highest Poisson rate one replica serves within the "
                                                                            "p95 targets ({targets})", targets=targets)),
         "max_stable_rps_per_replica": q(_g(res, "max_stable_rate", ai, li), "requests/s",
-                                        "beyond this the queue grows without bound"),
+                                        Msg("beyond this the queue grows without bound")),
         "bottleneck": str(res["bottleneck"][ai, li]),
         "max_concurrent_sequences": q(float(min(res["n_kv"][ai, li], 1e9)), "sequences",
                                       Msg("sequences the KV pool and the {rt} scheduler (max {m}) run at once per replica",
                                           rt=rt.label, m=rt.max_running_seqs)),
-        "batch_per_replica": q(running, "sequences", "sequences running per replica at the stated load (Little's law)"),
+        "batch_per_replica": q(running, "sequences", Msg("sequences running per replica at the stated load (Little's law)")),
         "replicas": q(float(replicas), "replicas", Msg(
             "max({rps:g} rps / {lam:.3g} rps per replica, {c} closed-loop clients / clients per replica within the "
             "targets){pin}", rps=s.requests_per_second, lam=lam_t, c=s.concurrency,
@@ -394,10 +392,10 @@ def _details(spec, res, cat, rec, warnings, calibrations):
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram)
     weights_bytes = res["weights_bytes"]
     storage = {
-        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", "model weights x 2 (current + next version) + 200 GB images/caches"),
-        "model_registry_bytes": q(3 * weights_bytes, "bytes", "object storage: 3 model versions"),
-        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", "request/response logs x retention months"),
-        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", "data.dataset_gb + growth"),
+        "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),
+        "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 model versions")),
+        "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("request/response logs x retention months")),
+        "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("data.dataset_gb + growth")),
     }
     if spec.kind == "rag":
         idx, why = _rag_index_bytes(spec)

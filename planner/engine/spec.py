@@ -27,6 +27,8 @@ MASTER_WEIGHTS = ("fp32", "none")
 ADAPTER_PRECISIONS = ("fp32", "bf16", "fp16")
 CONTEXT_PARALLEL = (1, 2, 4, 8, 16, 32)
 CHECKPOINTING = ("none", "selective", "full")
+# fused: FlashAttention / PyTorch SDPA / cuDNN attention (scores never stored); eager: s x s scores kept
+ATTENTION_IMPLEMENTATIONS = ("fused", "eager")
 INDEXES = ("flat", "hnsw", "ivf_pq")
 GENERATORS = ("self_hosted", "external_api")
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
@@ -73,6 +75,7 @@ class TrainingSpec:
     double_quant: bool = True  # QLoRA: NF4 quantisation constants quantised again (8-bit)
     context_parallel: int | None = None  # None: searched for long sequences
     goodput: float | None = None  # None: default by GPU count (docs/SIZING.md "Goodput")
+    attention: str = "fused"  # attention kernel: fused (FlashAttention/SDPA, the default) or eager
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,7 +156,7 @@ class _Reader:
         if value is _MISSING or value is None:
             return None
         if not isinstance(value, Mapping):
-            self.err(path, "must be an object")
+            self.err(path, Msg("must be an object"))
             return None
         self.keys(value, path, allowed)
         return value
@@ -161,7 +164,7 @@ class _Reader:
     def keys(self, d: Mapping, path: str, allowed: tuple[str, ...]) -> None:
         for k in d:
             if k not in allowed:
-                self.err(f"{path}.{k}" if path else str(k), f"unknown field; allowed: {', '.join(allowed)}")
+                self.err(f"{path}.{k}" if path else str(k), Msg("unknown field; allowed: {allowed}", allowed=', '.join(allowed)))
 
     def number(self, d, key, path, *, default=None, minimum=0.0, maximum=None, integer=False,
                strict_min=False, required=False):
@@ -176,26 +179,26 @@ class _Reader:
                 try:
                     value = float(value.strip())
                 except ValueError:
-                    self.err(field, f"must be a number, got {value!r}")
+                    self.err(field, Msg("must be a number, got {value}", value=repr(value)))
                     return default
             else:
-                self.err(field, f"must be a number, got {type(value).__name__}")
+                self.err(field, Msg("must be a number, got {value_type}", value_type=type(value).__name__))
                 return default
         try:
             finite = math.isfinite(value)
         except OverflowError:  # an integer too large for a float (JSON allows any length)
             finite = False
         if not finite:
-            self.err(field, "must be a finite number")
+            self.err(field, Msg("must be a finite number"))
             return default
         if integer and value != int(value):
-            self.err(field, f"must be a whole number, got {value}")
+            self.err(field, Msg("must be a whole number, got {value}", value=value))
             return default
         if (strict_min and value <= minimum) or value < minimum:
-            self.err(field, f"must be {'>' if strict_min else '>='} {minimum:g}, got {value:g}")
+            self.err(field, (Msg("must be more than {minimum:,.15g}, got {value:,.15g}", minimum=minimum, value=value) if strict_min else Msg("must be at least {minimum:,.15g}, got {value:,.15g}", minimum=minimum, value=value)))
             return default
         if maximum is not None and value > maximum:
-            self.err(field, f"must be <= {maximum:g}, got {value:g}")
+            self.err(field, Msg("must be at most {maximum:,.15g}, got {value:,.15g}", maximum=maximum, value=value))
             return default
         return int(value) if integer else float(value)
 
@@ -209,7 +212,7 @@ class _Reader:
         if value is _MISSING or value is None:
             return default
         if not isinstance(value, bool):
-            self.err(field, f"must be true or false, got {value!r}")
+            self.err(field, Msg("must be true or false, got {value}", value=repr(value)))
             return default
         return value
 
@@ -218,10 +221,10 @@ class _Reader:
         value = d.get(key, _MISSING) if d is not None else _MISSING
         if value is _MISSING or value is None:
             if required:
-                self.err(field, f"required; one of: {', '.join(allowed)}")
+                self.err(field, Msg("required; one of: {allowed}", allowed=', '.join(allowed)))
             return default
         if not isinstance(value, str) or value.strip().lower() not in allowed:
-            self.err(field, f"unknown value {value!r}; allowed: {', '.join(allowed)}")
+            self.err(field, Msg("unknown value {value}; allowed: {allowed}", value=repr(value), allowed=', '.join(allowed)))
             return default
         return value.strip().lower()
 
@@ -231,10 +234,10 @@ class _Reader:
         if value is _MISSING or value is None:
             return default
         if not isinstance(value, str):
-            self.err(field, f"must be a string, got {type(value).__name__}")
+            self.err(field, Msg("must be a string, got {value_type}", value_type=type(value).__name__))
             return default
         if len(value) > max_length:
-            self.err(field, f"must be at most {max_length} characters")
+            self.err(field, Msg("must be at most {max_length} characters", max_length=max_length))
             return default
         if _UNSTORABLE.search(value):  # PostgreSQL text cannot hold NUL; UTF-8 no lone surrogate
             self.err(field, Msg("must not contain NUL or unpaired surrogate characters"))
@@ -263,7 +266,7 @@ def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> Model
     f["flops_per_sample"] = r.number(a, "flops_per_sample", path, minimum=0, maximum=1e18, strict_min=True)
     if model_type in ("vision", "other"):
         if f["params"] is None:
-            r.err(f"{path}.params", "required for a model without a transformer architecture")
+            r.err(f"{path}.params", Msg("required for a model without a transformer architecture"))
         if len(r.errors) > n0:
             return None
         return arch_from_fields(name=name or "custom model", fields=f)
@@ -287,28 +290,28 @@ def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> Model
     heads, hidden = f["attention_heads"], f["hidden_size"]
     if f["head_dim"] is None:
         if hidden % heads:
-            r.err(f"{path}.head_dim", f"required: hidden_size {hidden} is not divisible by attention_heads {heads}")
+            r.err(f"{path}.head_dim", Msg("required: hidden_size {hidden} is not divisible by attention_heads {heads}", hidden=hidden, heads=heads))
         f["head_dim"] = hidden // heads
     if f["kv_heads"] is None:
         f["kv_heads"] = heads
     elif f["kv_lora_rank"] is None and heads % f["kv_heads"]:
-        r.err(f"{path}.kv_heads", f"must divide attention_heads ({heads}), got {f['kv_heads']}")
+        r.err(f"{path}.kv_heads", Msg("must divide attention_heads ({heads}), got {kv_heads}", heads=heads, kv_heads=f['kv_heads']))
     experts = f["experts"] or 0
     if experts:
         if not f["experts_per_token"]:
-            r.err(f"{path}.experts_per_token", "required when experts > 0")
+            r.err(f"{path}.experts_per_token", Msg("required when experts > 0"))
         elif f["experts_per_token"] > experts:
-            r.err(f"{path}.experts_per_token", f"must be <= experts ({experts})")
+            r.err(f"{path}.experts_per_token", Msg("must be <= experts ({experts})", experts=experts))
         if f["ffn_hidden_size"] is None and f["moe_ffn_hidden_size"] is None:
-            r.err(f"{path}.moe_ffn_hidden_size", "required for an MoE model (or ffn_hidden_size)")
+            r.err(f"{path}.moe_ffn_hidden_size", Msg("required for an MoE model (or ffn_hidden_size)"))
     elif f["ffn_hidden_size"] is None and a.get("ffn_hidden_size") is None:
         r.err(f"{path}.ffn_hidden_size", "required")
     if f["ffn_hidden_size"] is None:
         f["ffn_hidden_size"] = f["moe_ffn_hidden_size"]
     if (f["dense_layers"] or 0) > f["layers"]:
-        r.err(f"{path}.dense_layers", f"must be <= layers ({f['layers']})")
+        r.err(f"{path}.dense_layers", Msg("must be <= layers ({layers})", layers=f['layers']))
     if (f["local_layers"] or 0) > f["layers"]:
-        r.err(f"{path}.local_layers", f"must be <= layers ({f['layers']})")
+        r.err(f"{path}.local_layers", Msg("must be <= layers ({layers})", layers=f['layers']))
     if f["sliding_window"] and f["local_layers"] is None:
         f["local_layers"] = f["layers"]  # a window without a layer pattern applies to every layer
     if len(r.errors) > n0:
@@ -329,7 +332,7 @@ def _hf_get(r: _Reader, cfg: Mapping, path: str, *names: str, required=False, de
         if cfg.get(n) is not None:
             return cfg[n]
     if required:
-        r.err(f"{path}.{names[0]}", "required in the Hugging Face config")
+        r.err(f"{path}.{names[0]}", Msg("required in the Hugging Face config"))
     return default
 
 
@@ -373,7 +376,7 @@ def _read_hf_config(r: _Reader, cfg: Mapping, path: str, *, name: str) -> ModelA
     if inter is not None:
         a["ffn_hidden_size"] = inter
     elif not moe_experts:
-        r.err(f"{path}.intermediate_size", "required in the Hugging Face config")
+        r.err(f"{path}.intermediate_size", Msg("required in the Hugging Face config"))
         return None
     if cfg.get("kv_lora_rank"):
         a["kv_lora_rank"] = cfg["kv_lora_rank"]
@@ -412,18 +415,18 @@ def _read_model(r: _Reader, m: Mapping, path: str) -> tuple[ModelArch | None, st
     name = r.text(m, "name", path)
     given = [k for k in ("preset", "architecture", "hf_config") if m.get(k) is not None]
     if len(given) != 1:
-        r.err(path, "give exactly one of: preset, architecture, hf_config")
+        r.err(path, Msg("give exactly one of: preset, architecture, hf_config"))
         return None, ""
     key = given[0]
     if key == "preset":
         pid = m["preset"]
         if not isinstance(pid, str) or get_preset(pid.strip()) is None:
-            r.err(f"{path}.preset", f"unknown preset {pid!r}; allowed: {', '.join(preset_ids())}")
+            r.err(f"{path}.preset", Msg("unknown preset {pid}; allowed: {preset_ids}", pid=repr(pid), preset_ids=', '.join(preset_ids())))
             return None, ""
         return preset_arch(pid.strip()), f"preset:{pid.strip()}"
     value = m[key]
     if not isinstance(value, Mapping):
-        r.err(f"{path}.{key}", "must be an object")
+        r.err(f"{path}.{key}", Msg("must be an object"))
         return None, ""
     if key == "architecture":
         return _read_architecture(r, value, f"{path}.architecture", name=name), "architecture"
@@ -434,7 +437,7 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     """Validate a JSON-like workload description; raise SpecValidationError with all problems."""
     r = _Reader()
     if not isinstance(data, Mapping):
-        raise SpecValidationError([FieldError(field="(root)", message="must be a JSON object")])
+        raise SpecValidationError([FieldError(field="(root)", message=Msg("must be a JSON object"))])
     top = ("kind", "name", "description", "model", "precision", "training", "serving", "rag", "data", "hardware")
     r.keys(data, "", top)
     kind = r.choice(data, "kind", "", KINDS, required=True)
@@ -449,7 +452,7 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         rag_external = kind == "rag" and isinstance(data.get("rag"), Mapping) and (
             data["rag"].get("generator") == "external_api")
         if not rag_external:
-            r.err("model", f"required for kind {kind}")
+            r.err("model", Msg("required for kind {kind}", kind=kind))
 
     p = r.section(data, "precision", "precision", ("weights", "compute", "kv_cache")) or {}
     method = None
@@ -467,14 +470,14 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     if kind in ("pretraining", "finetuning", "classic_training"):
         training = _read_training(r, t or {}, kind=kind, model=model, precision=precision, method=method)
     elif t is not None:
-        r.err("training", f"not used for kind {kind}; remove it")
+        r.err("training", Msg("not used for kind {kind}; remove it", kind=kind))
 
     serving = None
     s = r.section(data, "serving", "serving", tuple(ServingSpec.__dataclass_fields__))
     if kind in ("inference", "rag", "external_api"):
         serving = _read_serving(r, s or {}, model=model)
     elif s is not None:
-        r.err("serving", f"not used for kind {kind}; remove it")
+        r.err("serving", Msg("not used for kind {kind}; remove it", kind=kind))
 
     rag = None
     rg = r.section(data, "rag", "rag", (
@@ -483,7 +486,7 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     if kind == "rag":
         rag = _read_rag(r, rg or {}, required=rg is None)
     elif rg is not None and kind != "external_api":
-        r.err("rag", f"not used for kind {kind}; remove it")
+        r.err("rag", Msg("not used for kind {kind}; remove it", kind=kind))
     elif rg is not None:
         rag = _read_rag(r, rg, required=False)
 
@@ -506,9 +509,9 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     )
     _check_serving_layout(r, hardware, kind=kind, model=model)
     if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
-        r.err("model", f"a vision model ({model.name}) cannot be sized as {kind}; use classic_training")
+        r.err("model", Msg("a vision model ({name}) cannot be sized as {kind}; use classic_training", name=model.name, kind=kind))
     if model is not None and kind == "classic_training" and model.model_type != "vision" and not model.flops_per_sample:
-        r.err("model.architecture.flops_per_sample", "required for classic_training")
+        r.err("model.architecture.flops_per_sample", Msg("required for classic_training"))
     if r.errors:
         raise SpecValidationError(r.errors)
     return WorkloadSpec(kind=kind, name=name, model=model, model_source=model_source, precision=precision,
@@ -556,7 +559,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         if isinstance(targets, str):
             targets = {"all": LORA_TARGETS, "attention": ("q", "k", "v", "o")}.get(targets, [targets])
         if not isinstance(targets, list | tuple) or not targets or any(x not in LORA_TARGETS for x in targets):
-            r.err(f"{P}.lora_targets", f"a list drawn from: {', '.join(LORA_TARGETS)} (or 'all' / 'attention')")
+            r.err(f"{P}.lora_targets", Msg("a list drawn from: {lora_targets} (or 'all' / 'attention')", lora_targets=', '.join(LORA_TARGETS)))
         else:
             lora_targets = tuple(dict.fromkeys(targets))
     optimizer = r.choice(t, "optimizer", P, OPTIMIZERS, default="adamw")
@@ -578,6 +581,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     goodput = r.number(t, "goodput", P, minimum=0.0, maximum=1.0, strict_min=True)
     zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
     ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
+    attention = r.choice(t, "attention", P, ATTENTION_IMPLEMENTATIONS, default="fused")
     sp = r.boolean(t, "sequence_parallel", P, default=True)
     tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
@@ -588,30 +592,30 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     method = method or "full"
     if kind == "classic_training":
         if samples is None:
-            r.err(f"{P}.dataset_samples", "required for classic_training")
+            r.err(f"{P}.dataset_samples", Msg("required for classic_training"))
         if method != "full":
-            r.err(f"{P}.method", "classic_training supports only full training")
+            r.err(f"{P}.method", Msg("classic_training supports only full training"))
     elif tokens is None:
-        r.err(f"{P}.tokens", f"required for {kind} (dataset tokens x epochs)")
+        r.err(f"{P}.tokens", Msg("required for {kind} (dataset tokens x epochs)", kind=kind))
     if kind == "pretraining" and method != "full":
-        r.err(f"{P}.method", "pretraining trains all weights: use method full")
+        r.err(f"{P}.method", Msg("pretraining trains all weights: use method full"))
     if method == "qlora" and precision.weights != "int4":
-        r.err("precision.weights", "QLoRA keeps the frozen base weights in int4")
+        r.err("precision.weights", Msg("QLoRA keeps the frozen base weights in int4"))
     if method != "qlora" and precision.weights in ("int8", "int4", "fp4") and kind != "classic_training" and method == "full":
-        r.err("precision.weights", "full training needs fp32/bf16/fp16 (or fp8) weights; use lora/qlora to train on quantised weights")
+        r.err("precision.weights", Msg("full training needs fp32/bf16/fp16 (or fp8) weights; use lora/qlora to train on quantised weights"))
     if gbt is not None and seq and mbs and gbt < seq * mbs:
-        r.err(f"{P}.global_batch_tokens", f"must be >= micro_batch_size x sequence_length ({mbs * seq})")
+        r.err(f"{P}.global_batch_tokens", Msg("must be >= micro_batch_size x sequence_length ({mbs})", mbs=mbs * seq))
     if model is not None and model.is_transformer:
         if tp and model.attention_heads % tp:
-            r.err(f"{P}.tensor_parallel", f"must divide attention_heads ({model.attention_heads}), got {tp}")
+            r.err(f"{P}.tensor_parallel", Msg("must divide attention_heads ({attention_heads}), got {tp}", attention_heads=model.attention_heads, tp=tp))
         if pp and pp > model.layers:
-            r.err(f"{P}.pipeline_parallel", f"must be <= layers ({model.layers}), got {pp}")
+            r.err(f"{P}.pipeline_parallel", Msg("must be <= layers ({layers}), got {pp}", layers=model.layers, pp=pp))
         if max_seq and seq > max_seq * 4:
-            r.err(f"{P}.sequence_length", f"{seq} is far beyond the model's context ({max_seq})")
+            r.err(f"{P}.sequence_length", Msg("{seq} is far beyond the model's context ({max_seq})", seq=seq, max_seq=max_seq))
     if kind == "classic_training" and cp and cp > 1:
-        r.err(f"{P}.context_parallel", "context parallelism splits token sequences: not for classic_training")
+        r.err(f"{P}.context_parallel", Msg("context parallelism splits token sequences: not for classic_training"))
     if "double_quant" in t and method != "qlora":
-        r.err(f"{P}.double_quant", "only for method qlora (NF4 base weights)")
+        r.err(f"{P}.double_quant", Msg("only for method qlora (NF4 base weights)"))
     if len(r.errors) > n0:
         return None
     if kind != "classic_training" and gbt is None:
@@ -627,7 +631,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         sequence_parallel=sp, tensor_parallel=tp, pipeline_parallel=pp, virtual_pipeline_stages=vpp,
         deadline_hours=deadline, checkpoint_every_hours=every, checkpoints_kept=kept,
         optimizer_states=states, master_weights=master, adapter_precision=adapter_precision,
-        double_quant=double_quant, context_parallel=cp, goodput=goodput,
+        double_quant=double_quant, context_parallel=cp, goodput=goodput, attention=attention,
     )
 
 
@@ -649,9 +653,9 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     if ctx is None:
         ctx = inp + out
     elif inp + out > ctx:
-        r.err(f"{P}.context_length", f"must be >= input_tokens + output_tokens ({inp + out})")
+        r.err(f"{P}.context_length", Msg("must be >= input_tokens + output_tokens ({inp})", inp=inp + out))
     if max_ctx and ctx > max_ctx and model is not None and model.model_type == "decoder":
-        r.err(f"{P}.context_length", f"{ctx} exceeds the model's maximum context ({max_ctx})")
+        r.err(f"{P}.context_length", Msg("{ctx} exceeds the model's maximum context ({max_ctx})", ctx=ctx, max_ctx=max_ctx))
     if len(r.errors) > n0:
         return None
     return ServingSpec(context_length=ctx, input_tokens=inp, output_tokens=out, concurrency=conc,
@@ -663,7 +667,7 @@ def _read_rag(r: _Reader, g: Mapping, *, required: bool) -> RagSpec | None:
     P = "rag"
     n0 = len(r.errors)
     if required:
-        r.err(P, "required for kind rag (at least rag.documents)")
+        r.err(P, Msg("required for kind rag (at least rag.documents)"))
         return None
     docs = r.integer(g, "documents", P, minimum=1, maximum=10**11, required=True)
     tpd = r.integer(g, "tokens_per_document", P, default=1000, minimum=1, maximum=10**8)
@@ -675,7 +679,7 @@ def _read_rag(r: _Reader, g: Mapping, *, required: bool) -> RagSpec | None:
         p = get_preset(pid) if isinstance(pid, str) else None
         if p is None or p.model_type != "encoder":
             allowed = [x for x in preset_ids() if get_preset(x).model_type == "encoder"]
-            r.err(f"{P}.embedding_model", f"unknown embedding preset {pid!r}; allowed: {', '.join(allowed)}")
+            r.err(f"{P}.embedding_model", Msg("unknown embedding preset {pid}; allowed: {allowed}", pid=repr(pid), allowed=', '.join(allowed)))
         else:
             emb = preset_arch(pid)
     if emb is None and em is None:
@@ -687,7 +691,7 @@ def _read_rag(r: _Reader, g: Mapping, *, required: bool) -> RagSpec | None:
     top_k = r.integer(g, "top_k", P, default=5, minimum=1, maximum=1000)
     gen = r.choice(g, "generator", P, GENERATORS, default="self_hosted")
     if emb is not None and emb.max_position_embeddings and chunk > emb.max_position_embeddings:
-        r.err(f"{P}.chunk_tokens", f"must be <= the embedding model's input limit ({emb.max_position_embeddings})")
+        r.err(f"{P}.chunk_tokens", Msg("must be <= the embedding model's input limit ({max_position_embeddings})", max_position_embeddings=emb.max_position_embeddings))
     if len(r.errors) > n0:
         return None
     return RagSpec(documents=docs, tokens_per_document=tpd, chunk_tokens=chunk, embedding_model=emb,

@@ -52,6 +52,20 @@ def gib(value_bytes):
 
 
 @register.filter
+def size(value_bytes):
+    """Bytes in the binary unit that fits: 'KV cache per token 160.0 KiB', not '0.0 GiB'."""
+    amount = _dec(value_bytes)
+    if amount is None:
+        return _unknown()
+    if amount == 0:
+        return "0 GiB"
+    for unit, power in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if abs(amount) >= (1 << power):
+            return f"{number_format(amount / (1 << power), 1, use_l10n=True, force_grouping=True)} {unit}"
+    return f"{number_format(amount, 0, use_l10n=True, force_grouping=True)} B"
+
+
+@register.filter
 def pct(value, digits=0):
     amount = _dec(value)
     if amount is None:
@@ -74,3 +88,23 @@ def figure(value):
         return number_format(int(value), 0, use_l10n=True, force_grouping=True)
     digits = 2 if abs(value) >= 1 else 3
     return number_format(round(Decimal(str(value)), digits), digits, use_l10n=True, force_grouping=True)
+
+
+@register.filter
+def status_label(value):
+    """A version status code ("done") as its label in the active language ("Готов")."""
+    from planner.choices import VersionStatus
+
+    try:
+        return VersionStatus(value).label
+    except ValueError:
+        return value
+
+
+@register.filter
+def msg(value):
+    """An engine text (Msg, its stored {"template", "params"} form, or a plain string) in the
+    active language, with the language's number separators and plural forms (planner.i18n)."""
+    from planner.i18n import render
+
+    return render(value)

@@ -15,6 +15,11 @@
     return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(value);
   }
 
+  function short(text) {
+    text = String(text || "");
+    return text.length > 48 ? text.slice(0, 47) + "…" : text;
+  }
+
   function markDrawn(canvas) { canvas.setAttribute("data-drawn", "true"); }
 
   function drawTco() {
@@ -38,6 +43,8 @@
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         interaction: { mode: "index", intersect: false },
+        // every option's line is named in the legend (below the chart, wrapping, never dropped)
+        plugins: { legend: { display: true, position: "bottom", labels: { boxWidth: 12, font: { size: 11 } } } },
         scales: {
           x: { title: { display: true, text: canvas.getAttribute("data-x-label") || "month" } },
           y: { title: { display: true, text: data.currency }, ticks: { callback: fmt } }
@@ -76,7 +83,11 @@
         ]
       },
       options: { animation: false, indexAxis: "y", responsive: true, maintainAspectRatio: false,
-                 scales: { x: { title: { display: true, text: data.currency }, ticks: { callback: fmt } } } }
+                 plugins: { legend: { display: true, position: "top" },
+                            tooltip: { callbacks: { title: function (items) { return data.labels[items[0].dataIndex]; } } } },
+                 scales: { x: { title: { display: true, text: data.currency }, ticks: { callback: fmt } },
+                           // long option names are shortened on the axis (the tooltip has them in full)
+                           y: { ticks: { autoSkip: false, callback: function (v) { return short(data.labels[v]); } } } } }
     });
     markDrawn(canvas);
   }
@@ -100,6 +111,51 @@
     });
     markDrawn(canvas);
   }
+
+  // --- the workload form: an htmx redraw never discards what was typed meanwhile ----------
+  // A redraw answers with the values that were sent; anything the user changed while the
+  // request was in flight is put back, field by field, once the new fields are in place.
+  function snapshot(form) {
+    var out = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.type === "file" || el.name === "csrfmiddlewaretoken") return;
+      if (el.type === "radio") { if (el.checked) out[el.name] = el.value; else if (!(el.name in out)) out[el.name] = ""; }
+      else if (el.type === "checkbox") out[el.name] = el.checked ? "on" : "";
+      else out[el.name] = el.value;
+    });
+    return out;
+  }
+
+  function restore(form, sent, now) {
+    var redraw = null;
+    Object.keys(now).forEach(function (name) {
+      if (sent[name] === now[name]) return;
+      var els = form.querySelectorAll('[name="' + name + '"]');
+      Array.prototype.forEach.call(els, function (el) {
+        if (el.type === "radio") el.checked = el.value === now[name];
+        else if (el.type === "checkbox") el.checked = now[name] === "on";
+        else el.value = now[name];
+      });
+      if (els.length && (name === "kind" || name === "model_source")) redraw = els[0];
+    });
+    // The kind changed again while the steps were on their way: draw the steps of the latest.
+    if (redraw) redraw.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var form = e.detail.elt && e.detail.elt.closest ? e.detail.elt.closest("form") : null;
+    if (!form || !e.detail.xhr) return;
+    e.detail.xhr.gpForm = form;
+    e.detail.xhr.gpSent = snapshot(form);
+  });
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var xhr = e.detail.xhr;
+    if (xhr && xhr.gpForm) xhr.gpNow = snapshot(xhr.gpForm);
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    var xhr = e.detail.xhr;
+    if (xhr && xhr.gpForm && xhr.gpNow) restore(xhr.gpForm, xhr.gpSent, xhr.gpNow);
+  });
 
   function drawCurve(canvasId, key, yLabel, data) {
     var canvas = document.getElementById(canvasId);

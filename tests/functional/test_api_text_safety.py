@@ -171,6 +171,10 @@ def test_every_request_body_refuses_100000_levels_of_nesting_before_parsing_it(o
         if "requestBody" not in op:
             continue
         response = getattr(client, method)(_url(path, owner_world), data=deep, content_type="application/json")
+        if "application/json" not in op["requestBody"].get("content", {}):
+            # A multipart-only operation (file uploads) never parses JSON: refused unparsed.
+            assert response.status_code == 415, (path, response.status_code)
+            continue
         _assert_refused(response, None)
         assert "nested deeper" in json.dumps(response.json())
         checked += 1

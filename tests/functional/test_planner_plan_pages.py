@@ -221,8 +221,9 @@ def test_csv_export(owner_client, plan):
     response = owner_client.get(reverse("plan_version_export", args=[plan.id, 1, "csv"]))
     assert response.status_code == 200
     assert "attachment" in response["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
-    assert {r["row"] for r in rows} >= {"gpu_time", "infrastructure", "engineering", "downtime_risk"}
+    text = response.content.decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text[text.index("\r\n\r\n") + 4:])))
+    assert {r["Row"] for r in rows} >= {"GPU time", "Infrastructure", "Engineering", "Downtime risk", "Total"}
 
 
 def test_xlsx_export_opens_with_numbers(owner_client, plan):
@@ -348,3 +349,41 @@ def test_options_of_another_teams_plan_is_404(client, plan):
     client.force_login(member(Role.OWNER))
     options = [o["id"] for o in plan.versions.get().result["costs"]["options"][:2]]
     assert client.get(reverse("plan_options_compare", args=[plan.id, 1]), {"options": options}).status_code == 404
+
+
+# --- issue 15: units, layout, currency, pins -------------------------------------------------
+
+def test_sizes_take_the_unit_that_fits_and_layouts_name_data_parallel():
+    from planner.presentation import _layout, _unit_from_key
+    from planner.templatetags.planner_tags import size
+
+    assert size(163840) == "160.0 KiB" and size(3 * 2**30) == "3.0 GiB" and size(5 * 2**20) == "5.0 MiB"
+    assert _layout({"tensor_parallel": 1, "pipeline_parallel": 1, "data_parallel": 48}) == "TP1 × PP1 × DP48"
+    assert _layout({"count": 8, "tensor_parallel": 2, "pipeline_parallel": 1}) == "TP2 × PP1 × DP4"
+    assert _unit_from_key("inter_node_required_gb_s_per_gpu") == "GB/s"
+
+
+def test_a_recommendation_missing_the_targets_says_so_in_the_headline():
+    from planner.presentation import sizing_view
+
+    sizing = {"recommendation": {"accelerator": "T4", "count": 64, "why": "meets the targets on a priced accelerator"},
+              "serving": {"meets_targets": False},
+              "warnings": ["no layout meets the latency/throughput targets within 1024 GPUs; the closest is shown"]}
+    view = sizing_view(sizing)
+    assert view["headline"]["meets"] is False
+    assert "does NOT meet the targets" in str(view["headline"]["why"])
+    assert "meets the targets on" not in str(view["headline"]["why"])
+
+
+def test_alternatives_are_priced_in_the_plans_currency():
+    from decimal import Decimal
+
+    from planner.presentation import _price_alternatives
+
+    view = {"ranked": [{"cost_usd_per_hour": 2.0}]}
+    _price_alternatives(view, {"currency": "RUB", "inputs_used": {"fx": [
+        {"base": "RUB", "quote": "USD", "rate": "0.0125", "on": "2026-12-01"}]}})
+    assert view["price_currency"] == "RUB" and view["ranked"][0]["cost_per_hour"] == Decimal("160")
+    no_rate = {"ranked": [{"cost_usd_per_hour": 2.0}]}
+    _price_alternatives(no_rate, {"currency": "EUR", "inputs_used": {"fx": []}})
+    assert no_rate["price_currency"] == "" and no_rate["ranked"][0]["cost_per_hour"] is None

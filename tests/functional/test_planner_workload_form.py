@@ -225,3 +225,79 @@ def test_utilisation_has_no_initial_value(client, editor):
     html = client.get(reverse("workload_create")).content.decode()
     tag = re.search(r'<input[^>]*name="utilisation"[^>]*>', html).group(0)
     assert "value=" not in tag
+
+
+# --- issue 15: every kind submits; typed text is never dropped -----------------------------
+
+def test_external_api_kind_submits_without_the_model_step(client, editor):
+    # The kind has no model step, so the browser does not send "model given as" at all.
+    data = {"name": "Agent", "team": _team(editor), "kind": "external_api", "horizon_months": "12",
+            "currency": "USD", "rag__documents": "1000"}
+    response = client.post(reverse("workload_create"), data)
+    assert response.status_code == 302, response.context["form"].errors
+    spec = PlanVersion.objects.get().inputs["spec"]
+    assert spec["kind"] == "external_api" and "model" not in spec
+
+
+def test_the_steps_of_the_external_api_kind_have_no_model_source(client, editor):
+    response = post(client, team=_team(editor), kind="external_api", refresh="1")
+    assert 'name="model_source"' not in response.content.decode()
+
+
+@pytest.mark.parametrize("name", ["serving__concurrency", "serving__requests_per_second", "horizon_months",
+                                  "utilisation"])
+def test_text_in_a_number_field_is_a_visible_error(client, editor, name):
+    response = post(client, team=_team(editor), **{name: "five"})
+    assert response.status_code == 400
+    assert name in response.context["form"].errors
+    html = response.content.decode()
+    assert f'id="id_{name}_errors"' in html
+    # The typed text is shown back, not silently replaced by the default.
+    assert re.search(rf'name="{name}"[^>]*value="five"', html)
+    assert Workload.objects.count() == 0
+
+
+def test_number_fields_are_text_boxes_with_a_numeric_keyboard(client, editor):
+    html = client.get(reverse("workload_create")).content.decode()
+    tag = re.search(r'<input[^>]*name="serving__requests_per_second"[^>]*>', html).group(0)
+    assert 'type="text"' in tag and 'inputmode="decimal"' in tag
+
+
+def test_decimal_comma_and_spaced_thousands_on_a_russian_page(client, editor):
+    response = client.post(reverse("workload_create"), {**BASE, "team": _team(editor), "utilisation": "0,6",
+                                                        "serving__concurrency": "1 024"},
+                           HTTP_ACCEPT_LANGUAGE="ru")
+    assert response.status_code == 302
+    version = PlanVersion.objects.get()
+    assert version.inputs["costs"]["utilisation"] == 0.6
+    assert version.inputs["spec"]["serving"]["concurrency"] == 1024
+
+
+def test_grouped_thousands_on_an_english_page(client, editor):
+    post(client, team=_team(editor), serving__concurrency="1,024")
+    assert PlanVersion.objects.get().inputs["spec"]["serving"]["concurrency"] == 1024
+
+
+# --- the login page's demo hint (issue 15) ---------------------------------------------------
+
+def test_login_page_names_the_demo_user_on_the_embedded_default(client, settings):
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("demo", password="demo-planner")
+    html = client.get(reverse("login")).content.decode()
+    assert 'id="demo-login"' in html and "<strong>demo</strong>" in html and "demo-planner" in html
+
+
+def test_login_page_gives_no_hint_on_a_configured_database(client, settings):
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_user("demo", password="demo-planner")
+    settings.DATABASES = {**settings.DATABASES, "default": {**settings.DATABASES["default"],
+                                                             "ENGINE": "django.db.backends.postgresql"}}
+    from planner.views import demo_login_hint
+
+    assert demo_login_hint() is None
+
+
+def test_login_page_gives_no_hint_without_the_demo_user(client):
+    assert 'id="demo-login"' not in client.get(reverse("login")).content.decode()

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from planner import services
 from planner.api.tokens import api_token_create
 from planner.choices import Role
-from planner.models import Plan, PlanVersion, ShareLink, Workload
+from planner.models import Calibration, MeasuredRun, Plan, PlanVersion, ShareLink, Workload
 from tests.planner_factories import MembershipFactory, PlanVersionFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,8 @@ pytestmark = pytest.mark.django_db
 # Routes that carry no team object (health, metrics, admin has its own staff gate, i18n, docs).
 SKIP_PREFIXES = ("admin/", "i18n/", "static/", "media/", "__debug__/")
 # Share-token routes take a secret, not an id: covered by the share-link tests.
-SKIP_PARAMS = {"token"}
+# "kind" of the run form (serving/training) names no object: the form records into the caller's teams.
+SKIP_PARAMS = {"token", "kind"}
 FORMATS = {"fmt": "json"}
 
 
@@ -64,9 +65,16 @@ def _victim():
     version = PlanVersionFactory(number=1, plan__workload__team=owner.teams.get())
     link, _token = services.share_link_create(plan=version.plan, user=owner)
     api_token, _key = api_token_create(user=owner, name="victim")
-    quote = _victim_quote(owner.teams.get())
+    team = owner.teams.get()
+    quote = _victim_quote(team)
+    run = MeasuredRun.objects.create(team=team, kind="serving", source="form", model_given="qwen3-32b",
+                                     model_preset="qwen3-32b", accelerator_given="H100",
+                                     accelerator="nvidia-h100-sxm5-80gb", count=1, precision="bf16")
+    cal = Calibration.objects.create(team=team, kind="serving", accelerator="nvidia-h100-sxm5-80gb",
+                                     runtime="vllm", precision="bf16", values={"mbu": 0.5}, label="x", run_count=1)
     by_pk_name = {"token": api_token.pk, "workload": version.plan.workload_id, "plan": version.plan_id,
-                  "share-link": link.pk, "supplier-quote": quote.pk}
+                  "share-link": link.pk, "supplier-quote": quote.pk, "calibration-run": run.pk,
+                  "calibration": cal.pk}
 
     def value(name: str, param: str):
         if param in FORMATS:
@@ -77,8 +85,12 @@ def _victim():
             return version.number
         if param == "link_id":
             return link.pk
+        if param == "run_id":
+            return run.pk
+        if param == "calibration_id":
+            return cal.pk
         if param == "pk":
-            for prefix, pk in by_pk_name.items():
+            for prefix, pk in sorted(by_pk_name.items(), key=lambda kv: -len(kv[0])):  # longest prefix first
                 if name and name.startswith(prefix + "-"):
                     return pk
         raise AssertionError(f"route {name!r}: unknown parameter {param!r}; map it in {__file__}")
@@ -90,7 +102,8 @@ def _counts():
     from catalog.models import SupplierQuote
 
     return (Plan.objects.count(), PlanVersion.objects.count(), Workload.objects.count(),
-            ShareLink.objects.filter(revoked_at__isnull=True).count(), SupplierQuote.objects.count())
+            ShareLink.objects.filter(revoked_at__isnull=True).count(), SupplierQuote.objects.count(),
+            MeasuredRun.objects.count(), Calibration.objects.filter(active=True).count())
 
 
 def test_every_route_with_an_id_answers_404_to_another_team(client):

@@ -104,10 +104,18 @@ def test_deeply_nested_json_is_refused_not_a_crash():
 
 # --- the workload form, through the real view --------------------------------------------
 
-FORM_FIELDS = ["name", "kind", "model_source", "preset", "hf_config", "horizon_months", "currency",
-               "utilisation", "overrides", "context_length", "concurrency", "requests_per_second"]
+def _form_fields() -> list[str]:
+    # Every field the workload form has, the spec fields of every kind included.
+    from planner.forms import FIELDS
+
+    return ["name", "kind", "model_source", "preset", "hf_config", "horizon_months", "currency", "include_vat",
+            "utilisation", "efficiency", "overrides", *(f.name for f in FIELDS)]
+
+
 FORM_VALUES = (st.text(max_size=40) | st.sampled_from(["nan", "inf", "-inf", "-1", "1e400", "9" * 400, "",
                                                         "inference", "preset", "hf_config", "{", "[]",
+                                                        "external_api", "rag", "classic_training", "0,5",
+                                                        "1 024", "1,000", "five", "true", "unknown",
                                                         '{"a":' * 200]))
 
 
@@ -123,8 +131,10 @@ def test_the_workload_form_answers_hostile_posts_without_a_500_or_a_partial_writ
     client.force_login(user)
     team_id = user.teams.get().pk
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(st.dictionaries(st.sampled_from(FORM_FIELDS), FORM_VALUES, max_size=len(FORM_FIELDS)))
+    fields = _form_fields()
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.dictionaries(st.sampled_from(fields), FORM_VALUES, max_size=len(fields)))
     def post(data):
         before = (Workload.objects.count(), Plan.objects.count(), PlanVersion.objects.count())
         response = client.post(reverse("workload_create"), {**data, "team": team_id})

@@ -241,9 +241,11 @@ def test_csv_export_covers_options_priced_in_totals_only():
 
     offers = [offer(provider=f"P{k}", on_demand=usd(str(30 + k)), spot=None) for k in range(7)]
     d = cost_plan(inputs=inputs(offers=offers, options=("cloud_on_demand",))).to_dict()
+    from costs.labels import option_label
+
     text = costs_csv(d).decode("utf-8-sig")
-    dear_id = next(o["id"] for o in d["options"] if o["detail"]["provider"] == "P6")
-    assert text.count(dear_id) == 5  # four rows and the total
+    dear = option_label(next(o for o in d["options"] if o["detail"]["provider"] == "P6"))
+    assert text.count(dear) == 5  # four rows and the total
 
 
 @settings(max_examples=25, deadline=None)

@@ -131,7 +131,7 @@ def test_root_must_be_an_object():
 def test_error_string_lists_field_paths():
     with pytest.raises(SpecValidationError) as exc:
         parse_workload_spec({"kind": "inference", "model": LLAMA, "serving": {"input_tokens": 0}})
-    assert str(exc.value).startswith("serving.input_tokens: must be >= 1")
+    assert str(exc.value).startswith("serving.input_tokens: must be at least 1")
 
 
 def test_hf_config_missing_key_is_named():

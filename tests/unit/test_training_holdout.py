@@ -4,8 +4,9 @@ Rows: tests/reference/training_published_holdout.json (sources and ambiguities t
 README); replay and error table: bench/bench_training_oos.py, docs/BENCHMARKS.md "Training:
 held-out check on published runs". Bounds are deliberately loose (this is a held-out set, not a
 fit): at least 85% of the predictions within a factor 2.5 of the published figure, every mechanism's median
-within a factor 2.5, each row within a factor 5, and physically possible results (the fits-where-published
-to-fit check is a strict xfail naming the known defect it shows).
+within a factor 2.5, each row within a factor 5, and physically possible results; memory rows (per-GPU peak of
+published fine-tuning runs) within 25% each since fused attention and the unfused cross-entropy
+are modelled (those mechanisms were found with this set, nothing was fitted on it).
 """
 
 import dataclasses
@@ -85,12 +86,16 @@ def test_physically_possible(results):
 
 
 @needs_issue_11
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (docs/BENCHMARKS.md, held-out check): with activation_checkpointing 'none' the "
-    "activation memory charges the 5*a*s^2*b attention scores that FlashAttention/SDPA never store, "
-    "so LitGPT's Llama 2 13B LoRA on one A100 40GB (38.1 GB measured) is predicted at ~53 GB"))
 def test_fits_where_published_to_fit(results):
     for r in results:
         if r["row"]["published"]["metric"] in ("peak_memory_gb", "memory_at_max_context_gb"):
             # published to fit on that GPU: the planner must not need more than the GPU has
             assert r["per_gpu_bytes"] <= r["gpu_memory_bytes"], (r["row"]["id"], r["per_gpu_bytes"], r["gpu_memory_bytes"])
+
+
+@needs_issue_11
+def test_fine_tuning_memory_within_25_percent(results):
+    rows = [r for r in results if r["row"]["published"]["metric"] in ("peak_memory_gb", "memory_at_max_context_gb")]
+    assert len(rows) >= 6
+    for r in rows:
+        assert abs(r["error"]) <= 0.25, (r["row"]["id"], r["predicted"], r["published"])

@@ -1,0 +1,229 @@
+"""/api/v1/calibration/: measured runs, the scoreboard and calibrations (docs/CALIBRATION.md).
+
+Same conventions as the rest of the API (planner/api/views.py): team-scoped lookups (another
+team's id is a 404 or "no such team"), editors and owners write, one error shape with field
+paths, OpenAPI through drf-spectacular.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from planner import calibration_services as cs
+from planner.calibration_formats import PARSERS, RunFileError
+from planner.calibration_models import Calibration, MeasuredRun, RunKind
+from planner.selectors import teams_for_user
+
+from .errors import FieldErrors
+from .serializers import ObjectField
+from .views import PAGE_PARAMS, ApiView, _editable_team, _int_query, _paginate, _require_edit
+
+TAGS = ["calibration"]
+
+
+class RunsIn(serializers.Serializer):
+    """Either a benchmark file's text (`content`, with `format` and `context`) or one `run`."""
+
+    team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    kind = serializers.ChoiceField(choices=RunKind.choices, required=False,
+                                   help_text="With `run`: serving or training.")
+    run = ObjectField(required=False, help_text="One run: the CSV column names (docs/CALIBRATION.md).")
+    content = serializers.CharField(required=False, trim_whitespace=False, max_length=5 * 1024 * 1024,
+                                    help_text="The text of a vLLM/SGLang result or a CSV file.")
+    format = serializers.ChoiceField(choices=["auto", *PARSERS], required=False, default="auto")
+    filename = serializers.CharField(required=False, max_length=255, allow_blank=True, default="")
+    context = ObjectField(required=False, help_text="What the file does not say: model, accelerator, count, "
+                                                    "tensor_parallel, precision, engine, engine_version, measured_on.")
+
+    def validate(self, attrs):
+        if ("run" in attrs) == ("content" in attrs):
+            raise serializers.ValidationError({"content": _("Give either a file's content or one run.")})
+        if "run" in attrs and "kind" not in attrs:
+            raise serializers.ValidationError({"kind": _("Required with run.")})
+        return attrs
+
+
+class ActivateIn(serializers.Serializer):
+    team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    key = serializers.CharField(max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
+
+
+class RunOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    team = serializers.IntegerField()
+    kind = serializers.CharField()
+    source = serializers.CharField()
+    model_preset = serializers.CharField()
+    accelerator = serializers.CharField()
+    count = serializers.IntegerField()
+    figures = serializers.DictField()
+    created_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class CalibrationOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    team = serializers.IntegerField()
+    kind = serializers.CharField()
+    key = serializers.CharField()
+    active = serializers.BooleanField()
+    label = serializers.CharField()
+    values = serializers.DictField()
+    fit = serializers.DictField()
+    run_count = serializers.IntegerField()
+    updated_at = serializers.DateTimeField()
+
+
+class GroupOut(serializers.Serializer):
+    key = serializers.CharField()
+    kind = serializers.CharField()
+    accelerator = serializers.CharField()
+    runtime = serializers.CharField()
+    precision = serializers.CharField()
+    label = serializers.CharField()
+    values = serializers.DictField()
+    fit = serializers.DictField()
+    calibration = CalibrationOut(allow_null=True)
+    runs = serializers.ListField(child=serializers.DictField())
+
+
+class ScoreboardOut(serializers.Serializer):
+    team = serializers.IntegerField()
+    groups = GroupOut(many=True)
+
+
+FIGURES = ("tensor_parallel", "pipeline_parallel", "data_parallel", "precision", "runtime", "runtime_version",
+           "input_tokens", "output_tokens", "concurrency", "request_rate", "num_prompts", "ttft_mean_ms",
+           "ttft_p95_ms", "tpot_mean_ms", "tpot_p95_ms", "output_tokens_per_s", "activation_checkpointing",
+           "sequence_length", "global_batch_size", "tokens_per_s", "step_time_s", "total_tokens", "gpu_hours",
+           "wall_clock_hours", "measured_on", "model_given", "accelerator_given", "source_name", "source_line")
+
+
+def run_data(r: MeasuredRun) -> dict:
+    return {"id": r.id, "team": r.team_id, "kind": r.kind, "source": r.source, "model_preset": r.model_preset,
+            "accelerator": r.accelerator, "count": r.count,
+            "figures": {k: getattr(r, k) for k in FIGURES if getattr(r, k) not in (None, "")},
+            "created_by": r.created_by.get_username() if r.created_by else None, "created_at": r.created_at}
+
+
+def calibration_data(c: Calibration) -> dict:
+    return {"id": c.id, "team": c.team_id, "kind": c.kind, "key": "|".join((c.kind, c.accelerator, c.runtime, c.precision)),
+            "active": c.active, "label": c.label, "values": c.values, "fit": c.fit, "run_count": c.run_count,
+            "updated_at": c.updated_at}
+
+
+def group_data(g: cs.Group) -> dict:
+    return {"key": g.key, "kind": g.kind, "accelerator": g.accelerator, "runtime": g.runtime,
+            "precision": g.precision, "label": str(g.label), "values": g.values, "fit": g.fit, "error": g.error,
+            "calibration": calibration_data(g.calibration) if g.calibration else None,
+            "runs": [{"run": run_data(s.run), "implied": s.implied, "preset": s.preset, "calibrated": s.calibrated,
+                      "notes": list(s.notes)} for s in g.scores]}
+
+
+def _team(user, team_id: int | None, field: str = "team"):
+    if team_id is None:
+        raise FieldErrors([(field, _("Required."))])
+    team = teams_for_user(user=user).filter(pk=team_id).first()
+    if team is None:
+        raise FieldErrors([(field, _("No such team among yours."))])
+    return team
+
+
+def _run_errors(exc: RunFileError, *, prefix: str, per_field: bool) -> FieldErrors:
+    if per_field:
+        return FieldErrors([(f"{prefix}.{e.field}", e.message) for e in exc.errors])
+    return FieldErrors([(prefix, str(e)) for e in exc.errors])
+
+
+RUN_EXAMPLE = OpenApiExample("One serving run", request_only=True, value={
+    "team": 1, "kind": "serving", "run": {
+        "model": "Qwen/Qwen3-32B", "accelerator": "H100 SXM", "count": 2, "tensor_parallel": 2, "engine": "vllm",
+        "engine_version": "0.12.0", "precision": "bf16", "input_tokens": 1024, "output_tokens": 128,
+        "concurrency": 16, "ttft_mean_ms": 187.9, "tpot_mean_ms": 22.18}})
+
+
+class RunListView(ApiView):
+    @extend_schema(summary="Measured runs of your teams", operation_id="calibration_runs_list",
+                   parameters=[*PAGE_PARAMS, OpenApiParameter("team", int, description="Only this team's runs")],
+                   responses=RunOut(many=True), tags=TAGS)
+    def get(self, request):
+        qs = MeasuredRun.objects.filter(team__in=teams_for_user(user=request.user)).select_related("created_by")
+        team = _int_query(request, "team")
+        if team is not None:
+            qs = qs.filter(team_id=team)
+        return _paginate(self, request, qs.order_by("-created_at", "-id"), run_data)
+
+    @extend_schema(summary="Record measured runs: a benchmark file's content or one run (all or nothing)",
+                   request=RunsIn, responses={201: RunOut(many=True)}, examples=[RUN_EXAMPLE], tags=TAGS)
+    def post(self, request):
+        ser = RunsIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        team = _editable_team(request.user, d["team"])
+        try:
+            if "run" in d:
+                runs = [cs.run_record(team=team, user=request.user, kind=d["kind"], data=d["run"], source="api")]
+            else:
+                runs = cs.runs_import(team=team, user=request.user, content=d["content"].encode("utf-8"),
+                                      fmt=d["format"], context=d.get("context") or {}, filename=d["filename"])
+        except RunFileError as exc:
+            raise _run_errors(exc, prefix="run" if "run" in d else "content", per_field="run" in d) from None
+        return Response([run_data(r) for r in runs], status=status.HTTP_201_CREATED)
+
+
+class RunDetailView(ApiView):
+    @extend_schema(summary="Delete a measured run", responses={204: None}, tags=TAGS)
+    def delete(self, request, pk: int):
+        run = get_object_or_404(MeasuredRun.objects.filter(team__in=teams_for_user(user=request.user)), pk=pk)
+        _require_edit(request.user, run.team_id)
+        cs.run_delete(run=run)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ScoreboardView(ApiView):
+    @extend_schema(summary="The team's runs with the planner's prediction from presets and calibrated, and "
+                           "the error of each", parameters=[OpenApiParameter("team", int, required=True)],
+                   responses=ScoreboardOut, tags=TAGS)
+    def get(self, request):
+        team = _team(request.user, _int_query(request, "team"))
+        return Response({"team": team.id, "groups": [group_data(g) for g in cs.team_groups(team=team)]})
+
+
+class CalibrationListView(ApiView):
+    @extend_schema(summary="Calibrations of a team", parameters=[OpenApiParameter("team", int, required=True)],
+                   responses=CalibrationOut(many=True), tags=TAGS)
+    def get(self, request):
+        team = _team(request.user, _int_query(request, "team"))
+        return Response([calibration_data(c) for c in Calibration.objects.filter(team=team)])
+
+    @extend_schema(summary="Fit a scoreboard group and make it active in the team's new estimates",
+                   request=ActivateIn, responses={200: CalibrationOut}, tags=TAGS)
+    def post(self, request):
+        ser = ActivateIn(data=request.data)
+        ser.is_valid(raise_exception=True)
+        team = _editable_team(request.user, ser.validated_data["team"])
+        try:
+            cal = cs.calibration_activate(team=team, key=ser.validated_data["key"], user=request.user)
+        except cs.CalibrationError as exc:
+            raise FieldErrors([("key", str(exc))]) from None
+        return Response(calibration_data(cal))
+
+
+class CalibrationDetailView(ApiView):
+    @extend_schema(summary="A calibration", responses=CalibrationOut, tags=TAGS)
+    def get(self, request, pk: int):
+        return Response(calibration_data(self._get(request, pk)))
+
+    @extend_schema(summary="Turn a calibration off (new estimates use the presets again)",
+                   responses=CalibrationOut, tags=TAGS)
+    def delete(self, request, pk: int):
+        cal = self._get(request, pk)
+        _require_edit(request.user, cal.team_id)
+        return Response(calibration_data(cs.calibration_deactivate(calibration=cal)))
+
+    def _get(self, request, pk):
+        return get_object_or_404(Calibration.objects.filter(team__in=teams_for_user(user=request.user)), pk=pk)

@@ -1,0 +1,104 @@
+"""Page 1 of the PDF: the decision, the cost table, VAT and FX with their dates, the price
+sources, a static chart of the cumulative cost (SVG, drawn here: the PDF runs no scripts)
+and the export date. Reads the version's stored result only."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from html import escape
+
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+
+from .templatetags.planner_tags import num
+
+PALETTE = ["#2f5fd0", "#d0602f", "#1b7f3b", "#8a2fd0", "#b25b00", "#0f8a8a", "#c0306a", "#5b6475"]
+TABLE_ROWS = 8
+SOURCES_MAX = 8
+
+
+def _dec(value):
+    try:
+        return Decimal(str(value)) if value is not None else None
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def pdf_summary(version, view: dict) -> dict:
+    from costs.exports import _fx_lines, _vat_text, decision_order
+
+    from .i18n import localise
+    from .presentation import _localised, meets_by_candidate
+
+    result = localise(version.result or {})
+    costs = result.get("costs") or {}
+    include_vat = bool(costs.get("include_vat"))
+    meets = meets_by_candidate(result.get("sizing") or {})
+    ordered = [_localised(o) for o in decision_order(costs, meets)]
+    chosen = ordered[0] if ordered else None
+    rows = [{
+        "rank": i, "label": o.get("label"), "kind": o.get("kind"),
+        "net": _dec((o.get("totals") or {}).get("net")), "vat": _dec((o.get("totals") or {}).get("vat")),
+        "gross": _dec((o.get("totals") or {}).get("gross")),
+        "meets": meets.get(o.get("candidate")),
+    } for i, o in enumerate(ordered[:TABLE_ROWS], start=1)]
+    return {
+        "exported_on": timezone.localdate(),
+        "chosen": rows[0] if rows else None,
+        "chosen_option": chosen,
+        "rows": rows, "options_total": len(ordered),
+        "currency": costs.get("currency", ""), "include_vat": include_vat,
+        "vat": _vat_text(costs) if costs else "",
+        "fx": [{"pair": p, "text": t, "on": on, "source": s} for p, t, on, s in _fx_lines(costs)] if costs else [],
+        "sources": price_sources(ordered[:3]),
+        "chart": cumulative_svg(ordered[:6], costs.get("currency", "")),
+    }
+
+
+def price_sources(options: list[dict]) -> list[str]:
+    """The sources of the prices the top options are built from, each once."""
+    seen: dict[str, None] = {}
+    for o in options:
+        for row in o.get("rows") or []:
+            for line in row.get("lines") or []:
+                for rate in (line.get("inputs") or {}).get("rates") or []:
+                    if rate.get("currency") and rate.get("source"):
+                        seen.setdefault(str(rate["source"]), None)
+                for item in line.get("breakdown") or []:  # quantity x unit price x months, with its source
+                    if item.get("source"):
+                        seen.setdefault(str(item["source"]), None)
+    return list(seen)[:SOURCES_MAX]
+
+
+def cumulative_svg(options: list[dict], currency: str, *, width: int = 760, height: int = 230) -> str:
+    """Cumulative net cost by month, one line per option, with a legend naming every line."""
+    series = [[float(v) for v in (o.get("cash_flow") or {}).get("cumulative_net") or []] for o in options]
+    series = [s for s in series if s]
+    if not series:
+        return ""
+    left, right, top, bottom = 70, 10, 10, 30
+    months = max(len(s) for s in series) - 1 or 1
+    peak = max(max(s) for s in series) or 1.0
+    x = lambda m: left + (width - left - right) * m / months  # noqa: E731
+    y = lambda v: top + (height - top - bottom) * (1 - v / peak)  # noqa: E731
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 18 * len(series)}" '
+             f'viewBox="0 0 {width} {height + 18 * len(series)}" font-family="DejaVu Sans" font-size="9">',
+             f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#888"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#888"/>']
+    for k in range(5):
+        v = peak * k / 4
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{escape(str(num(v)))}</text>')
+    for m in sorted({0, months // 2, months}):
+        parts.append(f'<text x="{x(m):.1f}" y="{height - bottom + 12}" text-anchor="middle">{m}</text>')
+    parts.append(f'<text x="{(left + width) / 2:.0f}" y="{height - 4}" text-anchor="middle">'
+                 f'{escape(_("month"))} · {escape(currency)}, {escape(_("net of VAT"))}</text>')
+    for i, (o, s) in enumerate(zip(options, series, strict=False)):
+        color = PALETTE[i % len(PALETTE)]
+        points = " ".join(f"{x(m):.1f},{y(v):.1f}" for m, v in enumerate(s))
+        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{points}"/>')
+        ly = height + 12 + 18 * i
+        parts.append(f'<rect x="{left}" y="{ly - 8}" width="14" height="4" fill="{color}"/>'
+                     f'<text x="{left + 20}" y="{ly - 3}">{i + 1}. {escape(str(o.get("label") or ""))}</text>')
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every text in it is escaped above

@@ -1,0 +1,111 @@
+"""/api/v1/calibration/: record runs (file content or one run), the scoreboard, activate and
+turn off, with the API's error shape, roles and team scoping (issue 12)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.calibration_models import Calibration, MeasuredRun
+from tests.functional.api_fixtures import *  # noqa: F403
+from tests.functional.api_fixtures import catalog, client_for, world  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "calibration"
+RUNS = "/api/v1/calibration/runs/"
+BOARD = "/api/v1/calibration/scoreboard/"
+CALS = "/api/v1/calibration/calibrations/"
+ONE_RUN = {"model": "Qwen/Qwen3-32B", "accelerator": "H100 SXM", "count": 2, "tensor_parallel": 2, "engine": "vllm",
+           "engine_version": "0.12.0", "precision": "bf16", "input_tokens": 1024, "output_tokens": 128,
+           "concurrency": 16, "ttft_mean_ms": 187.938, "tpot_mean_ms": 22.1835}
+
+
+def test_record_score_activate_and_turn_off(world, catalog):  # noqa: F811
+    api = client_for(world.users["editor"])
+    content = (DATA / "vllm_qwen3_32b_h100_tp2_c16.json").read_text()
+    r = api.post(RUNS, {"team": world.team.id, "content": content, "format": "vllm_json",
+                        "context": {"count": 2, "precision": "bf16"}, "filename": "bench.json"}, format="json")
+    assert r.status_code == 201, r.json()
+    [run] = r.json()
+    assert run["model_preset"] == "qwen3-32b" and run["figures"]["ttft_mean_ms"] == 187.938
+    r = api.post(RUNS, {"team": world.team.id, "kind": "serving", "run": {**ONE_RUN, "concurrency": 8,
+                                                                         "ttft_mean_ms": 154.248, "tpot_mean_ms": 18.037}},
+                 format="json")
+    assert r.status_code == 201 and r.json()[0]["source"] == "api"
+
+    board = api.get(BOARD, {"team": world.team.id}).json()
+    [group] = board["groups"]
+    assert len(group["runs"]) == 2 and group["calibration"] is None
+    for row in group["runs"]:
+        assert set(row["preset"]) == {"ttft_ms", "tpot_ms", "ttft_error", "tpot_error"}
+        assert abs(row["preset"]["ttft_error"]) > 0.2  # the presets are well off for these runs
+    assert group["fit"]["error_after"]["ttft"] < group["fit"]["error_before"]["ttft"]
+
+    r = api.post(CALS, {"team": world.team.id, "key": group["key"]}, format="json")
+    assert r.status_code == 200 and r.json()["active"] and r.json()["run_count"] == 2
+    cal_id = r.json()["id"]
+    assert api.get(CALS, {"team": world.team.id}).json()[0]["id"] == cal_id
+    r = api.delete(f"{CALS}{cal_id}/")
+    assert r.status_code == 200 and r.json()["active"] is False
+
+
+def test_errors_have_field_paths_and_store_nothing(world, catalog):  # noqa: F811
+    api = client_for(world.users["owner"])
+    r = api.post(RUNS, {"team": world.team.id, "kind": "serving", "run": {**ONE_RUN, "tpot_mean_ms": -1,
+                                                                         "accelerator": "Z9000"}}, format="json")
+    assert r.status_code == 400
+    fields = {e["field"] for e in r.json()["errors"]}
+    assert fields == {"run.tpot_mean_ms", "run.accelerator"}
+    bad_csv = (DATA / "serving_runs.csv").read_text().replace(",16,,149.362", ",-16,,149.362")
+    r = api.post(RUNS, {"team": world.team.id, "content": bad_csv}, format="json")
+    assert r.status_code == 400
+    assert r.json()["errors"] == [{"field": "content", "message": "line 3, concurrency: -16 is out of range "
+                                                                  "(must be > 0 and <= 1e+06)"}]
+    r = api.post(RUNS, {"team": world.team.id}, format="json")
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "content"
+    r = api.post(CALS, {"team": world.team.id, "key": "serving|nope|vllm|bf16"}, format="json")
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "key"
+    assert not MeasuredRun.objects.exists() and not Calibration.objects.exists()
+
+
+def test_roles_and_other_teams(world, catalog):  # noqa: F811
+    owner = client_for(world.users["owner"])
+    assert owner.post(RUNS, {"team": world.team.id, "kind": "serving", "run": ONE_RUN}, format="json").status_code == 201
+    run_id = MeasuredRun.objects.get().id
+    viewer = client_for(world.users["viewer"])
+    assert viewer.post(RUNS, {"team": world.team.id, "kind": "serving", "run": ONE_RUN},
+                       format="json").status_code == 403
+    assert viewer.get(BOARD, {"team": world.team.id}).status_code == 200
+    outsider = client_for(world.outsider)
+    assert outsider.get(RUNS).json()["results"] == []
+    r = outsider.get(BOARD, {"team": world.team.id})
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "team"
+    assert outsider.delete(f"{RUNS}{run_id}/").status_code == 404
+    assert owner.delete(f"{RUNS}{run_id}/").status_code == 204
+    assert not MeasuredRun.objects.exists()
+
+
+def test_schema_documents_the_endpoints(anon):
+    paths = anon.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    for path in (RUNS, BOARD, CALS, "/api/v1/calibration/calibrations/{id}/", "/api/v1/calibration/runs/{id}/"):
+        assert path in paths
+
+
+def test_estimate_of_a_team_uses_its_active_calibrations(world, catalog):  # noqa: F811
+    api = client_for(world.users["editor"])
+    assert api.post(RUNS, {"team": world.team.id, "kind": "serving", "run": ONE_RUN}, format="json").status_code == 201
+    [group] = api.get(BOARD, {"team": world.team.id}).json()["groups"]
+    label = api.post(CALS, {"team": world.team.id, "key": group["key"]}, format="json").json()["label"]
+    spec = {"kind": "inference", "model": {"preset": "qwen3-32b"}, "hardware": {"accelerator": "H100 SXM"},
+            "serving": {"concurrency": 16, "input_tokens": 1024, "output_tokens": 128}}
+    mine = api.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
+    assert mine.status_code == 200, mine.json()
+    assert label in json.dumps(mine.json()["sizing"]["serving"])
+    plain = api.post("/api/v1/estimate/", {"spec": spec}, format="json").json()
+    assert label not in json.dumps(plain["sizing"]["serving"])
+    outsider = client_for(world.outsider)
+    theirs = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.other_team.id}, format="json").json()
+    assert theirs["sizing"]["serving"] == plain["sizing"]["serving"]
+    r = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "team"

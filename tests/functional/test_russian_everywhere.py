@@ -1,0 +1,234 @@
+"""A Russian user sees Russian: every page and every export of real plans (all six workload
+kinds), walked in Russian, holds no Latin-script word outside an allowed list.
+
+Allowed: units and terms that are written in Latin letters in Russian technical text (GPU,
+TFLOPS, GiB, NVLink, LoRA...), and names that are data, not interface: the catalog's products,
+providers, regions and price sources, the model presets, and what the user typed (plan name).
+"""
+
+import csv
+import io
+import re
+from html.parser import HTMLParser
+from unittest import mock
+
+import openpyxl
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+from django.urls import reverse
+
+from planner import services
+from planner.api.schema import SPEC_EXAMPLES
+from planner.choices import Role, VersionStatus
+from tests.planner_factories import member
+
+pytestmark = pytest.mark.django_db
+
+LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_./-])[A-Za-z][A-Za-z]+(?![A-Za-z])")
+# Written in Latin letters in Russian technical text (units, standards, product families, formats).
+ALLOWED = set("""
+GPU GPUs CPU RAM VRAM NVMe SSD HDD NVLink PCIe SXM InfiniBand RoCE RDMA GbE HTTP HTTPS gRPC API JSON CSV XLSX PDF
+TFLOPS TFLOP FLOP FLOPs GFLOP GiB MiB KiB TiB GB TB MB KB Gb Gbit kW ms TP PP DP MFU MBU KV FFN MoE MLA RoPE
+LoRA QLoRA ZeRO FSDP AdamW SGD Adafactor HNSW IVF PQ fp fp32 bf fp16 fp8 int int8 int4 bf16 TTFT TPOT CUDA ROCm
+NCCL PyTorch DALI JPEG NVIDIA AMD Intel Kubernetes Docker Compose systemd Celery PostgreSQL Redis Prometheus
+Grafana DCGM Slurm vLLM TensorRT LLM LLMs RAG Hugging Face config json Chinchilla Hoffmann Korthikanti et al
+AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect NDR HDR Megatron LLaMA Llama Qwen
+Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang trtllm vllm MI300X GB200 TensorRT stas00 ml engineering GDDR6 BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
+GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
+q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
+
+""".split())
+# Identifiers of the workload spec that an error names on purpose (the field path).
+ALLOWED_PATHS = re.compile(r"\b[a-z_]+(\.[a-z_0-9]+)+\b")
+
+KINDS = tuple(SPEC_EXAMPLES)
+
+
+class _Text(HTMLParser):
+    """Visible text and the attributes a user reads (title, aria-label, placeholder, alt)."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self.skip += 1
+        for k, v in attrs:
+            if k in ("title", "aria-label", "placeholder", "alt") and v:
+                self.parts.append(v)
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self.skip -= 1
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def visible_text(html: str) -> str:
+    parser = _Text()
+    parser.feed(html)
+    return " ".join(parser.parts)
+
+
+def _data_words(*values) -> set[str]:
+    words: set[str] = set()
+
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list | tuple):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str):
+            words.update(re.findall(r"[A-Za-z]+", v))
+
+    for value in values:
+        walk(value)
+    return words
+
+
+def _catalog_words() -> set[str]:
+    from django.apps import apps
+    from django.db import models as m
+
+    from planner.engine.presets import list_presets
+
+    words: set[str] = set()
+    for model in apps.get_app_config("catalog").get_models():
+        fields = [f.name for f in model._meta.get_fields() if isinstance(f, m.CharField | m.URLField | m.TextField)]
+        for row in model.objects.values_list(*fields):
+            words |= _data_words(list(row))
+    for p in list_presets():
+        p = p if isinstance(p, dict) else getattr(p, "to_dict", lambda p=p: {"id": p.id, "name": p.name})()
+        words |= _data_words([p.get("id"), p.get("name")])
+    return words
+
+
+def latin_words(text: str, allowed: set[str]) -> set[str]:
+    allowed = {w.lower() for w in allowed}
+    text = re.sub(r'\{[^{}]*"[^{}]*\}', " ", text)  # a JSON example is code
+    text = ALLOWED_PATHS.sub(" ", text)
+    text = re.sub(r"https?://\S+", " ", text)
+    return {w for w in LATIN_WORD.findall(text) if w.lower() not in allowed}
+
+
+@pytest.fixture(scope="module")
+def plans(django_db_setup, django_db_blocker):
+    """One computed plan per workload kind (real catalog, sizing and costs, in RUB with VAT),
+    kept for the module; rolled back afterwards."""
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        call_command("load_catalog", verbosity=0)
+        call_command("load_rate_cards", verbosity=0)
+        owner = member(Role.OWNER)
+        team = owner.memberships.get().team
+        out = {}
+        with mock.patch("planner.services.plan_version_enqueue"):
+            for kind in KINDS:
+                spec = {k: v for k, v in SPEC_EXAMPLES[kind].items() if k != "name"}
+                workload = services.workload_create(team=team, name=f"Plan {kind}", spec=spec, user=owner)
+                plan = services.plan_create(team=team, workload=workload, user=owner,
+                                            options={"horizon_months": 24, "currency": "RUB", "include_vat": True})
+                version = plan.versions.get()
+                version = services.plan_version_compute(version_id=version.id)
+                assert version.status == VersionStatus.DONE, (kind, version.error)
+                out[kind] = plan
+        allowed = ALLOWED | _catalog_words() | {"Plan", "Team", *owner.username.split("-")} | set(
+            re.findall(r"[A-Za-z]+", " ".join([*KINDS, team.name])))
+        for plan in out.values():
+            v = plan.versions.get()
+            model = (v.result.get("sizing") or {}).get("model") or {}
+            # The model's documented source and the catalog's prices and sources are data.
+            allowed |= _data_words(v.price_snapshot, v.rate_snapshot, model.get("source"), model.get("name"))
+        yield {"plans": out, "owner": owner, "allowed": allowed}
+        transaction.set_rollback(True)
+        atomic.__exit__(None, None, None)
+
+
+@pytest.fixture
+def ru(client, plans):
+    client.force_login(plans["owner"])
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "ru"
+    return client
+
+
+def _assert_russian(where: str, text: str, allowed: set[str]):
+    found = latin_words(text, allowed)
+    assert not found, f"{where}: English words on a Russian page: {sorted(found)}"
+
+
+def _pages(plans):
+    ps = list(plans["plans"].values())
+    first = ps[0]
+    yield "home", reverse("home")
+    yield "workload form", reverse("workload_create")
+    for kind, plan in plans["plans"].items():
+        yield f"plan {kind}", reverse("plan_detail", args=[plan.id])
+    yield "compare", reverse("plan_compare") + "?" + "&".join(f"plans={p.id}" for p in ps[:4])
+    yield "password", reverse("password_change")
+    yield "catalog accelerators", "/catalog/accelerators/"
+    yield "diff", reverse("plan_diff", args=[first.id]) + "?a=1&b=1"
+
+
+def test_every_page_is_in_russian(ru, plans):
+    failures = []
+    for where, url in _pages(plans):
+        response = ru.get(url)
+        if response.status_code == 404 and where.startswith("catalog"):
+            continue
+        assert response.status_code == 200, (where, response.status_code)
+        found = latin_words(visible_text(response.content.decode()), plans["allowed"])
+        if found:
+            failures.append(f"{where}: {sorted(found)}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_workload_form_of_every_kind_is_in_russian(ru, plans, kind):
+    response = ru.post(reverse("workload_create"), {"kind": kind, "refresh": "1"})
+    _assert_russian(f"form {kind}", visible_text(response.content.decode()), plans["allowed"])
+
+
+def test_form_errors_are_in_russian(ru, plans):
+    team = plans["owner"].memberships.get().team_id
+    response = ru.post(reverse("workload_create"), {"team": team, "name": "x", "kind": "inference",
+                                                    "model_source": "architecture", "preset": "",
+                                                    "model__architecture__layers": "32",
+                                                    "model__architecture__hidden_size": "4096",
+                                                    "model__architecture__attention_heads": "32",
+                                                    "model__architecture__kv_heads": "5",
+                                                    "model__architecture__vocab_size": "32000",
+                                                    "serving__concurrency": "пять",
+                                                    "horizon_months": "36", "currency": "RUB"})
+    assert response.status_code == 400
+    text = visible_text(response.content.decode())
+    assert "должно делить" in text  # the engine's validator, in Russian
+    _assert_russian("form errors", text, plans["allowed"])
+
+
+def test_login_page_is_in_russian(client, plans):
+    response = client.get(reverse("login"), HTTP_ACCEPT_LANGUAGE="ru")
+    _assert_russian("login", visible_text(response.content.decode()), plans["allowed"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_export_is_in_russian(ru, plans, kind):
+    plan = plans["plans"][kind]
+    url = lambda fmt: reverse("plan_version_export", args=[plan.id, 1, fmt])  # noqa: E731
+    csv_text = ru.get(url("csv")).content.decode("utf-8-sig")
+    cells = [c for row in csv.reader(io.StringIO(csv_text), delimiter=";") for c in row]
+    _assert_russian(f"CSV {kind}", " ".join(cells), plans["allowed"])
+    book = openpyxl.load_workbook(io.BytesIO(ru.get(url("xlsx")).content))
+    texts = [*book.sheetnames] + [str(c.value) for ws in book for row in ws.iter_rows() for c in row
+                                  if isinstance(c.value, str)]
+    _assert_russian(f"XLSX {kind}", " ".join(texts), plans["allowed"])
+    from pypdf import PdfReader
+
+    pdf = PdfReader(io.BytesIO(ru.get(url("pdf")).content))
+    _assert_russian(f"PDF {kind}", " ".join(p.extract_text() for p in pdf.pages), plans["allowed"])
