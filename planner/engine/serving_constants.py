@@ -119,6 +119,11 @@ ALLREDUCE_BUS_EFFICIENCY = 0.70  # share of the link's one-way bandwidth NCCL re
 PCIE_ALLREDUCE_LATENCY_S = 30e-6  # per all-reduce over PCIe (assumption; NVLink uses the fitted value)
 PCIE_ONE_WAY_GB_S = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16, one direction
 PP_HOP_S = 30e-6  # activations handed to the next pipeline stage, per boundary per step (assumption)
+# MoE grouped GEMMs compute every touched expert's token rows in tiles of this many rows: the Hopper
+# tensor-core instruction is wgmma.mma_async m64nNk16 (PTX ISA 8.x), and vLLM/SGLang fused_moe pads
+# each expert's token list to a multiple of BLOCK_SIZE_M (moe_align_block_size; 64 in their default
+# configs beyond the smallest batches). A hardware/kernel fact, not fitted.
+MOE_TILE_ROWS = 64.0
 REQUEST_OVERHEAD_S = 2e-3  # tokenisation, detokenisation and HTTP per request (assumption)
 
 

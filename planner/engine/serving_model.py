@@ -27,11 +27,12 @@ import numpy as np
 
 from .architecture import ModelArch, kv_cache_bytes_per_token
 from .precision import weight_bytes_per_param
-from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S, REQUEST_OVERHEAD_S
+from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, MOE_TILE_ROWS, PP_HOP_S, REQUEST_OVERHEAD_S
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
 BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
+MOE_ITERATIONS = 6  # fixed-point passes for MoE (experts touched depend on T); converged to <1 % on the published MoE rows (10 passes: same)
 # Without stated targets a plan keeps p95 latencies within these multiples of one request alone
 # (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
 # prefill and batching up to ~3x the single-stream step).
@@ -63,6 +64,8 @@ class Engine:
     dense_weight_bytes: np.ndarray  # whole replica
     expert_weight_bytes: np.ndarray  # whole replica (routed experts)
     expert_touch: np.ndarray  # k / E: probability a token routes to a given expert (0 for dense)
+    experts: np.ndarray = 0.0  # routed experts per MoE layer (E)
+    expert_row_flops: np.ndarray = 0.0  # FLOPs of one token row through one routed expert of every MoE layer
     kv_bytes_per_token_gpu: np.ndarray  # one token of one sequence's KV, per GPU (split by KV heads x PP)
     kv_split: np.ndarray
     flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
@@ -84,10 +87,37 @@ class Engine:
         """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
         if not np.any(self.expert_weight_bytes):
             return self.dense_weight_bytes / (self.tp * self.bytes_s) + 0.0 * tokens
+        return self._moe_costs(tokens)[0]
+
+    def moe_padding_s(self, tokens):
+        """Seconds of the padded rows of the grouped expert GEMMs (MoE only; 0 for dense models).
+
+        A grouped GEMM computes each touched expert's rows in tiles of MOE_TILE_ROWS (Hopper wgmma
+        is m64; vLLM/SGLang fused_moe pads every expert's token list to a multiple of BLOCK_SIZE_M,
+        moe_align_block_size): a touched expert with n rows costs ceil(n / 64) x 64 rows. Expected
+        padded rows beyond tokens x k, per layer: max(touched x 64 - tokens x k, touched x 64 / 2)
+        (few rows per expert: the tile is mostly empty; many: half a tile per expert on average)."""
+        if not np.any(self.expert_row_flops):
+            return 0.0 * tokens
+        return self._moe_costs(tokens)[1]
+
+    @cached_property
+    def _moe_k(self) -> dict:
+        return {"log_miss": np.log1p(-np.minimum(self.expert_touch, 1.0 - 1e-12)),
+                "w_s": self.expert_weight_bytes / (self.tp * self.bytes_s),
+                "dense_s": self.dense_weight_bytes / (self.tp * self.bytes_s),
+                "pad_s": self.experts * MOE_TILE_ROWS * self.expert_row_flops / (self.tp * self.flops_s),
+                "rows_per_tile": self.expert_touch / MOE_TILE_ROWS}
+
+    def _moe_costs(self, tokens):
+        """(weight read s, tile padding s) of a step with `tokens` tokens (one power per call)."""
+        k = self._moe_k
         per_micro = np.maximum(tokens / self.pp, 1.0)
-        touched = 1.0 - (1.0 - self.expert_touch) ** per_micro
-        w = self.dense_weight_bytes + self.expert_weight_bytes * touched
-        return w / (self.tp * self.bytes_s)
+        touched = -np.expm1(per_micro * k["log_miss"])  # 1 - (1 - k/E)^tokens: share of experts touched
+        w = k["dense_s"] + k["w_s"] * touched
+        # padded rows / (E x 64) = max(touched - tokens x k / (E x 64), touched / 2); x pp micro-batches
+        pad = k["pad_s"] * np.maximum(touched - k["rows_per_tile"] * per_micro, 0.5 * touched)
+        return w, pad
 
     def step_s(self, n_decode, prefill_tokens):
         """Seconds of one engine step (one token pass through every stage) and its parts.
@@ -96,7 +126,7 @@ class Engine:
         its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
         ctx_d = self.isl + self.osl / 2.0
         tokens = n_decode + prefill_tokens
-        gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s)
+        gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s) + self.moe_padding_s(tokens)
         attn_c = (n_decode * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
             self.tp * self.pp * self.flops_s)
         kv = (n_decode * ctx_d + prefill_tokens) * self.kv_bytes_per_token_gpu / self.bytes_s
@@ -130,6 +160,26 @@ class Engine:
         k = self._k
         return lam * k["g"], lam * k["m"], lam * k["m"], lam * k["k"]
 
+    def _moe_step_mix(self, lam, T):
+        """Mean expert weight read and tile padding per step at rate lam and step time T (MoE).
+
+        Steps are of two kinds: decode-only (the running decodes: lam x osl x T tokens) and steps
+        that also carry a prompt chunk (+ isl / chunks tokens). The experts touched are concave in
+        the step's tokens, so the mean over steps is taken per kind, weighted by the share of steps
+        carrying a chunk (lam x chunks x T, at most 1), not at the mean token count (which overstates
+        the experts a decode-only step reads: 1 - (1 - k/E)^tokens is concave)."""
+        finite = np.isfinite(T)
+        Tf = np.where(finite, T, 0.0)
+        n_dec = np.maximum(lam * self.osl * Tf, 1.0)
+        chunks = np.ceil(self.isl / self.budget)
+        share = np.minimum(lam * chunks * Tf, 1.0)
+        # prompt tokens per chunk-carrying step: the mean lam x isl x T spread over that share of steps
+        # (one chunk, isl / chunks tokens, at low load; several prompts per step at high load)
+        with_chunk = n_dec + lam * self.isl * Tf / np.maximum(share, 1e-12)
+        w_c, pad_c = self._moe_costs(with_chunk)
+        w_d, pad_d = self._moe_costs(n_dec)
+        return share * w_c + (1.0 - share) * w_d, share * pad_c + (1.0 - share) * pad_d
+
     def steady(self, lam, parts=True):
         """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
 
@@ -146,11 +196,13 @@ class Engine:
         den_m = 1.0 - m - kk
         ok = den_c > 0
         w0 = k["w1"]
+        pad0 = self.moe_padding_s(1.0) if k["moe"] else 0.0
         T = None
-        for _ in range(2 if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
-            T = np.where(ok, np.maximum(fixed / np.where(ok, den_c, 1.0), (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
+        for _ in range(MOE_ITERATIONS if k["moe"] else 1):  # MoE: experts touched depend on the step's tokens, hence on T
+            T = np.where(ok, np.maximum((fixed + pad0) / np.where(ok, den_c, 1.0),
+                                        (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
             if k["moe"]:
-                w0 = self.weight_read_s(np.where(np.isfinite(T), lam * (self.isl + self.osl) * T, 1.0))
+                w0, pad0 = self._moe_step_mix(lam, T)
         tokens_step = lam * (self.isl + self.osl) * T
         n_decode = lam * self.osl * T
         # A new prompt waits for the running step (on average half of it), then rides the next step
@@ -185,7 +237,8 @@ class Engine:
         T1, *_ = self.step_s(np.ones_like(self.isl * 1.0), 0.0)
         c_pre = self.compute_s_per_token(self.isl / 2.0)
         chunks = np.ceil(self.isl / self.budget)
-        pre = (np.maximum(self.isl * c_pre, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
+        pad = chunks * self.moe_padding_s(np.minimum(self.isl, self.budget))
+        pre = (np.maximum(self.isl * c_pre + pad, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
                + chunks * (self.overhead_s + self.comm_fixed_s) + self.isl * self.comm_per_token_s)
         return pre + self.request_overhead_s, T1
 
@@ -288,6 +341,8 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
         expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
+        experts=f(arch.experts if arch.is_moe else 0.0),
+        expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
         bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
