@@ -98,7 +98,7 @@ def _fx_lines(result: dict) -> list[tuple[str, str, str, str]]:
             text = f"1 {quote} = {_number(1 / rate, 4)} {base}"
         else:
             text = f"1 {base} = {_number(rate, 4)} {quote}"
-        out.append((f"{base}/{quote}", text, fx.get("on") or "", fx.get("source") or ""))
+        out.append((f"{base}/{quote}", text, fx.get("rate_date") or fx.get("on") or "", fx.get("source") or ""))
     return out
 
 
@@ -317,6 +317,14 @@ def inputs_rows(result: dict) -> list[list]:
     for month, rate in enumerate(vat.get("rates_by_month") or []):
         rows.append([_("VAT"), _("VAT %(country)s, month %(n)s") % {"country": vat.get("country", ""), "n": month + 1},
                      _dec(rate), "", _("share"), vat.get("source") or "", ""])
+    # every price the plan's options use, with its own date and age (costs.price_sources, issue 14)
+    for price in (result.get("freshness") or {}).get("prices", []):
+        if price.get("what") == "fx":
+            continue
+        age = price.get("age_days")
+        rows.append([_(price.get("kind") or "list price"), price.get("row", ""), "", "", "" if age is None else
+                     _("%(days)s days old at the plan date") % {"days": age}, price.get("source") or "",
+                     price.get("date") or _("undated")])
     if used.get("power_tariff"):
         p = used["power_tariff"]
         rows.append([_("electricity tariff"), _("electricity tariff"), _dec(p.get("amount")), p.get("currency") or "",

@@ -248,8 +248,8 @@ def test_xlsx_inputs_date_each_rate_and_price_with_its_own_date(snaps, tmp_path)
     wb = load_workbook(io.BytesIO(costs_xlsx(c, title="RU plan")))
     rows = list(wb["Inputs"].iter_rows(values_only=True))
     header = rows[0]
-    kind, name, date = header.index("kind"), header.index("name"), header.index("date")
-    fx = next(r for r in rows if r[kind] == "fx" and r[name] == "USD/RUB")
+    kind, name, date = header.index("Kind"), header.index("Name"), header.index("Date")
+    fx = next(r for r in rows if r[kind] == "FX rate" and r[name] == "USD/RUB")
     assert str(fx[date])[:10] == "2026-07-01"  # the rate's date, not the plan's 2026-12-01
     yandex = next(r for r in rows if str(r[name]).startswith("Yandex Cloud gpu-standard-v3 4 GPU"))
     assert str(yandex[date])[:10] == "2022-04-13"
