@@ -785,38 +785,3 @@ def render_pdf(*, version, request=None) -> bytes:
     )
     # No base_url: the PDF template carries its own styles and loads nothing over the network.
     return HTML(string=html).write_pdf()
-
-
-# --- compare ---------------------------------------------------------------------------
-
-
-def compare_columns(plans) -> list[dict]:
-    """One column per plan from its latest done version (one query for all of them)."""
-    from .models import PlanVersion
-
-    latest: dict[int, PlanVersion] = {}
-    for v in PlanVersion.objects.filter(plan__in=plans, status="done").order_by("plan_id", "-number"):
-        latest.setdefault(v.plan_id, v)
-    columns = []
-    for plan in plans:
-        version = latest.get(plan.id)
-        view = version_view(version) if version else None
-        costs = (view or {}).get("costs") or {}
-        options = costs.get("options") or []
-        by_kind: dict[str, dict] = {}
-        for o in options:  # cheapest per kind
-            if o.get("kind") not in by_kind or (o["total"] or 0) < (by_kind[o["kind"]]["total"] or 0):
-                by_kind[o.get("kind")] = {**o, "currency": costs.get("currency", "")}
-        columns.append({
-            "plan": plan, "version": version, "view": view,
-            "currency": costs.get("currency", ""), "horizon_months": costs.get("horizon_months"),
-            "cheapest": options[0] if options else None, "by_kind": by_kind,
-            "break_even": costs.get("break_even") or [],
-        })
-    return columns
-
-
-def compare_kinds(columns: list[dict]) -> list[tuple[str, str, list]]:
-    """Rows of the compare table: (kind, label, [option or None per column])."""
-    kinds = list(dict.fromkeys(k for c in columns for k in c["by_kind"]))
-    return [(k, OPTION_KINDS.get(k, k), [c["by_kind"].get(k) for c in columns]) for k in kinds]

@@ -272,6 +272,9 @@ def shared_plan(request, token: str):
 @login_required
 @require_GET
 def compare(request):
+    """2-4 plans in one chosen currency (GET form, works without JavaScript; htmx swaps the result)."""
+    from . import compare as cmp
+
     try:
         ids = [int(x) for x in request.GET.getlist("plans")]
     except ValueError as exc:
@@ -281,15 +284,24 @@ def compare(request):
     plans = [found[i] for i in ids if i in found]  # in the order the user chose
     if len(ids) and len(plans) != len(ids):
         raise Http404("plan not found")
+    form = cmp.CompareForm(request.GET or None)
     error = None
     if not 2 <= len(plans) <= 4:
         error = _("Choose between 2 and 4 plans to compare.")
-    columns = presentation.compare_columns(plans) if error is None else []
-    kinds = presentation.compare_kinds(columns)
-    all_plans = selectors.plans_for_user(user=request.user)
-    return render(request, "planner/compare.html", {"columns": columns, "kinds": kinds, "error": error,
-                                                     "all_plans": all_plans, "selected": ids},
-                  status=200 if error is None or not ids else 400)
+    elif form.is_bound and not form.is_valid():
+        error = _("Choose the currency from the list (RUB or USD).")
+    columns = cmp.compare_columns(plans) if error is None else []
+    basis = None
+    currency = ""
+    if columns:
+        currency = (form.cleaned_data.get("currency") if form.is_bound else "") or cmp.default_currency(columns)
+        basis = cmp.convert(columns, currency=currency)
+    context = {"columns": columns, "kinds": cmp.compare_kinds(columns), "error": error, "form": form,
+               "basis": basis, "currency": currency,
+               "all_plans": selectors.plans_for_user(user=request.user), "selected": ids}
+    if request.htmx:  # htmx swaps only 2xx answers: the error is drawn in the swapped result
+        return render(request, "planner/partials/compare_result.html", context)
+    return render(request, "planner/compare.html", context, status=200 if error is None or not ids else 400)
 
 
 @login_required
