@@ -140,14 +140,21 @@ def plans(django_db_setup, django_db_blocker):
                 version = services.plan_version_compute(version_id=version.id)
                 assert version.status == VersionStatus.DONE, (kind, version.error)
                 out[kind] = plan
+            # a USD plan over another horizon: the compare page converts and aligns it
+            spec = {k: v for k, v in SPEC_EXAMPLES["inference"].items() if k != "name"}
+            workload = services.workload_create(team=team, name="Plan USD", spec=spec, user=owner)
+            usd = services.plan_create(team=team, workload=workload, user=owner,
+                                       options={"horizon_months": 12, "currency": "USD", "include_vat": False})
+            version = services.plan_version_compute(version_id=usd.versions.get().id)
+            assert version.status == VersionStatus.DONE, version.error
         allowed = ALLOWED | _catalog_words() | {"Plan", "Team", *owner.username.split("-")} | set(
             re.findall(r"[A-Za-z]+", " ".join([*KINDS, team.name])))
-        for plan in out.values():
+        for plan in [*out.values(), usd]:
             v = plan.versions.get()
             model = (v.result.get("sizing") or {}).get("model") or {}
             # The model's documented source and the catalog's prices and sources are data.
             allowed |= _data_words(v.price_snapshot, v.rate_snapshot, model.get("source"), model.get("name"))
-        yield {"plans": out, "owner": owner, "allowed": allowed}
+        yield {"plans": out, "usd": usd, "owner": owner, "allowed": allowed}
         transaction.set_rollback(True)
         atomic.__exit__(None, None, None)
 
@@ -172,6 +179,12 @@ def _pages(plans):
     for kind, plan in plans["plans"].items():
         yield f"plan {kind}", reverse("plan_detail", args=[plan.id])
     yield "compare", reverse("plan_compare") + "?" + "&".join(f"plans={p.id}" for p in ps[:4])
+    # conversion mode: a USD plan over 12 months next to RUB plans over 24 (a service, a one-off job)
+    mixed = [plans["usd"], plans["plans"]["inference"], plans["plans"]["pretraining"]]
+    for currency in ("RUB", "USD"):
+        yield f"compare in {currency}", reverse("plan_compare") + "?" + "&".join(
+            f"plans={p.id}" for p in mixed) + f"&currency={currency}"
+    yield "plan in USD", reverse("plan_detail", args=[plans["usd"].id])
     yield "password", reverse("password_change")
     yield "catalog accelerators", "/catalog/accelerators/"
     yield "diff", reverse("plan_diff", args=[first.id]) + "?a=1&b=1"
@@ -194,6 +207,22 @@ def test_every_page_is_in_russian(ru, plans):
 def test_the_workload_form_of_every_kind_is_in_russian(ru, plans, kind):
     response = ru.post(reverse("workload_create"), {"kind": kind, "refresh": "1"})
     _assert_russian(f"form {kind}", visible_text(response.content.decode()), plans["allowed"])
+
+
+def test_the_compare_page_converts_and_says_so_in_russian(ru, plans):
+    mixed = [plans["usd"], plans["plans"]["inference"], plans["plans"]["pretraining"]]
+    response = ru.get(reverse("plan_compare"), {"plans": [p.id for p in mixed], "currency": "RUB"})
+    assert response.status_code == 200
+    text = visible_text(response.content.decode()).replace("\xa0", " ")
+    fx = plans["usd"].versions.get().price_snapshot["fx_rates"]
+    usd_rub = next(r for r in fx if {r["base"], r["quote"]} == {"USD", "RUB"})
+    assert f"1 USD = {usd_rub['rate'].replace('.', ',')}" in text and "курс на" in text
+    assert "Все суммы в RUB в месяц." in text and "Горизонты разные (12, 24 мес.)" in text
+    assert "Не приведено к общему горизонту" in text  # the one-off pre-training run
+    assert response.context["basis"]["vat"] == "net"  # the USD plan is net, the RUB plans gross
+    bad = ru.get(reverse("plan_compare"), {"plans": [p.id for p in mixed], "currency": "123"})  # what the user typed is echoed: digits
+    assert bad.status_code == 400
+    _assert_russian("compare, bad currency", visible_text(bad.content.decode()), plans["allowed"])
 
 
 def test_form_errors_are_in_russian(ru, plans):
