@@ -1,6 +1,8 @@
-"""Page 1 of the PDF: the decision, the cost table, VAT and FX with their dates, the price
-sources, a static chart of the cumulative cost (SVG, drawn here: the PDF runs no scripts)
-and the export date. Reads the version's stored result only."""
+"""Page 1 of the PDF: the decision, the cost table (net, VAT, gross), VAT and FX with their
+dates, the price sources, a static chart of the cumulative cost (SVG, drawn here: the PDF runs
+no scripts) and the export date, all on one A4 landscape page (two columns; the chart's lines
+are numbered and coloured as the table's rows, so the table is its legend). Reads the version's
+stored result only."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from django.utils.translation import gettext as _
 from .templatetags.planner_tags import num
 
 PALETTE = ["#2f5fd0", "#d0602f", "#1b7f3b", "#8a2fd0", "#b25b00", "#0f8a8a", "#c0306a", "#5b6475"]
-TABLE_ROWS = 8
-SOURCES_MAX = 8
+# Page 1 holds this many options (the table and the chart; all of them are in the XLSX) and
+# sources: what fits one A4 landscape page next to the decision (tests/functional/test_exports_for_procurement.py).
+TABLE_ROWS = 6
+SOURCES_MAX = 6
 
 
 def _dec(value):
@@ -41,7 +45,7 @@ def pdf_summary(version, view: dict) -> dict:
         "rank": i, "label": o.get("label"), "kind": o.get("kind"),
         "net": _dec((o.get("totals") or {}).get("net")), "vat": _dec((o.get("totals") or {}).get("vat")),
         "gross": _dec((o.get("totals") or {}).get("gross")),
-        "meets": meets.get(o.get("candidate")),
+        "meets": meets.get(o.get("candidate")), "color": PALETTE[(i - 1) % len(PALETTE)],
     } for i, o in enumerate(ordered[:TABLE_ROWS], start=1)]
     return {
         "exported_on": timezone.localdate(),
@@ -52,7 +56,7 @@ def pdf_summary(version, view: dict) -> dict:
         "vat": _vat_text(costs) if costs else "",
         "fx": [{"pair": p, "text": t, "on": on, "source": s} for p, t, on, s in _fx_lines(costs)] if costs else [],
         "sources": price_sources(ordered[:3]),
-        "chart": cumulative_svg(ordered[:6], costs.get("currency", "")),
+        "chart": cumulative_svg(ordered[:TABLE_ROWS], costs.get("currency", ""), include_vat=include_vat),
     }
 
 
@@ -71,34 +75,43 @@ def price_sources(options: list[dict]) -> list[str]:
     return list(seen)[:SOURCES_MAX]
 
 
-def cumulative_svg(options: list[dict], currency: str, *, width: int = 760, height: int = 230) -> str:
-    """Cumulative net cost by month, one line per option, with a legend naming every line."""
-    series = [[float(v) for v in (o.get("cash_flow") or {}).get("cumulative_net") or []] for o in options]
-    series = [s for s in series if s]
-    if not series:
+def cumulative_svg(options: list[dict], currency: str, *, include_vat: bool = False,
+                   width: int = 400, height: int = 190) -> str:
+    """Cumulative cost by month (with VAT when the totals are, else net), one line per option,
+    each numbered at its end with the option's place in the table (whose # cell has its colour)."""
+    key = "cumulative_gross" if include_vat else "cumulative_net"
+    series = [[float(v) for v in (o.get("cash_flow") or {}).get(key) or []] for o in options]
+    if not any(series):
         return ""
-    left, right, top, bottom = 70, 10, 10, 30
+    left, right, top, bottom = 62, 18, 8, 28
     months = max(len(s) for s in series) - 1 or 1
-    peak = max(max(s) for s in series) or 1.0
+    peak = max(max(s) for s in series if s) or 1.0
     x = lambda m: left + (width - left - right) * m / months  # noqa: E731
     y = lambda v: top + (height - top - bottom) * (1 - v / peak)  # noqa: E731
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 18 * len(series)}" '
-             f'viewBox="0 0 {width} {height + 18 * len(series)}" font-family="DejaVu Sans" font-size="9">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans" font-size="8">',
              f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#888"/>',
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#888"/>']
     for k in range(5):
         v = peak * k / 4
         parts.append(f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{escape(str(num(v)))}</text>')
     for m in sorted({0, months // 2, months}):
-        parts.append(f'<text x="{x(m):.1f}" y="{height - bottom + 12}" text-anchor="middle">{m}</text>')
+        parts.append(f'<text x="{x(m):.1f}" y="{height - bottom + 11}" text-anchor="middle">{m}</text>')
+    vat = _("with VAT") if include_vat else _("net of VAT")
     parts.append(f'<text x="{(left + width) / 2:.0f}" y="{height - 4}" text-anchor="middle">'
-                 f'{escape(_("month"))} · {escape(currency)}, {escape(_("net of VAT"))}</text>')
-    for i, (o, s) in enumerate(zip(options, series, strict=False)):
+                 f'{escape(_("month"))} · {escape(currency)}, {escape(vat)}</text>')
+    ends = []
+    for i, s in enumerate(series):
+        if not s:
+            continue
         color = PALETTE[i % len(PALETTE)]
         points = " ".join(f"{x(m):.1f},{y(v):.1f}" for m, v in enumerate(s))
-        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{points}"/>')
-        ly = height + 12 + 18 * i
-        parts.append(f'<rect x="{left}" y="{ly - 8}" width="14" height="4" fill="{color}"/>'
-                     f'<text x="{left + 20}" y="{ly - 3}">{i + 1}. {escape(str(o.get("label") or ""))}</text>')
+        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.4" points="{points}"/>')
+        ends.append([y(s[-1]) + 3, x(len(s) - 1) + 3, color, i + 1])
+    ends.sort()
+    for a, b in zip(ends, ends[1:], strict=False):  # close line ends: the numbers one under another
+        b[0] = max(b[0], a[0] + 8)
+    for ly, lx, color, rank in ends:
+        parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" fill="{color}">{rank}</text>')
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every text in it is escaped above

@@ -103,19 +103,60 @@ def test_xlsx_inputs_list_every_rate_with_its_own_date_and_source(owner, plans):
     assert fx and fx[0][5] and fx[0][6]
 
 
+def _pdf_pages(client, plan, lang):
+    pdf = PdfReader(io.BytesIO(_get(client, plan, "pdf", lang).content))
+    return [" ".join(p.extract_text().split()) for p in pdf.pages]
+
+
 def test_pdf_page_one_holds_the_decision_summary(owner, plans):  # noqa: F811
     plan = plans["plans"]["inference"]
-    pdf = PdfReader(io.BytesIO(_get(owner, plan, "pdf", "ru").content))
-    first = pdf.pages[0].extract_text()
+    first = _pdf_pages(owner, plan, "ru")[0]
     for text in ("Решение", "Оборудование", "Самый дешёвый вариант, выполняющий цели", "Без НДС", "С НДС",
-                 "НДС", "Курс", "Выгружено", "Место" if False else "Вариант"):
+                 "НДС", "Курс", "Выгружено", "Вариант"):
         assert text in first, text
-    # the summary goes on (sources, chart) before the detail starts
-    opening = "".join(p.extract_text() for p in pdf.pages)
-    assert "Источники цен" in opening and "Накопленные затраты по месяцам" in opening
     fx = _costs(plan)["inputs_used"]["fx"][0]
     assert (fx.get("rate_date") or fx["on"]) in first
     assert "RUB" in first
+
+
+@pytest.mark.parametrize("kind", ["inference", "finetuning", "pretraining", "rag", "classic_training",
+                                  "external_api"])
+def test_pdf_page_one_has_sources_fx_and_the_chart_for_every_kind(owner, plans, kind):  # noqa: F811
+    plan = plans["plans"][kind]
+    costs = _costs(plan)
+    pages = _pdf_pages(owner, plan, "ru")
+    first, rest = pages[0], " ".join(pages[1:])
+    # the decision summary, the cost table with net / VAT / gross, FX with its date, the price sources,
+    # the chart (its title and its axis: month, currency, the VAT basis of the totals), the export date
+    for text in ("Решение", "Без НДС, RUB", "НДС, RUB", "С НДС, RUB", "Курс USD/RUB", "Источники цен",
+                 "Накопленные затраты по месяцам", "месяц · RUB, с НДС",
+                 f"Выгружено {timezone.localdate().day}"):
+        assert text in first, (kind, text)
+    fx = costs["inputs_used"]["fx"][0]
+    assert f"на {fx.get('rate_date') or fx['on']}" in first
+    # every price source of the summary is on page 1 (compared without white space: long
+    # repository paths wrap), and the detail only starts on page 2
+    from django.utils import translation
+
+    from planner.pdf_summary import pdf_summary
+    from planner.presentation import version_view
+
+    with translation.override("ru"):
+        version = plan.versions.get()
+        sources = pdf_summary(version, version_view(version))["sources"]
+    squashed = "".join(first.split())
+    assert sources and all("".join(src.split()) in squashed for src in sources), kind
+    assert "Рекомендуется" in rest and "Рекомендуется" not in first
+    # the table's first row is the decision's first option, with its gross total in Russian format
+    assert "1 / " in first and "Первые" in first
+
+
+def test_pdf_page_one_in_english_holds_everything(owner, plans):  # noqa: F811
+    plan = plans["plans"]["rag"]
+    first = "".join(_pdf_pages(owner, plan, "en")[0].split())
+    for text in ("Decision", "Net, RUB", "VAT, RUB", "Gross (with VAT), RUB", "FX rate USD/RUB", "Price sources",
+                 "Cumulative cost by month", "month · RUB, with VAT", "Exported on"):
+        assert "".join(text.split()) in first, text
 
 
 def test_pdf_in_english_has_net_vat_gross_and_the_chart(owner, plans):  # noqa: F811
