@@ -430,26 +430,28 @@ class VersionStatusView(ApiView):
 
 
 class _DoneBodies:
-    """Rendered JSON of done versions, plain and gzipped, per process (LRU). Safe because a
-    done version never changes; access is still checked on every request before a body is
-    served. Results can be megabytes of JSON, so compressing once pays off on every reuse."""
+    """Rendered JSON of done versions, plain and gzipped, per process (LRU), one body per
+    (version, language): the engine texts are rendered in the language of Accept-Language
+    (planner.i18n.for_api). Safe because a done version never changes; access is still checked
+    on every request before a body is served. Results can be megabytes of JSON, so compressing
+    once pays off on every reuse."""
 
     def __init__(self, size: int = 64):
         self.size = size
-        self._items: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
+        self._items: OrderedDict[tuple[int, str], tuple[bytes, bytes]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, pk: int) -> tuple[bytes, bytes] | None:
+    def get(self, pk: int, lang: str = "en") -> tuple[bytes, bytes] | None:
         with self._lock:
-            bodies = self._items.get(pk)
+            bodies = self._items.get((pk, lang))
             if bodies is not None:
-                self._items.move_to_end(pk)
+                self._items.move_to_end((pk, lang))
             return bodies
 
-    def put(self, pk: int, body: bytes) -> tuple[bytes, bytes]:
+    def put(self, pk: int, body: bytes, lang: str = "en") -> tuple[bytes, bytes]:
         bodies = (body, gzip.compress(body, compresslevel=6, mtime=0))
         with self._lock:
-            self._items[pk] = bodies
+            self._items[(pk, lang)] = bodies
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return bodies
@@ -460,6 +462,13 @@ class _DoneBodies:
 
 
 done_bodies = _DoneBodies()
+
+
+def api_language() -> str:
+    """The language the API renders engine texts in (planner.i18n.for_api): "ru" or "en"."""
+    from django.utils import translation
+
+    return "ru" if (translation.get_language() or "en").lower().startswith("ru") else "en"
 
 
 def _etag_matches(header: str, etag: str) -> bool:
@@ -496,20 +505,21 @@ class VersionDetailView(ApiView):
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             return Response(version_data(version), headers={"Cache-Control": "no-store"})
         fmt = getattr(request.accepted_renderer, "format", "json")
-        # A done version never changes: its id and format name the body. Weak, because the
-        # same body is also served gzipped.
-        etag = f'W/"pv{pk}-{fmt}"'
+        lang = api_language()
+        # A done version never changes: its id, format and language name the body. Weak,
+        # because the same body is also served gzipped.
+        etag = f'W/"pv{pk}-{fmt}-{lang}"'
         headers = {"ETag": etag, "Cache-Control": "private, no-cache",
-                   "Vary": "Accept, Accept-Encoding, Authorization, Cookie"}
+                   "Vary": "Accept, Accept-Encoding, Accept-Language, Authorization, Cookie"}
         if _etag_matches(request.headers.get("If-None-Match", ""), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
         if fmt != "json":  # the browsable API: rendered by DRF each time
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             return Response(version_data(version), headers=headers)
-        bodies = done_bodies.get(pk)
+        bodies = done_bodies.get(pk, lang)
         if bodies is None:
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
-            bodies = done_bodies.put(pk, JSONRenderer().render(version_data(version)))
+            bodies = done_bodies.put(pk, JSONRenderer().render(version_data(version)), lang)
         if _accepts_gzip(request):
             response = HttpResponse(bodies[1], content_type="application/json")
             response["Content-Encoding"] = "gzip"
