@@ -57,6 +57,8 @@ def pdf_summary(version, view: dict) -> dict:
         "fx": [{"pair": p, "text": t, "on": on, "source": s} for p, t, on, s in _fx_lines(costs)] if costs else [],
         "sources": price_sources(ordered[:3]),
         "chart": cumulative_svg(ordered[:TABLE_ROWS], costs.get("currency", ""), include_vat=include_vat),
+        "uncertainty": uncertainty_svg(ordered[:TABLE_ROWS], (costs.get("monte_carlo") or {}).get("options") or {},
+                                       costs.get("currency", "")),
     }
 
 
@@ -113,5 +115,40 @@ def cumulative_svg(options: list[dict], currency: str, *, include_vat: bool = Fa
         b[0] = max(b[0], a[0] + 8)
     for ly, lx, color, rank in ends:
         parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" fill="{color}">{rank}</text>')
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every text in it is escaped above
+
+
+def uncertainty_svg(options: list[dict], mc: dict, currency: str, *, width: int = 1000, row_px: int = 22) -> str:
+    """P10-P90 of each option's net total (the Monte Carlo runs on net totals) as a bar with a
+    P50 tick, numbered as the page-1 table's rows, each with its three figures written out."""
+    rows = [(i, mc[o["id"]]) for i, o in enumerate(options, start=1) if mc.get(o.get("id"))]
+    rows = [(i, [_dec(m.get(k)) for k in ("p10", "p50", "p90")]) for i, m in rows]
+    rows = [(i, v) for i, v in rows if None not in v]
+    if not rows:
+        return ""
+    left, right, top, axis = 24, 330, 6, 26
+    peak = float(max(v[2] for _i, v in rows)) or 1.0
+    x = lambda v: left + (width - left - right) * float(v) / peak  # noqa: E731
+    height = top + row_px * len(rows) + axis
+    base = top + row_px * len(rows)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans" font-size="8">',
+             f'<line x1="{left}" y1="{base}" x2="{width - right}" y2="{base}" stroke="#888"/>']
+    for k in range(5):
+        v = peak * k / 4
+        parts.append(f'<text x="{x(v):.1f}" y="{base + 11}" text-anchor="middle">{escape(str(num(v)))}</text>')
+    parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 3}" text-anchor="middle">'
+                 f'{escape(currency)}, {escape(_("net of VAT"))}</text>')
+    for row, (i, (p10, p50, p90)) in enumerate(rows):
+        color = PALETTE[(i - 1) % len(PALETTE)]
+        cy = top + row_px * row + row_px / 2
+        parts.append(f'<text x="{left - 6}" y="{cy + 3:.1f}" text-anchor="end" fill="{color}">{i}</text>'
+                     f'<rect x="{x(p10):.1f}" y="{cy - 5:.1f}" width="{max(x(p90) - x(p10), 1):.1f}" height="10" '
+                     f'fill="{color}" fill-opacity="0.35"/>'
+                     f'<line x1="{x(p50):.1f}" y1="{cy - 7:.1f}" x2="{x(p50):.1f}" y2="{cy + 7:.1f}" stroke="{color}" '
+                     f'stroke-width="2"/>')
+        figures = f"P10 {num(p10)} · P50 {num(p50)} · P90 {num(p90)}"
+        parts.append(f'<text x="{width - right + 8}" y="{cy + 3:.1f}">{escape(figures)}</text>')
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every text in it is escaped above

@@ -147,6 +147,9 @@ def test_pdf_page_one_has_sources_fx_and_the_chart_for_every_kind(owner, plans, 
     squashed = "".join(first.split())
     assert sources and all("".join(src.split()) in squashed for src in sources), kind
     assert "Рекомендуется" in rest and "Рекомендуется" not in first
+    # the second chart, P10/P50/P90 of the shown options, opens page 2
+    if (costs.get("monte_carlo") or {}).get("options"):
+        assert "P10, P50 и P90 итога по вариантам" in pages[1] and "P90" in pages[1], kind
     # the table's first row is the decision's first option, with its gross total in Russian format
     assert "1 / " in first and "Первые" in first
 
