@@ -492,7 +492,25 @@ class WorkloadForm(CostOptionsForm):
                 self.add_error(self.field_for_path(err.field), self.message_for(err))
             return cleaned
         self.spec = spec
+        self._check_service_utilisation(spec)
         return cleaned
+
+    def _check_service_utilisation(self, spec: dict) -> None:
+        """The rule that joins the spec and the costs (a served workload at utilisation 0),
+        shown on the utilisation field instead of failing the computed version."""
+        if any(name in self.errors for name in COST_FIELDS) or "more" in self.errors:
+            return  # options() needs every cost field cleaned
+        from costs.engine import errors as cost_errors
+        from costs.engine import options as cost_options
+        from planner.api.services import serving_hours_per_day
+
+        try:
+            parsed = cost_options.parse_cost_options(self.options())
+            cost_options.check_options_for_service(parsed, serving_hours_per_day=serving_hours_per_day(spec))
+        except cost_errors.CostValidationError as exc:
+            for err in exc.errors:
+                if err.path == "costs.utilisation" and "utilisation" in self.fields:
+                    self.add_error("utilisation", render_text(err.message))
 
     @staticmethod
     def _check_accelerator_pin(spec: dict) -> None:

@@ -46,7 +46,7 @@ ASSUMPTIONS = (
 
 
 # Activation checkpointing modes as texts (the layout itself keeps the codes).
-CKPT_TEXT = {"none": Msg("no recomputation"), "selective": Msg("selective"), "full": Msg("full")}
+CKPT_TEXT = {"none": Msg("none"), "selective": Msg("selective"), "full": Msg("full")}
 
 
 def _fmt_gib(b: float) -> str:
@@ -192,7 +192,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
 
     compute_section = {
         "total_flops": q(model_flops, "FLOP", flops_explain),
-        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g} for {ckpt} activation checkpointing)", factor=factor, ckpt=CKPT_TEXT[ckpt])),
+        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g}; activation recomputation: {ckpt})", factor=factor, ckpt=CKPT_TEXT[ckpt])),
     }
     if tokens is not None:
         compute_section["tokens"] = q(tokens, "tokens", Msg("tokens processed (dataset tokens x epochs)"))
@@ -491,7 +491,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
                                opt=_optimizer_explain(t, p, ti))
                            if t.method != "full" else Msg("no adapters (full training)")),
         "activations_bytes": q(mem["activations"], "bytes",
-                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {sp}, "
+                               Msg("Korthikanti et al. 2022, activation recomputation: {ckpt_names}, sequence parallel {sp}, "
                                    "micro-batch {micro_batch_size} x {sequence_length} tokens{cp_split}, first pipeline stage",
                                    ckpt_names=CKPT_TEXT[search.CKPT_NAMES[lay["ckpt"]]],
                                    sp=Msg("on") if t.sequence_parallel and lay["tp"] > 1 else Msg("off"),
