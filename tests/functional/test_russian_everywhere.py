@@ -242,13 +242,18 @@ ENGLISH_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3}){2,}(?:\.\d+)?(?![\w])
                             r"|(?<![\w.,/-])\d{7,}(?:[.,]\d+)?(?![\w])")
 
 
+RAW_BYTES = re.compile(r"\d{1,3}(?:[\s\xa0\u202f]\d{3}){2,}\s*(?:байт|bytes)")
+
+
 def test_every_page_writes_numbers_the_russian_way(ru, plans):
     failures = []
     for where, url in _pages(plans):
         response = ru.get(url)
         if response.status_code != 200:
             continue
-        found = ENGLISH_NUMBER.findall(visible_text(response.content.decode()))
+        text = visible_text(response.content.decode())
+        # and sizes in a unit that fits (GiB), never a raw byte count ("869 730 877 440 байты")
+        found = ENGLISH_NUMBER.findall(text) + RAW_BYTES.findall(text)
         if found:
             failures.append(f"{where}: {found[:8]}")
     assert not failures, "\n".join(failures)
