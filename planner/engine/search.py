@@ -50,6 +50,7 @@ class CatalogArrays:
     peak_column: tuple[str, ...]
     peak_ratio: np.ndarray  # peak(compute format) / peak(bf16): attention cores run in bf16
     mfu_base: np.ndarray
+    mfu_base_16bit: np.ndarray  # the generation's 16-bit base: an 8-bit step never beats the peak ratio
     mfu_base_explain: tuple[str, ...]
     gpus_per_server: np.ndarray
     price_gpu_hour_usd: np.ndarray  # NaN where unknown
@@ -57,7 +58,7 @@ class CatalogArrays:
 
 def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str,
                    gpus_per_server_pin: int | None = None) -> CatalogArrays:
-    peaks, cols, bases, whys, ratios = [], [], [], [], []
+    peaks, cols, bases, whys, ratios, b16s = [], [], [], [], [], []
     for a in accelerators:
         p, col = peak_tflops(a, compute_precision)
         peaks.append(np.nan if p is None else p)
@@ -66,6 +67,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         ratios.append(p / p16 if p and p16 else 1.0)
         base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision)
         bases.append(base)
+        b16s.append(compute.base_16bit(compute.generation_of(a.architecture)))
         whys.append(why)
     return CatalogArrays(
         accelerators=tuple(accelerators),
@@ -75,6 +77,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         peak_column=tuple(cols),
         peak_ratio=np.array(ratios, dtype=float),
         mfu_base=np.array(bases, dtype=float),
+        mfu_base_16bit=np.array(b16s, dtype=float),
         mfu_base_explain=tuple(whys),
         gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
         price_gpu_hour_usd=np.array(
@@ -338,7 +341,8 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
     x = compute.attention_ratio(t.arch, seq=t.seq)
     mfu = compute.training_efficiency(base=cat.mfu_base[a_idx], hidden_size=compute.model_width(t.arch), tp=tp, x_attn=x,
                                       peak_ratio=cat.peak_ratio[a_idx], pp=pp, microbatches=m, vpp=lay["vpp"][lay_idx],
-                                      method=t.method, vision=t.vision)
+                                      method=t.method, vision=t.vision, compute_precision=t.compute_precision,
+                                      base_16bit=cat.mfu_base_16bit[a_idx])
     if t.method == "qlora" and not t.vision:
         ck = lay["ckpt"][lay_idx]
         recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
