@@ -265,7 +265,10 @@ class Efficiency:
 
 def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: int | None, tp: int, x_attn: float,
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
-                       pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0) -> Efficiency:
+                       pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0,
+                       all_to_all: dict | None = None) -> Efficiency:
+    """The efficiency of one layout with its explanation. `all_to_all` (MoE with expert parallelism,
+    search.moe_all_to_all for this option): {"factor", "ep", "bytes_per_token", "link_gb_s"}."""
     if pinned is not None:
         why = pinned_label or Msg("given in hardware.mfu")
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
@@ -301,6 +304,18 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
         text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}, half width {hw:.0f}) x "
                    "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, "
                    "{m:.0f} micro-batches, VPP{vpp})", **params)
+    if all_to_all is not None and all_to_all["bytes_per_token"] > 0:
+        v *= all_to_all["factor"]
+        a2a = dict(f=all_to_all["factor"], ep=all_to_all["ep"], mb=all_to_all["bytes_per_token"] / 1e6,
+                   bw=all_to_all["link_gb_s"])
+        if all_to_all.get("overlapped"):
+            text = text + Msg(" x {f:.3f} expert-parallel all-to-all (EP{ep}: {mb:.1f} MB per token dispatched and "
+                              "combined in bf16, forward and backward, over {bw:g} GB/s one way; overlapped with "
+                              "compute, the longer of the two sets the step)", **a2a)
+        else:
+            text = text + Msg(" x {f:.3f} expert-parallel all-to-all (EP{ep}: {mb:.1f} MB per token dispatched and "
+                              "combined in bf16, forward and backward, over {bw:g} GB/s one way; not overlapped with "
+                              "compute)", **a2a)
     return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]), explain=text)
 
 
@@ -356,14 +371,16 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                 checkpointing: str = "selective", tokens_per_second: float | None = None,
                                 step_time_s: float | None = None, gpu_hours: float | None = None,
                                 wall_clock_hours: float | None = None, tokens: float | None = None,
-                                bandwidth_gb_s: float | None = None) -> ImpliedEfficiency:
+                                bandwidth_gb_s: float | None = None, accelerator=None,
+                                expert_overlap: bool = False) -> ImpliedEfficiency:
     """What a measured training run implies in this model's terms (pure; used by team calibrations).
 
     Give the steady-state throughput as `tokens_per_second` (whole cluster) or `step_time_s` (one
     optimizer step of `global_batch_tokens`). With the whole run's `tokens` and its `gpu_hours` or
     `wall_clock_hours` as well, goodput = useful-step time / wall-clock time is implied too.
     Without throughput but with whole-run figures, the product efficiency x goodput is returned as
-    `mfu` and goodput stays None.
+    `mfu` and goodput stays None. With `accelerator` (its AcceleratorSpec), an MoE model's predicted
+    efficiency includes the expert-parallel all-to-all as the search charges it (moe_comm).
     """
     if gpus < 1 or peak_tflops <= 0 or sequence_length < 1 or global_batch_tokens <= 0:
         raise ValueError("gpus, peak_tflops, sequence_length and global_batch_tokens must be positive")
@@ -413,5 +430,16 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
         predicted *= float(qlora_factor(predicted, frozen_params=arch.params, peak_tflops=peak_tflops,
                                         bandwidth_gb_s=bandwidth_gb_s, exec_flops_per_token=flops_per_token,
                                         tokens_per_microbatch=sequence_length * micro_batch_size, cp=context_parallel))
+    if accelerator is not None and arch.is_moe and arch.model_type != "vision":
+        from . import moe_comm
+        from .search import gpus_per_server
+
+        ep = int(moe_comm.expert_parallel(arch, dp=dp, cp=context_parallel, tp=tensor_parallel,
+                                          gpus_per_server=gpus_per_server(accelerator)))
+        nbytes = float(moe_comm.all_to_all_bytes_per_token(arch, ep=ep, full_recompute=checkpointing == "full"))
+        if nbytes > 0:
+            predicted *= float(moe_comm.all_to_all_factor(
+                predicted, bytes_per_token=nbytes, link_gb_s=moe_comm.link_one_way_gb_s(accelerator, ep)[0],
+                peak_tflops=peak_tflops, exec_flops_per_token=flops_per_token, overlapped=expert_overlap))
     return ImpliedEfficiency(mfu=float(mfu), goodput=None if goodput is None else float(goodput),
                              model_efficiency=predicted, explain=how)

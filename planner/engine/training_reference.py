@@ -158,6 +158,8 @@ def whole_run_spec(row: dict, goodput: float | None = None) -> dict:
                    ("vpp", "virtual_pipeline_stages")):
         if row.get(k):
             t[key] = row[k]
+    if row.get("expert_overlap"):  # published schedule overlaps the MoE all-to-all (DeepSeek-V3: DualPipe)
+        t["expert_overlap"] = True
     if goodput is not None:
         t["goodput"] = goodput
     hw = {"accelerator": row["accelerator"]}
