@@ -47,9 +47,10 @@ ATTENTION_COST = 1.15  # time of one attention-core FLOP relative to one dense G
 # Asymptotic efficiency (wide GEMMs, no attention, no bubble) by generation and format class.
 # "16" covers bf16/fp16 (and tf32/fp32 against their own peak), "8" fp8/int8 against the fp8 peak.
 # Generations without a published training run read are assumptions and say so: the former
-# ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). An fp8
-# base is never above the 16-bit base of the same generation (fp8 never beats its peak ratio): the
-# fitted Hopper and Blackwell fp8 asymptotes (0.55, 0.54) are used as the 16-bit base, 0.53.
+# ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). The
+# fitted fp8 asymptotes (Hopper 0.55, Blackwell 0.54) are above the 16-bit 0.53 (wide-GEMM limits, with
+# the memory part of narrow GEMMs in the width term); fp8 still never beats its peak ratio: an 8-bit
+# step's efficiency is capped at the 16-bit efficiency of the same layout (training_efficiency).
 BASE = {
     ("ampere", "16"): (0.77, Msg("fitted: MosaicML A100 table, Korthikanti et al. 2022")),
     ("hopper", "16"): (0.53, Msg("fitted: MosaicML H100 BF16 table")),
