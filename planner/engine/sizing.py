@@ -140,6 +140,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         mfu_pin=hw.mfu, vision=vision, cp_pin=t.context_parallel, optimizer_states=t.optimizer_states,
         master_weights=t.master_weights, adapter_precision=t.adapter_precision, double_quant=t.double_quant,
         goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs), attention=t.attention,
+        expert_overlap=t.expert_overlap,
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
@@ -440,6 +441,13 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
                 method=t.method, vision=ti.vision)
     eff = compute.explain_efficiency(**args)
+    a2a = None
+    if a.is_moe and not ti.vision:  # the search applied the expert-parallel all-to-all share
+        before = float(res["mfu"][i]) / float(res["a2a_factor"][i])  # the efficiency the factor was computed at
+        a2a = search.moe_all_to_all(ti, cat, res["layouts"], [res["a"][i]], [res["lay"][i]], [before])
+        a2a = {k: v if k == "overlapped" else (int(v[0]) if k == "ep" else float(v[0])) for k, v in a2a.items()}
+        args["all_to_all"] = a2a
+        eff = compute.explain_efficiency(**args)
     if t.method == "qlora" and not ti.vision and eff.value > 0:  # the search applied the dequantisation share
         eff = compute.explain_efficiency(**args, qlora=float(res["mfu"][i]) / eff.value)
     return eff
