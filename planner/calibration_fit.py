@@ -314,7 +314,7 @@ def implied_training_efficiency(run: Mapping, acc: AcceleratorSpec) -> dict[str,
             global_batch_tokens=float(run["global_batch_size"]) * float(run["sequence_length"]),
             checkpointing=run.get("activation_checkpointing") or "selective", tokens_per_second=tps,
             gpu_hours=run.get("gpu_hours"), wall_clock_hours=run.get("wall_clock_hours"),
-            tokens=run.get("total_tokens"))
+            tokens=run.get("total_tokens"), accelerator=acc)
         return {"mfu": float(got.mfu), "goodput": got.goodput, "preset_mfu": float(got.model_efficiency)}
     tps = training_tokens_per_s(run)
     mfu = tps * 6.0 * arch.active_params * _recompute(run) / (count * float(peak) * 1e12)

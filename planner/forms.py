@@ -145,6 +145,7 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("training.master_weights", _choice(_("Master weights"), _("An fp32 copy of 16-bit trainable weights. Default: fp32 for full training, none for LoRA/QLoRA adapters."), [("fp32", "fp32"), ("none", _("none"))]), TRAINING_KINDS, "workload"),
     SpecField("training.adapter_precision", _choice(_("Adapter precision"), _("Format of LoRA/QLoRA adapter weights and gradients. Default: bf16."), [("fp32", "fp32"), ("bf16", "bf16"), ("fp16", "fp16")]), ("finetuning",), "workload"),
     SpecField("training.double_quant", _bool(_("Double quantisation (QLoRA)"), _("Quantise the NF4 quantisation constants again (QLoRA only). Default: yes.")), ("finetuning",), "workload"),
+    SpecField("training.expert_overlap", _bool(_("Overlap expert all-to-all"), _("MoE only: the expert-parallel all-to-all runs concurrently with compute (DeepSeek DualPipe, Megatron-Bridge overlap_moe_expert_parallel_comm). Default: no.")), ("pretraining", "finetuning"), "workload"),
     SpecField("training.context_parallel", _choice(_("Context parallelism"), _("Split each sequence over this many GPUs (long contexts). Default: chosen by the planner."), [(str(c), str(c)) for c in (1, 2, 4, 8, 16, 32)]), ("pretraining", "finetuning"), "workload"),
     SpecField("training.goodput", _num(_("Goodput"), _("Share of wall-clock time spent in useful training steps (restarts, stalls excluded), 0–1. Default: by GPU count from published interruption rates."), min_value=0.01, max_value=1), TRAINING_KINDS, "workload"),
     SpecField("training.zero_stage", _choice(_("ZeRO stage"), _("Sharding of model states across data-parallel GPUs (3 = FSDP). Default: the smallest stage that fits."), [("0", "0"), ("1", "1"), ("2", "2"), ("3", "3 / FSDP")]), ("pretraining", "finetuning"), "workload"),
@@ -492,7 +493,25 @@ class WorkloadForm(CostOptionsForm):
                 self.add_error(self.field_for_path(err.field), self.message_for(err))
             return cleaned
         self.spec = spec
+        self._check_service_utilisation(spec)
         return cleaned
+
+    def _check_service_utilisation(self, spec: dict) -> None:
+        """The rule that joins the spec and the costs (a served workload at utilisation 0),
+        shown on the utilisation field instead of failing the computed version."""
+        if any(name in self.errors for name in COST_FIELDS) or "more" in self.errors:
+            return  # options() needs every cost field cleaned
+        from costs.engine import errors as cost_errors
+        from costs.engine import options as cost_options
+        from planner.api.services import serving_hours_per_day
+
+        try:
+            parsed = cost_options.parse_cost_options(self.options())
+            cost_options.check_options_for_service(parsed, serving_hours_per_day=serving_hours_per_day(spec))
+        except cost_errors.CostValidationError as exc:
+            for err in exc.errors:
+                if err.path == "costs.utilisation" and "utilisation" in self.fields:
+                    self.add_error("utilisation", render_text(err.message))
 
     @staticmethod
     def _check_accelerator_pin(spec: dict) -> None:

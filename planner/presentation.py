@@ -561,7 +561,10 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
         label = f"{prefix} › {_label(key)}" if prefix else _label(key)
         if _is_quantity(value):
             unit = value.get("unit", "")
-            rows.append({"label": label, "value": value.get("value"), "unit_code": unit,
+            # Keys carry their unit (`_bytes`); the unit text itself may already be translated
+            # ("байты") when the result was localised before it got here.
+            code = "bytes" if unit == "bytes" or str(key).endswith("_bytes") or "_bytes_per_" in str(key) else unit
+            rows.append({"label": label, "value": value.get("value"), "unit_code": code,
                          "unit": unit_label(unit, value.get("value")),
                          "explain": value.get("explain", ""), "low": value.get("low"), "high": value.get("high")})
         elif isinstance(value, dict):

@@ -251,11 +251,10 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
         s = mc[rec]
         out["statistic"] = Msg(
             "Totals are the deterministic value at the base inputs; in the Monte Carlo (net) it sits at "
-            "the {pct}th percentile: P10 {p10}, P50 {p50}, P90 {p90}",
+            "the {pct}th percentile: P10 {p10:,.2f} {currency}, P50 {p50:,.2f} {currency}, P90 {p90:,.2f} {currency}",
             pct=s["base_percentile"],
-            p10=f"{s['p10']} {options.currency}",
-            p50=f"{s['p50']} {options.currency}",
-            p90=f"{s['p90']} {options.currency}",
+            # numbers, not text, so each language's separators apply ('15 108 660,41' in Russian)
+            p10=float(s["p10"]), p50=float(s["p50"]), p90=float(s["p90"]), currency=options.currency,
         )
     else:
         out["statistic"] = Msg("Totals are the deterministic value at the base inputs")

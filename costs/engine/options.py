@@ -398,3 +398,15 @@ def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:
         c.err("runs_per_month", Msg("must be greater than 0"))
     if c.errors:
         raise CostValidationError(c.errors)
+
+
+def check_options_for_service(options: CostOptions, *, serving_hours_per_day: float | None,
+                              prefix: str = "costs") -> None:
+    """A service that runs some hours a day cannot be costed at utilisation 0 (its fleet would
+    cost nothing and serve nothing); checked at submission so the user gets a field error, not a
+    failed version. `serving_hours_per_day` is None for workloads that are not served."""
+    if options.utilisation is not None and options.utilisation == 0 and serving_hours_per_day:
+        raise CostValidationError([FieldError(
+            path=f"{prefix}.utilisation",
+            message=Msg("must be more than 0: the service runs {utilisation:g} hours a day",
+                        utilisation=serving_hours_per_day))])

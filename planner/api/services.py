@@ -37,13 +37,25 @@ def spec_validate(*, data: dict, prefix: str = "spec") -> dict:
     return data
 
 
-def costs_validate(*, data: dict, prefix: str = "costs") -> dict:
-    """Validate cost options with the cost engine's parser; errors carry `prefix.` paths."""
+def serving_hours_per_day(spec: dict | None) -> float | None:
+    """Hours a day a served workload runs (None when the spec has no serving part)."""
+    serving = (spec or {}).get("serving") if isinstance(spec, dict) else None
+    if (spec or {}).get("kind") not in ("inference", "rag") or not isinstance(serving, dict):
+        return None
+    hours = serving.get("hours_per_day", 24)
+    return float(hours) if isinstance(hours, (int, float)) and not isinstance(hours, bool) else None
+
+
+def costs_validate(*, data: dict, prefix: str = "costs", spec: dict | None = None) -> dict:
+    """Validate cost options with the cost engine's parser; errors carry `prefix.` paths.
+    With the (already validated) `spec`, also the rules that join the two (a service at
+    utilisation 0)."""
     from costs.engine.errors import CostValidationError
-    from costs.engine.options import parse_cost_options
+    from costs.engine.options import check_options_for_service, parse_cost_options
 
     try:
-        parse_cost_options(data, prefix=prefix)  # its paths already start with `prefix`
+        options = parse_cost_options(data, prefix=prefix)  # its paths already start with `prefix`
+        check_options_for_service(options, serving_hours_per_day=serving_hours_per_day(spec), prefix=prefix)
     except CostValidationError as exc:
         raise engine_errors(exc) from None
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:

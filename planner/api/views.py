@@ -385,7 +385,8 @@ class PlanListView(ApiView):
         else:
             team = _editable_team(request.user, data["team"])
             spec_validate(data=data["spec"])
-        costs = costs_validate(data=data.get("costs") or {})
+        costs = costs_validate(data=data.get("costs") or {},
+                               spec=workload.spec if workload is not None else data["spec"])
         plan, created = plan_create_api(
             user=request.user, team=team, workload=workload, spec=data.get("spec"), name=data.get("name", ""),
             costs=costs, idempotency_key=key, body_hash=request_hash(request.data),
@@ -693,7 +694,7 @@ class EstimateView(ApiView):
         ser = s.EstimateIn(data=request.data)
         ser.is_valid(raise_exception=True)
         spec = spec_validate(data=ser.validated_data["spec"])
-        costs = costs_validate(data=ser.validated_data.get("costs") or {})
+        costs = costs_validate(data=ser.validated_data.get("costs") or {}, spec=spec)
         calibrations = None
         if ser.validated_data.get("team") is not None:
             from planner.calibration_services import active_calibrations

@@ -10,7 +10,11 @@ The efficiency model (every effect counted once, constants fitted jointly on the
 in planner/engine/data/training_published.json by scripts/fit_training_efficiency.py):
 
     E = base[generation, format] x W x A x P
-    W = w / (w + GEMM_HALF_WIDTH),  w = hidden_size / tensor_parallel        (GEMM width per GPU)
+    W = w / (w + GEMM_HALF_WIDTH x r_mem),  w = hidden_size / tensor_parallel (GEMM width per GPU)
+        r_mem = peak_ratio x max(bytes(format), 2) / 2: a GEMM's time is a compute part (FLOPs / peak)
+        plus a memory part (its activations, ~FLOPs / width bytes, over HBM); the 16-bit activations
+        between GEMMs are not made smaller by an 8-bit compute format, so only the compute part
+        speeds up and the half width grows by the peak ratio (fp8: x2; fp32/tf32: x1)
     A = 1 / (1 + ATTENTION_COST x x_attn x peak_ratio)                        (attention core)
         x_attn = attention-core FLOPs / dense FLOPs = L x s x heads x (d_qk + d_v) / N_active
         peak_ratio = peak(format) / peak(bf16): the attention core runs in bf16 whatever the format
@@ -28,6 +32,7 @@ import numpy as np
 
 from .architecture import ModelArch
 from .messages import Msg
+from .precision import BYTES_PER_VALUE
 
 # ------------------------------------------------------------------------------ constants
 
@@ -36,21 +41,23 @@ from .messages import Msg
 # BF16 and FP8; Korthikanti et al. 2022 MFU table; NeMo 24.07 H100 and 25.02 B200 FP8 pre-training
 # tables; PaLM); the rows with role
 # "held_out" were not used. Fit and held-out errors: docs/BENCHMARKS.md "Training efficiency".
-GEMM_HALF_WIDTH = 650.0  # per-GPU hidden width at which GEMM efficiency is half its asymptote
-ATTENTION_COST = 1.2  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
+GEMM_HALF_WIDTH = 600.0  # per-GPU hidden width at which 16-bit GEMM efficiency is half its asymptote
+ATTENTION_COST = 1.15  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
 
 # Asymptotic efficiency (wide GEMMs, no attention, no bubble) by generation and format class.
 # "16" covers bf16/fp16 (and tf32/fp32 against their own peak), "8" fp8/int8 against the fp8 peak.
 # Generations without a published training run read are assumptions and say so: the former
-# ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). An fp8
-# base is never above the 16-bit base of the same generation (fp8 never beats its peak ratio).
+# ">= 13B" presets x 1.3, about Hopper's ratio of fitted base to its former preset (0.54 / 0.40). The
+# fitted fp8 asymptotes (Hopper 0.55, Blackwell 0.54) are above the 16-bit 0.53 (wide-GEMM limits, with
+# the memory part of narrow GEMMs in the width term); fp8 still never beats its peak ratio: an 8-bit
+# step's efficiency is capped at the 16-bit efficiency of the same layout (training_efficiency).
 BASE = {
-    ("ampere", "16"): (0.79, Msg("fitted: MosaicML A100 table, Korthikanti et al. 2022")),
-    ("hopper", "16"): (0.54, Msg("fitted: MosaicML H100 BF16 table")),
-    ("hopper", "8"): (0.47, Msg("fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table")),
-    ("blackwell", "16"): (0.54, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
-    ("blackwell", "8"): (0.49, Msg("fitted: NeMo 25.02 B200 FP8 table")),
-    ("tpu", "16"): (0.66, Msg("PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)")),
+    ("ampere", "16"): (0.77, Msg("fitted: MosaicML A100 table, Korthikanti et al. 2022")),
+    ("hopper", "16"): (0.53, Msg("fitted: MosaicML H100 BF16 table")),
+    ("hopper", "8"): (0.55, Msg("fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table")),
+    ("blackwell", "16"): (0.53, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
+    ("blackwell", "8"): (0.54, Msg("fitted: NeMo 25.02 B200 FP8 table")),
+    ("tpu", "16"): (0.64, Msg("PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)")),
     ("volta", "16"): (0.45, Msg("assumption (pre-BF16 generation)")),
     ("turing", "16"): (0.33, Msg("assumption (inference card, FP16 only)")),
     ("ada", "16"): (0.45, Msg("assumption (PCIe cards without NVLink)")),
@@ -98,14 +105,20 @@ def generation_of(architecture: str) -> str:
 
 
 def base_efficiency(generation: str, compute_precision: str) -> tuple[float, str]:
-    """Asymptotic base for the generation and format, min(fp8 base, 16-bit base) for 8-bit formats."""
+    """Asymptotic base for the generation and format (8-bit formats: the fitted 8-bit base where there is
+    one; the step is still never faster than the peak ratio allows, see training_efficiency)."""
     b16, why16 = BASE.get((generation, "16"), BASE[("other", "16")])
     if compute_precision in EIGHT_BIT:
         b8 = BASE.get((generation, "8"))
         if b8 is None:
             return b16, why16 + Msg("; no published fp8 run read: the 16-bit base against the fp8 peak")
-        return min(b8[0], b16), b8[1]
+        return b8
     return b16, why16
+
+
+def base_16bit(generation: str) -> float:
+    """The 16-bit base of the generation (the cap of an 8-bit step: never faster than the peak ratio)."""
+    return BASE.get((generation, "16"), BASE[("other", "16")])[0]
 
 
 @dataclass(frozen=True)
@@ -159,9 +172,21 @@ def attention_ratio(a: ModelArch, *, seq: int) -> float:
     return float(ctx * heads * (d_qk + d_v) / a.active_params)
 
 
-def width_factor(hidden_per_gpu, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
+def gemm_memory_scale(peak_ratio, compute_precision: str = "bf16"):
+    """r_mem: how much larger the memory part of a GEMM's time is, relative to its compute part, than
+    in bf16. Compute part ~ FLOPs / peak(format); memory part ~ activation bytes / HBM bandwidth, with
+    the activations between GEMMs kept in 16 bits (Transformer Engine: only the GEMM inputs are cast to
+    fp8, outputs stay bf16) or in the format itself when it is wider (fp32). So r_mem = peak(format) /
+    peak(bf16) x max(bytes(format), 2) / 2: 2 for fp8 on H100/B200, 1 for bf16 and tf32/fp32."""
+    act_bytes = max(BYTES_PER_VALUE.get(compute_precision, 2.0), 2.0)
+    return np.asarray(peak_ratio, dtype=float) * act_bytes / 2.0
+
+
+def width_factor(hidden_per_gpu, constants: EfficiencyConstants = DEFAULT_CONSTANTS, memory_scale=1.0):
+    """W = w / (w + GEMM_HALF_WIDTH x r_mem): the share of a GEMM's time that is compute (1 / (1 + memory
+    part / compute part), the memory part ~ 1 / width), r_mem from gemm_memory_scale."""
     w = np.asarray(hidden_per_gpu, dtype=float)
-    return w / (w + constants.gemm_half_width)
+    return w / (w + constants.gemm_half_width * np.asarray(memory_scale, dtype=float))
 
 
 def attention_factor(x_attn, peak_ratio, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
@@ -189,13 +214,22 @@ def qlora_factor(efficiency, *, frozen_params: float, peak_tflops, bandwidth_gb_
 
 
 def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microbatches, vpp, method="full",
-                        vision=False, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
-    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate)."""
+                        vision=False, constants: EfficiencyConstants = DEFAULT_CONSTANTS, compute_precision: str = "bf16",
+                        base_16bit=None):
+    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate).
+
+    With `base_16bit` (the generation's 16-bit base), an 8-bit step is capped at the 16-bit efficiency
+    of the same layout, E8 <= E16, so it is never more than the peak ratio faster than bf16."""
     if vision:
         return np.asarray(base, dtype=float) * VISION_FACTOR * np.ones_like(np.asarray(tp, dtype=float))
-    w = width_factor(np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float), constants)
-    return (np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants)
-            * bubble_factor(pp, microbatches, vpp))
+    width = np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float)
+    bubble = bubble_factor(pp, microbatches, vpp)
+    w = width_factor(width, constants, gemm_memory_scale(peak_ratio, compute_precision))
+    e = np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants) * bubble
+    if base_16bit is not None and compute_precision in EIGHT_BIT:
+        e16 = np.asarray(base_16bit, dtype=float) * width_factor(width, constants) * attention_factor(x_attn, 1.0, constants)
+        e = np.minimum(e, e16 * bubble)
+    return e
 
 
 def microbatches_per_pipeline(*, global_batch_tokens, seq, micro_batch, dp):
@@ -232,7 +266,10 @@ class Efficiency:
 
 def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: int | None, tp: int, x_attn: float,
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
-                       pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0) -> Efficiency:
+                       pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0,
+                       all_to_all: dict | None = None) -> Efficiency:
+    """The efficiency of one layout with its explanation. `all_to_all` (MoE with expert parallelism,
+    search.moe_all_to_all for this option): {"factor", "ep", "bytes_per_token", "link_gb_s"}."""
     if pinned is not None:
         why = pinned_label or Msg("given in hardware.mfu")
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
@@ -243,23 +280,43 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
         return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]),
                           explain=Msg("{gen} {fmt} base {base:.2f} ({why}) x{vf:g} vision (assumption)",
                                       gen=generation, fmt=fmt, base=base, why=why, vf=VISION_FACTOR))
-    w = float(width_factor(hidden_size / tp))
+    r_mem = float(gemm_memory_scale(peak_ratio, compute_precision or "bf16"))
+    w = float(width_factor(hidden_size / tp, memory_scale=r_mem))
     att = float(attention_factor(x_attn, peak_ratio))
     bub = float(bubble_factor(pp, microbatches, vpp))
     mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
+    if compute_precision in EIGHT_BIT:  # never faster than the peak ratio allows (training_efficiency)
+        v16 = float(training_efficiency(base=base_16bit(generation), hidden_size=hidden_size, tp=tp, x_attn=x_attn,
+                                        peak_ratio=1.0, pp=pp, microbatches=microbatches, vpp=vpp)) * mf
+        if v16 < v:
+            v = v16
+            why = why + Msg("; capped at the 16-bit efficiency of this layout (an 8-bit step is never more than the "
+                            "peak ratio faster)")
     params = dict(gen=generation, fmt=fmt, base=base, why=why, w=w, h=hidden_size, tp=tp, att=att, x=x_attn, r=peak_ratio,
-                  bub=bub, pp=pp, m=microbatches, vpp=vpp)
+                  bub=bub, pp=pp, m=microbatches, vpp=vpp, hw=GEMM_HALF_WIDTH * r_mem)
     if mf != 1.0:
-        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} "
-                   "attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} "
-                   "micro-batches, VPP{vpp}) x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen "
+        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}, half width {hw:.0f}) x "
+                   "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, "
+                   "{m:.0f} micro-batches, VPP{vpp}) x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen "
                    "parameter per micro-batch, fitted on the Qwen README's LoRA/Q-LoRA timings)",
                    **params, db=QLORA_DEQUANT_BYTES_PER_PARAM, mf=mf)
     else:
-        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}) x {att:.3f} "
-                   "attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, {m:.0f} "
-                   "micro-batches, VPP{vpp})", **params)
+        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}, half width {hw:.0f}) x "
+                   "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, "
+                   "{m:.0f} micro-batches, VPP{vpp})", **params)
+    if all_to_all is not None and all_to_all["bytes_per_token"] > 0:
+        v *= all_to_all["factor"]
+        a2a = dict(f=all_to_all["factor"], ep=all_to_all["ep"], mb=all_to_all["bytes_per_token"] / 1e6,
+                   bw=all_to_all["link_gb_s"])
+        if all_to_all.get("overlapped"):
+            text = text + Msg(" x {f:.3f} expert-parallel all-to-all (EP{ep}: {mb:.1f} MB per token dispatched and "
+                              "combined in bf16, forward and backward, over {bw:g} GB/s one way; overlapped with "
+                              "compute, the longer of the two sets the step)", **a2a)
+        else:
+            text = text + Msg(" x {f:.3f} expert-parallel all-to-all (EP{ep}: {mb:.1f} MB per token dispatched and "
+                              "combined in bf16, forward and backward, over {bw:g} GB/s one way; not overlapped with "
+                              "compute)", **a2a)
     return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]), explain=text)
 
 
@@ -315,14 +372,16 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                 checkpointing: str = "selective", tokens_per_second: float | None = None,
                                 step_time_s: float | None = None, gpu_hours: float | None = None,
                                 wall_clock_hours: float | None = None, tokens: float | None = None,
-                                bandwidth_gb_s: float | None = None) -> ImpliedEfficiency:
+                                bandwidth_gb_s: float | None = None, accelerator=None,
+                                expert_overlap: bool = False) -> ImpliedEfficiency:
     """What a measured training run implies in this model's terms (pure; used by team calibrations).
 
     Give the steady-state throughput as `tokens_per_second` (whole cluster) or `step_time_s` (one
     optimizer step of `global_batch_tokens`). With the whole run's `tokens` and its `gpu_hours` or
     `wall_clock_hours` as well, goodput = useful-step time / wall-clock time is implied too.
     Without throughput but with whole-run figures, the product efficiency x goodput is returned as
-    `mfu` and goodput stays None.
+    `mfu` and goodput stays None. With `accelerator` (its AcceleratorSpec), an MoE model's predicted
+    efficiency includes the expert-parallel all-to-all as the search charges it (moe_comm).
     """
     if gpus < 1 or peak_tflops <= 0 or sequence_length < 1 or global_batch_tokens <= 0:
         raise ValueError("gpus, peak_tflops, sequence_length and global_batch_tokens must be positive")
@@ -366,10 +425,22 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
     predicted = float(training_efficiency(base=base, hidden_size=model_width(arch), tp=tensor_parallel,
                                           x_attn=attention_ratio(arch, seq=sequence_length), peak_ratio=ratio,
                                           pp=pipeline_parallel, microbatches=m, vpp=virtual_pipeline_stages,
-                                          method=method, vision=arch.model_type == "vision"))
+                                          method=method, vision=arch.model_type == "vision",
+                                          compute_precision=compute_precision, base_16bit=base_16bit(gen)))
     if method == "qlora" and bandwidth_gb_s:
         predicted *= float(qlora_factor(predicted, frozen_params=arch.params, peak_tflops=peak_tflops,
                                         bandwidth_gb_s=bandwidth_gb_s, exec_flops_per_token=flops_per_token,
                                         tokens_per_microbatch=sequence_length * micro_batch_size, cp=context_parallel))
+    if accelerator is not None and arch.is_moe and arch.model_type != "vision":
+        from . import moe_comm
+        from .search import gpus_per_server
+
+        ep = int(moe_comm.expert_parallel(arch, dp=dp, cp=context_parallel, tp=tensor_parallel,
+                                          gpus_per_server=gpus_per_server(accelerator)))
+        nbytes = float(moe_comm.all_to_all_bytes_per_token(arch, ep=ep, full_recompute=checkpointing == "full"))
+        if nbytes > 0:
+            predicted *= float(moe_comm.all_to_all_factor(
+                predicted, bytes_per_token=nbytes, link_gb_s=moe_comm.link_one_way_gb_s(accelerator, ep)[0],
+                peak_tflops=peak_tflops, exec_flops_per_token=flops_per_token, overlapped=expert_overlap))
     return ImpliedEfficiency(mfu=float(mfu), goodput=None if goodput is None else float(goodput),
                              model_efficiency=predicted, explain=how)

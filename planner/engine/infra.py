@@ -150,14 +150,22 @@ def network(*, kind: str, servers: int, required_inter_node_gb_s: float | None, 
     else:
         storage = Msg("10/25 GbE to storage (model loading, logs)")
     user = Msg("10/25 GbE") if rps < 100 else Msg("25/100 GbE")
-    return {
+    out = {
         "intra_node": Msg("NVLink/NVSwitch where tensor parallel; PCIe Gen4/Gen5 x16 per GPU otherwise"),
         "inter_node": inter,
         "storage": storage,
         "user_traffic": Msg("{user} front-end (HTTP/gRPC; token streams are small)", user=user),
-        "inter_node_required_gb_s_per_gpu": required_inter_node_gb_s,
-        "explain": Msg("network tiers by workload size; the inter-node figure keeps gradient all-reduce hidden behind compute"),
     }
+    if kind in ("pretraining", "finetuning", "classic_training"):
+        out["inter_node_required_gb_s_per_gpu"] = required_inter_node_gb_s
+        out["explain"] = Msg("network tiers by workload size; the inter-node figure keeps gradient all-reduce "
+                             "hidden behind compute")
+    else:
+        # Serving has no gradient traffic: what crosses nodes is requests, tokens and, between
+        # pipeline stages, one activation per token.
+        out["explain"] = Msg("network tiers by workload size; serving moves requests and tokens, "
+                             "and between pipeline stages one activation per token")
+    return out
 
 
 def kubernetes(*, servers: int, replicas: int, services: int) -> dict:

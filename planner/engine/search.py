@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compute, memory
+from . import compute, memory, moe_comm
 from .architecture import ModelArch
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
@@ -50,6 +50,7 @@ class CatalogArrays:
     peak_column: tuple[str, ...]
     peak_ratio: np.ndarray  # peak(compute format) / peak(bf16): attention cores run in bf16
     mfu_base: np.ndarray
+    mfu_base_16bit: np.ndarray  # the generation's 16-bit base: an 8-bit step never beats the peak ratio
     mfu_base_explain: tuple[str, ...]
     gpus_per_server: np.ndarray
     price_gpu_hour_usd: np.ndarray  # NaN where unknown
@@ -57,7 +58,7 @@ class CatalogArrays:
 
 def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str,
                    gpus_per_server_pin: int | None = None) -> CatalogArrays:
-    peaks, cols, bases, whys, ratios = [], [], [], [], []
+    peaks, cols, bases, whys, ratios, b16s = [], [], [], [], [], []
     for a in accelerators:
         p, col = peak_tflops(a, compute_precision)
         peaks.append(np.nan if p is None else p)
@@ -66,6 +67,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         ratios.append(p / p16 if p and p16 else 1.0)
         base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision)
         bases.append(base)
+        b16s.append(compute.base_16bit(compute.generation_of(a.architecture)))
         whys.append(why)
     return CatalogArrays(
         accelerators=tuple(accelerators),
@@ -75,6 +77,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         peak_column=tuple(cols),
         peak_ratio=np.array(ratios, dtype=float),
         mfu_base=np.array(bases, dtype=float),
+        mfu_base_16bit=np.array(b16s, dtype=float),
         mfu_base_explain=tuple(whys),
         gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
         price_gpu_hour_usd=np.array(
@@ -117,6 +120,7 @@ class TrainingInputs:
     double_quant: bool = True
     goodput_pin: float | None = None
     attention: str = "fused"  # fused (FlashAttention/SDPA) or eager: eager stores the s x s attention scores
+    expert_overlap: bool = False  # MoE: the expert-parallel all-to-all overlapped with compute
     # Team calibrations by accelerator id: {"mfu": ..., "goodput": ...} (either may be absent).
     calibrated: tuple[tuple[str, float | None, float | None], ...] = ()
 
@@ -316,7 +320,7 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
     a_idx, c_idx = np.nonzero(first >= 0)
     lay_idx = first[a_idx, c_idx]
     count = counts_in[c_idx].astype(float)
-    mfu, goodput = training_efficiency_and_goodput(t, cat, lay, a_idx, lay_idx, count)
+    mfu, goodput, a2a_factor = training_efficiency_and_goodput(t, cat, lay, a_idx, lay_idx, count)
     factor = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
     executed = t.model_flops * factor[lay["ckpt"][lay_idx]]
     wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu, goodput=goodput)
@@ -325,20 +329,22 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
     target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
     meets = wall <= target
     return {"layouts": lay, "mem": mem, "evaluated": n_lay * len(cat.accelerators), "a": a_idx, "lay": lay_idx, "count": count,
-            "mfu": mfu, "goodput": goodput, "executed": executed, "wall": wall, "gpu_hours": gpu_hours, "cost": cost,
+            "mfu": mfu, "a2a_factor": a2a_factor, "goodput": goodput, "executed": executed, "wall": wall, "gpu_hours": gpu_hours, "cost": cost,
             "meets": meets, "target_hours": target,
             "fits_any": (first >= 0).any(axis=1), "min_total_per_acc": _min_needed(mem["total"], lay, cat)}
 
 
 def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_idx, count):
-    """Efficiency and goodput of each (accelerator, layout) option: pins, then calibrations, then the model."""
+    """Efficiency, goodput and the MoE all-to-all factor (1 without) of each (accelerator, layout) option:
+    pins, then calibrations, then the model."""
     tp, pp, dp = lay["tp"][lay_idx], lay["pp"][lay_idx], lay["dp"][lay_idx]
     m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch,
                                           seq=t.seq, micro_batch=t.micro_batch, dp=dp)
     x = compute.attention_ratio(t.arch, seq=t.seq)
     mfu = compute.training_efficiency(base=cat.mfu_base[a_idx], hidden_size=compute.model_width(t.arch), tp=tp, x_attn=x,
                                       peak_ratio=cat.peak_ratio[a_idx], pp=pp, microbatches=m, vpp=lay["vpp"][lay_idx],
-                                      method=t.method, vision=t.vision)
+                                      method=t.method, vision=t.vision, compute_precision=t.compute_precision,
+                                      base_16bit=cat.mfu_base_16bit[a_idx])
     if t.method == "qlora" and not t.vision:
         ck = lay["ckpt"][lay_idx]
         recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
@@ -346,6 +352,10 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
         mfu = mfu * compute.qlora_factor(mfu, frozen_params=float(t.arch.params), peak_tflops=cat.peak_tflops[a_idx],
                                          bandwidth_gb_s=cat.bandwidth_gb_s[a_idx], exec_flops_per_token=per_token,
                                          tokens_per_microbatch=t.seq * t.micro_batch, cp=lay["cp"][lay_idx])
+    a2a_factor = np.ones(np.shape(mfu))
+    if t.arch.is_moe and not t.vision:
+        a2a_factor = moe_all_to_all(t, cat, lay, a_idx, lay_idx, mfu)["factor"]
+        mfu = mfu * a2a_factor
     goodput = compute.default_goodput(count)
     ids = [acc.id for acc in cat.accelerators]
     for acc_id, c_mfu, c_good in t.calibrated:
@@ -360,7 +370,30 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
         mfu = np.full(count.shape, t.mfu_pin)
     if t.goodput_pin is not None:
         goodput = np.full(count.shape, t.goodput_pin)
-    return np.asarray(mfu, dtype=float), np.asarray(goodput, dtype=float)
+    return np.asarray(mfu, dtype=float), np.asarray(goodput, dtype=float), np.asarray(a2a_factor, dtype=float)
+
+
+def moe_all_to_all(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_idx, mfu) -> dict:
+    """Expert-parallel all-to-all per (accelerator, layout) option (planner/engine/moe_comm.py): EP, bytes
+    per token, one-way link GB/s and the step-time factor at efficiency `mfu` (before the factor)."""
+    a_idx, lay_idx = np.asarray(a_idx), np.asarray(lay_idx)
+    ep = moe_comm.expert_parallel(t.arch, dp=lay["dp"][lay_idx], cp=lay["cp"][lay_idx], tp=lay["tp"][lay_idx],
+                                  gpus_per_server=cat.gpus_per_server[a_idx])
+    ck = lay["ckpt"][lay_idx]
+    nbytes = moe_comm.all_to_all_bytes_per_token(t.arch, ep=ep, full_recompute=ck == CKPT_CODES["full"])
+    links = {}
+    bw = np.empty(len(a_idx), dtype=float)
+    for j, (ai, e) in enumerate(zip(a_idx.tolist(), ep.tolist(), strict=True)):
+        key = (ai, e <= 2)
+        if key not in links:
+            links[key] = moe_comm.link_one_way_gb_s(cat.accelerators[ai], e)[0]
+        bw[j] = links[key]
+    recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+    flops = compute.training_flops(t.arch, tokens=1.0, method=t.method, trainable_params=t.trainable_params) * recompute[ck]
+    factor = moe_comm.all_to_all_factor(mfu, bytes_per_token=nbytes, link_gb_s=bw, peak_tflops=cat.peak_tflops[a_idx],
+                                        exec_flops_per_token=flops, overlapped=t.expert_overlap)
+    factor = np.where(nbytes > 0, factor, 1.0)
+    return {"ep": ep, "bytes_per_token": nbytes, "link_gb_s": bw, "factor": factor, "overlapped": t.expert_overlap}
 
 
 def _min_needed(total: np.ndarray, lay: dict, cat: CatalogArrays) -> np.ndarray:

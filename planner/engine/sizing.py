@@ -46,7 +46,7 @@ ASSUMPTIONS = (
 
 
 # Activation checkpointing modes as texts (the layout itself keeps the codes).
-CKPT_TEXT = {"none": Msg("no recomputation"), "selective": Msg("selective"), "full": Msg("full")}
+CKPT_TEXT = {"none": Msg("none"), "selective": Msg("selective"), "full": Msg("full")}
 
 
 def _fmt_gib(b: float) -> str:
@@ -140,6 +140,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         mfu_pin=hw.mfu, vision=vision, cp_pin=t.context_parallel, optimizer_states=t.optimizer_states,
         master_weights=t.master_weights, adapter_precision=t.adapter_precision, double_quant=t.double_quant,
         goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs), attention=t.attention,
+        expert_overlap=t.expert_overlap,
     )
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
@@ -192,7 +193,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
 
     compute_section = {
         "total_flops": q(model_flops, "FLOP", flops_explain),
-        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g} for {ckpt} activation checkpointing)", factor=factor, ckpt=CKPT_TEXT[ckpt])),
+        "executed_flops": q(executed, "FLOP", Msg("model FLOPs x recomputation factor ({factor:.3g}; activation recomputation: {ckpt})", factor=factor, ckpt=CKPT_TEXT[ckpt])),
     }
     if tokens is not None:
         compute_section["tokens"] = q(tokens, "tokens", Msg("tokens processed (dataset tokens x epochs)"))
@@ -440,6 +441,13 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
                 method=t.method, vision=ti.vision)
     eff = compute.explain_efficiency(**args)
+    a2a = None
+    if a.is_moe and not ti.vision:  # the search applied the expert-parallel all-to-all share
+        before = float(res["mfu"][i]) / float(res["a2a_factor"][i])  # the efficiency the factor was computed at
+        a2a = search.moe_all_to_all(ti, cat, res["layouts"], [res["a"][i]], [res["lay"][i]], [before])
+        a2a = {k: v if k == "overlapped" else (int(v[0]) if k == "ep" else float(v[0])) for k, v in a2a.items()}
+        args["all_to_all"] = a2a
+        eff = compute.explain_efficiency(**args)
     if t.method == "qlora" and not ti.vision and eff.value > 0:  # the search applied the dequantisation share
         eff = compute.explain_efficiency(**args, qlora=float(res["mfu"][i]) / eff.value)
     return eff
@@ -491,7 +499,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
                                opt=_optimizer_explain(t, p, ti))
                            if t.method != "full" else Msg("no adapters (full training)")),
         "activations_bytes": q(mem["activations"], "bytes",
-                               Msg("Korthikanti et al. 2022, {ckpt_names} recomputation, sequence parallel {sp}, "
+                               Msg("Korthikanti et al. 2022, activation recomputation: {ckpt_names}, sequence parallel {sp}, "
                                    "micro-batch {micro_batch_size} x {sequence_length} tokens{cp_split}, first pipeline stage",
                                    ckpt_names=CKPT_TEXT[search.CKPT_NAMES[lay["ckpt"]]],
                                    sp=Msg("on") if t.sequence_parallel and lay["tp"] > 1 else Msg("off"),

@@ -152,6 +152,19 @@ def _rank(res, cat):
     return ai, li, order, rec_key
 
 
+# Experts per MoE layer from which the published out-of-sample rows (tests/reference/
+# serving_published.csv, docs/BENCHMARKS.md "Serving: out-of-sample check") show the step model
+# optimistic: DeepSeek-V3/R1 (256) and Qwen3-30B-A3B (128) are; Mixtral (8) is within 7 %.
+FINE_GRAINED_MOE_EXPERTS = 64
+
+
+def _fine_grained_moe_uncalibrated(spec: WorkloadSpec, accelerator_id: str, calibrations: Calibrations) -> bool:
+    a = spec.model
+    if a.experts < FINE_GRAINED_MOE_EXPERTS:
+        return False
+    return calibrations.for_serving(accelerator_id, spec.serving.runtime, spec.precision.compute) is None
+
+
 def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
                  full_catalog: list[AcceleratorSpec], pinned: bool):
     """(memory, compute, serving, candidates, recommendation, recommended accelerator) sections."""
@@ -185,6 +198,13 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
                             "pipeline parallelism"))
     elif not res["meets"][rec]:
         warnings.append(_not_meeting(spec, res, cat, rec, full_catalog, calibrations, pinned=pinned))
+    if rec is not None and _fine_grained_moe_uncalibrated(spec, cat.accelerators[rec[0]].id, calibrations):
+        warnings.append(Msg(
+            "fine-grained MoE ({experts} experts, {k} per token): the serving model's constants were fitted on "
+            "dense models only, and on published DeepSeek-V3/R1 runs (8 x H200 and 8 x MI300X, SGLang, vLLM and "
+            "TensorRT-LLM, early 2025) it predicted 2-5x the measured throughput; treat this plan's capacity as "
+            "an upper bound, keep headroom, or calibrate it with a measured run of your engine (Calibration page)",
+            experts=a.experts, k=a.experts_per_token))
     fl_tok = 2.0 * a.active_params
     compute_section = {
         "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),

@@ -76,6 +76,7 @@ class TrainingSpec:
     context_parallel: int | None = None  # None: searched for long sequences
     goodput: float | None = None  # None: default by GPU count (docs/SIZING.md "Goodput")
     attention: str = "fused"  # attention kernel: fused (FlashAttention/SDPA, the default) or eager
+    expert_overlap: bool = False  # MoE: expert-parallel all-to-all overlapped with compute (DualPipe, EP overlap)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -583,6 +584,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
     attention = r.choice(t, "attention", P, ATTENTION_IMPLEMENTATIONS, default="fused")
     sp = r.boolean(t, "sequence_parallel", P, default=True)
+    expert_overlap = r.boolean(t, "expert_overlap", P, default=False)
     tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
     vpp = r.integer(t, "virtual_pipeline_stages", P, minimum=1, maximum=64)
@@ -616,6 +618,8 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         r.err(f"{P}.context_parallel", Msg("context parallelism splits token sequences: not for classic_training"))
     if "double_quant" in t and method != "qlora":
         r.err(f"{P}.double_quant", Msg("only for method qlora (NF4 base weights)"))
+    if "expert_overlap" in t and model is not None and not model.is_moe:
+        r.err(f"{P}.expert_overlap", Msg("only for mixture-of-experts models (expert-parallel all-to-all)"))
     if len(r.errors) > n0:
         return None
     if kind != "classic_training" and gbt is None:
@@ -632,6 +636,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         deadline_hours=deadline, checkpoint_every_hours=every, checkpoints_kept=kept,
         optimizer_states=states, master_weights=master, adapter_precision=adapter_precision,
         double_quant=double_quant, context_parallel=cp, goodput=goodput, attention=attention,
+        expert_overlap=bool(expert_overlap),
     )
 
 

@@ -58,12 +58,18 @@ class ThroughputRow:
                                                 dequant_bytes=1.0)) - 1.0
 
     def predicted(self, constants: compute.EfficiencyConstants = compute.DEFAULT_CONSTANTS, base: float | None = None,
-                  dequant_bytes: float = compute.QLORA_DEQUANT_BYTES_PER_PARAM) -> float:
+                  dequant_bytes: float = compute.QLORA_DEQUANT_BYTES_PER_PARAM, capped: bool | None = None) -> float:
+        """Predicted efficiency; `capped` (default: when the engine's base is used) applies the engine's cap of
+        an 8-bit step at the 16-bit efficiency of the layout (the fit of an 8-bit base leaves it off)."""
+        if capped is None:
+            capped = base is None
         if base is None:
             base = compute.base_efficiency(self.generation, "fp8" if self.fmt == "8" else "bf16")[0]
         e = float(compute.training_efficiency(base=base, hidden_size=self.hidden_size, tp=self.tp, x_attn=self.x_attn,
                                               peak_ratio=self.peak_ratio, pp=self.pp, microbatches=self.microbatches,
-                                              vpp=self.vpp, constants=constants))
+                                              vpp=self.vpp, constants=constants,
+                                              compute_precision="fp8" if self.fmt == "8" else "bf16",
+                                              base_16bit=compute.base_16bit(self.generation) if capped else None))
         if self.method == "qlora":
             e /= 1.0 + dequant_bytes * self.qlora_ratio_per_byte(e)
         return e
@@ -152,6 +158,8 @@ def whole_run_spec(row: dict, goodput: float | None = None) -> dict:
                    ("vpp", "virtual_pipeline_stages")):
         if row.get(k):
             t[key] = row[k]
+    if row.get("expert_overlap"):  # published schedule overlaps the MoE all-to-all (DeepSeek-V3: DualPipe)
+        t["expert_overlap"] = True
     if goodput is not None:
         t["goodput"] = goodput
     hw = {"accelerator": row["accelerator"]}

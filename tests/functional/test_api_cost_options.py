@@ -30,3 +30,30 @@ def test_bad_cost_option_is_a_field_error_and_saves_nothing(world, costs, field)
     assert response.status_code == 400, response.content
     assert field in [e["field"] for e in response.json()["errors"]]
     assert (Plan.objects.count(), Workload.objects.count()) == before
+
+
+def test_a_service_at_utilisation_zero_is_refused_on_submission(world):
+    """The rule joining spec and costs is checked before anything is written (it used to fail
+    the computed version instead)."""
+    editor = client_for(world.users["editor"])  # noqa: F405
+    before = (Plan.objects.count(), Workload.objects.count())
+    body = {"team": world.team.id, "spec": INFERENCE_SPEC, "costs": {"utilisation": 0}}  # noqa: F405
+    response = editor.post(PLANS, body, format="json")
+    assert response.status_code == 400, response.content
+    errors = response.json()["errors"]
+    assert [e["field"] for e in errors] == ["costs.utilisation"]
+    assert "24 hours a day" in errors[0]["message"]
+    assert (Plan.objects.count(), Workload.objects.count()) == before
+    estimate = editor.post("/api/v1/estimate/", {"spec": INFERENCE_SPEC, "costs": {"utilisation": 0}},  # noqa: F405
+                           format="json")
+    assert estimate.status_code == 400
+    assert [e["field"] for e in estimate.json()["errors"]] == ["costs.utilisation"]
+
+
+def test_a_job_at_utilisation_zero_is_not_refused(world):
+    from planner.api.schema import SPEC_EXAMPLES
+
+    editor = client_for(world.users["editor"])  # noqa: F405
+    body = {"team": world.team.id, "spec": SPEC_EXAMPLES["pretraining"], "costs": {"utilisation": 0}}
+    response = editor.post(PLANS, body, format="json")
+    assert response.status_code == 202, response.content

@@ -210,6 +210,13 @@ def test_valid_post_saves_workload_plan_and_pending_version(client, editor):
     assert plan.workload.created_by == editor
 
 
+def test_a_service_at_utilisation_zero_is_a_field_error_and_saves_nothing(client, editor):
+    response = post(client, team=_team(editor), utilisation="0")
+    assert response.status_code == 400
+    assert "hours a day" in " ".join(response.context["form"].errors["utilisation"])
+    assert Workload.objects.count() == Plan.objects.count() == PlanVersion.objects.count() == 0
+
+
 def test_empty_utilisation_is_left_to_the_cost_engine(client, editor):
     # An empty share is not 0.6: the cost engine derives utilisation from the workload.
     post(client, team=_team(editor), utilisation="")

@@ -262,3 +262,27 @@ def test_every_export_is_in_russian(ru, plans, kind):
 
     pdf = PdfReader(io.BytesIO(ru.get(url("pdf")).content))
     _assert_russian(f"PDF {kind}", " ".join(p.extract_text() for p in pdf.pages), plans["allowed"])
+
+
+# English number conventions on a Russian page: "1,234,567" grouping (two groups at least: "0,799"
+# and "1,234" are Russian decimals), "123.45 RUB" decimals, or a long number without any grouping
+# ("15108660.41").
+ENGLISH_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3}){2,}(?:\.\d+)?(?![\w])|\d+\.\d{2}\s*(?:RUB|USD|EUR|₽|\$)"
+                            r"|(?<![\w.,/-])\d{7,}(?:[.,]\d+)?(?![\w])")
+
+
+RAW_BYTES = re.compile(r"\d{1,3}(?:[\s\xa0\u202f]\d{3}){2,}\s*(?:байт|bytes)")
+
+
+def test_every_page_writes_numbers_the_russian_way(ru, plans):
+    failures = []
+    for where, url in _pages(plans):
+        response = ru.get(url)
+        if response.status_code != 200:
+            continue
+        text = visible_text(response.content.decode())
+        # and sizes in a unit that fits (GiB), never a raw byte count ("869 730 877 440 байты")
+        found = ENGLISH_NUMBER.findall(text) + RAW_BYTES.findall(text)
+        if found:
+            failures.append(f"{where}: {found[:8]}")
+    assert not failures, "\n".join(failures)

@@ -99,3 +99,13 @@ def test_fine_tuning_memory_within_25_percent(results):
     assert len(rows) >= 6
     for r in rows:
         assert abs(r["error"]) <= 0.25, (r["row"]["id"], r["predicted"], r["published"])
+
+
+@needs_issue_11
+def test_fp8_moe_no_more_than_x2_6_high(results):
+    """Guard (not a fit): FP8 MoE rows were x2.0-x3.4 high before the 8-bit GEMM memory part and the
+    expert-parallel all-to-all were modelled (docs/BENCHMARKS.md "After acc_moe_train"); now <= x2.5."""
+    rows = [r for r in results if r["row"]["mechanism"] == "moe" and r["row"]["spec"]["precision"]["compute"] == "fp8"]
+    assert len(rows) >= 5
+    for r in rows:
+        assert r["predicted"] / r["published"] <= 2.6, (r["row"]["id"], r["predicted"], r["published"])

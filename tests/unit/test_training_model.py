@@ -184,7 +184,8 @@ def test_efficiency_stays_within_zero_and_one(base, h, tp, x, ratio, pp, m, vpp,
 def test_fp8_never_gains_more_than_its_peak_ratio(gen, h, x, tp, peak_ratio):
     common = dict(hidden_size=h, tp=tp, x_attn=x, pp=1, microbatches=1, vpp=1)
     e16 = float(compute.training_efficiency(base=compute.base_efficiency(gen, "bf16")[0], peak_ratio=1.0, **common))
-    e8 = float(compute.training_efficiency(base=compute.base_efficiency(gen, "fp8")[0], peak_ratio=peak_ratio, **common))
+    e8 = float(compute.training_efficiency(base=compute.base_efficiency(gen, "fp8")[0], peak_ratio=peak_ratio,
+                                           compute_precision="fp8", base_16bit=compute.base_16bit(gen), **common))
     speedup = (e8 * peak_ratio) / e16  # step time ratio bf16 / fp8 at the same FLOPs
     assert speedup <= peak_ratio + 1e-9
 

@@ -42,9 +42,17 @@ def log_in(page, live_server, user, lang):
     expect(page.locator("nav a[href='/workloads/new/']")).to_be_visible()
 
 
+def settled(page):
+    """The response has arrived, but htmx swaps it in a moment later: a change made before the
+    swap lands on an element about to be replaced and sends nothing (seen under load)."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')")
+
+
 def choose_kind(page, kind):
     with page.expect_response(lambda r: "/workloads/new/steps/" in r.url):
         page.locator("select[name=kind]").select_option(kind)
+    settled(page)
     if kind == "external_api":
         expect(page.locator("input[name=model_source]")).to_have_count(0)  # no model step at all
 
@@ -55,6 +63,7 @@ def fill(page, name, value):
         if name == "preset":
             with page.expect_response(lambda r: "/workloads/new/steps/" in r.url):
                 field.select_option(value.removeprefix("select:"))
+            settled(page)
         else:
             field.select_option(value.removeprefix("select:"))
     else:
