@@ -156,6 +156,7 @@ def compare_columns(plans) -> list[dict]:
             "horizon_months": costs.get("horizon_months"), "as_of": costs.get("as_of"),
             "one_off": bool(version) and _one_off_job(version, costs.get("options") or []),
             "break_even": costs.get("break_even") or [],
+            "recommended_id": ((costs.get("decision") or {}).get("recommended") or {}).get("id"),
         })
     return columns
 
@@ -190,17 +191,24 @@ def convert(columns: list[dict], *, currency: str) -> dict:
         divisor = c["horizon_months"] if basis["per_month"] and not c["one_off"] else None
         c["per_month"] = bool(divisor)
         by_kind: dict[str, dict] = {}
+        by_id: dict[str, dict] = {}
         for o in c["options"]:
             amount = _converted((o.get("totals") or {}).get(key), factor, divisor)
             rows = [{"label": r.get("label"), "amount": _converted(r.get(f"total_{key}"), factor, divisor)}
                     for r in o.get("rows") or []]
             item = {"id": o.get("id"), "label": o.get("label"), "kind": o.get("kind"), "amount": amount, "rows": rows}
+            by_id[o.get("id")] = item
             current = by_kind.get(o.get("kind"))
             if current is None or (amount is not None and (current["amount"] is None or amount < current["amount"])):
                 by_kind[o.get("kind")] = item  # the cheapest per kind
         c["by_kind"] = by_kind
         priced = [o for o in by_kind.values() if o["amount"] is not None]
         c["cheapest"] = min(priced, key=lambda o: o["amount"]) if priced else None
+        # The plan's own decision (cheapest that meets the targets among allowed kinds: no spot for
+        # a service), so the compare page names the same option as the plan page; results older
+        # than the decision summary fall back to the cheapest.
+        c["recommended"] = by_id.get(c.get("recommended_id")) or c["cheapest"]
+        c["recommended_is_decision"] = c.get("recommended_id") in by_id
     return basis
 
 

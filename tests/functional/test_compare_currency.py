@@ -245,3 +245,24 @@ def test_another_teams_plan_stays_invisible(team_client):
     response = _get(team_client, [own, stranger], currency="RUB")
     assert response.status_code == 404
     assert stranger.name not in _get(team_client, [own, own], currency="RUB").content.decode()
+
+
+def test_the_compare_page_names_the_plans_own_decision_not_the_cheapest_option(team_client):
+    """A service's spot option can be the cheapest, but the plan's decision excludes spot: the
+    compare page must name the same option as the plan page (one "best" per plan)."""
+    plan = _plan(team_client.team, name="Service", currency="USD", net="1000.00", kind="cloud_spot")
+    version = plan.versions.get()
+    committed = _option("Service-2", "cloud_committed", "1500.00")
+    version.result["costs"]["options"].append(committed)
+    version.result["costs"]["decision"] = {"recommended": {"id": "Service-2", "kind": "cloud_committed"}}
+    version.save(update_fields=["result"])
+    other = _plan(team_client.team, name="Other", currency="USD", net="10.00")
+    response = _get(team_client, [plan, other], currency="USD")
+    service = response.context["columns"][0]
+    assert service["cheapest"]["id"] == "Service-1"
+    assert service["recommended"]["id"] == "Service-2" and service["recommended"]["amount"] == Decimal("1500.00")
+    row = _flat(response.content.decode()).split('id="compare-recommended"')[1].split("</tr>")[0]
+    assert "Option Service-2" in row and "1,500.00 USD" in row and "Option Service-1" not in row
+    # a result from before the decision summary: the cheapest, said so
+    assert response.context["columns"][1]["recommended"]["id"] == "Other-1"
+    assert "computed before the decision summary existed" in row
