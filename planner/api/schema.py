@@ -116,11 +116,30 @@ def _bound_integer_parameters(operation: dict) -> None:
             schema.setdefault("maximum", 200 if param["name"] == "page_size" else 2**63 - 1)
 
 
+# Request bodies whose `spec` / `costs` the engines validate: the JSON Schemas of
+# planner/api/input_schema.py replace drf-spectacular's free-form objects.
+SPEC_BODIES = ("WorkloadInRequest", "WorkloadUpdateInRequest", "PatchedWorkloadUpdateInRequest",
+               "PlanCreateInRequest", "EstimateInRequest")
+
+
+def _input_schemas(components: dict) -> None:
+    from .input_schema import input_components
+
+    components.update(input_components())
+    for name in SPEC_BODIES:
+        props = components.get(name, {}).get("properties", {})
+        for field, ref in (("spec", "WorkloadSpec"), ("costs", "CostOptions")):
+            if field in props:
+                description = props[field].get("description", "")
+                props[field] = {"allOf": [{"$ref": f"#/components/schemas/{ref}"}], "description": description}
+
+
 def add_error_responses(result, generator, request, public):
     """drf-spectacular post-processing hook: the Problem schema on every /api/ operation,
     and integer parameters bounded as the code bounds them."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components["Problem"] = PROBLEM_SCHEMA
+    _input_schemas(components)
     # A plan is made from an existing workload, or from a team and an inline spec (never both):
     # what PlanCreateIn.validate accepts, said in the schema.
     if "PlanCreateInRequest" in components:

@@ -254,6 +254,20 @@ ARCH_FIELDS = (
     "flops_per_sample", "embedding_dim",
 )
 
+# Integer architecture fields: (minimum, maximum, required for a transformer). The OpenAPI
+# schema (planner/api/input_schema.py) is built from this table.
+ARCH_INT_BOUNDS = {
+    "layers": (1, 1000, True), "hidden_size": (1, 131072, True), "attention_heads": (1, 1024, True),
+    "kv_heads": (1, 1024, False), "head_dim": (1, 4096, False), "ffn_hidden_size": (1, 1_048_576, False),
+    "vocab_size": (1, 10_000_000, True), "max_position_embeddings": (1, MAX_SEQ, False),
+    "norms_per_layer": (0, 8, False), "experts": (0, 4096, False), "experts_per_token": (0, 4096, False),
+    "shared_experts": (0, 64, False), "moe_ffn_hidden_size": (1, 1_048_576, False),
+    "dense_layers": (0, 1000, False), "kv_lora_rank": (1, 65536, False), "q_lora_rank": (1, 65536, False),
+    "qk_rope_head_dim": (0, 4096, False), "v_head_dim": (1, 4096, False),
+    "sliding_window": (1, MAX_SEQ, False), "local_layers": (0, 1000, False),
+    "embedding_dim": (1, 65536, False),
+}
+
 
 def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> ModelArch | None:
     r.keys(a, path, ARCH_FIELDS + ("name",))
@@ -270,18 +284,7 @@ def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> Model
         if len(r.errors) > n0:
             return None
         return arch_from_fields(name=name or "custom model", fields=f)
-    ints = {
-        "layers": (1, 1000, True), "hidden_size": (1, 131072, True), "attention_heads": (1, 1024, True),
-        "kv_heads": (1, 1024, False), "head_dim": (1, 4096, False), "ffn_hidden_size": (1, 1_048_576, False),
-        "vocab_size": (1, 10_000_000, True), "max_position_embeddings": (1, MAX_SEQ, False),
-        "norms_per_layer": (0, 8, False), "experts": (0, 4096, False), "experts_per_token": (0, 4096, False),
-        "shared_experts": (0, 64, False), "moe_ffn_hidden_size": (1, 1_048_576, False),
-        "dense_layers": (0, 1000, False), "kv_lora_rank": (1, 65536, False), "q_lora_rank": (1, 65536, False),
-        "qk_rope_head_dim": (0, 4096, False), "v_head_dim": (1, 4096, False),
-        "sliding_window": (1, MAX_SEQ, False), "local_layers": (0, 1000, False),
-        "embedding_dim": (1, 65536, False),
-    }
-    for key, (lo, hi, req) in ints.items():
+    for key, (lo, hi, req) in ARCH_INT_BOUNDS.items():
         f[key] = r.integer(a, key, path, minimum=lo, maximum=hi, required=req)
     for key in ("gated_ffn", "tied_embeddings", "attention_bias", "qk_norm"):
         f[key] = r.boolean(a, key, path, default=None)
