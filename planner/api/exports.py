@@ -7,6 +7,7 @@ from __future__ import annotations
 from planner.presentation import EXPORT_TYPES
 
 EXPORT_FORMATS = tuple(EXPORT_TYPES)
+__all__ = ["EXPORT_FORMATS", "EXPORT_TYPES", "export_version"]
 
 
 def export_version(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:

@@ -214,9 +214,10 @@ def test_diff_needs_both_numbers(world, editor):
     assert response.json()["errors"] == [{"field": "to", "message": "This parameter is required."}]
 
 
-def test_diff_with_unknown_version_is_400(world, editor):
+def test_diff_with_unknown_version_is_404_naming_the_parameter(world, editor):
     response = editor.get(f"{PLANS}{world.plan.id}/diff/?from=1&to=7")
-    assert response.json()["errors"][0]["field"] == "to"
+    assert response.status_code == 404
+    assert response.json()["errors"] == [{"field": "to", "message": "No such version of this plan."}]
 
 
 def test_done_version_rows_are_never_rewritten_by_reads(world, editor):
