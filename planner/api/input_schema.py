@@ -272,7 +272,8 @@ def _serving() -> dict:
     return _obj({
         "input_tokens": _int(1, S.MAX_SEQ),
         "output_tokens": _int(1, S.MAX_SEQ),
-        "context_length": _int(1, S.MAX_SEQ, description=">= input_tokens + output_tokens; default their sum."),
+        # >= input_tokens + output_tokens (each >= 1), so never below 2
+        "context_length": _int(2, S.MAX_SEQ, description=">= input_tokens + output_tokens; default their sum."),
         "concurrency": _int(1, 1_000_000),
         "requests_per_second": _num(0, 1_000_000),
         "ttft_p95_ms": _num(0, 3_600_000, exclusive_min=True),
