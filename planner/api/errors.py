@@ -47,6 +47,12 @@ class FieldNotFound(FieldErrors):
     status_code = status.HTTP_404_NOT_FOUND
 
 
+class FieldConflict(FieldErrors):
+    """409 with field errors: valid input that conflicts with what is stored (a run recorded already)."""
+
+    status_code = status.HTTP_409_CONFLICT
+
+
 class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."
