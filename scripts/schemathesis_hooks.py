@@ -163,8 +163,12 @@ def repair_spec(spec):
 
 
 def repair_costs(costs):
-    """runs (a one-off job) and runs_per_month (a recurring one) exclude each other."""
-    if isinstance(costs, dict) and costs.get("runs") is not None and costs.get("runs_per_month") is not None:
+    """runs (a one-off job) and runs_per_month (a recurring one) exclude each other; as_of
+    must be the plan's price date (today on the server), so it is left out (= that date)."""
+    if not isinstance(costs, dict):
+        return costs
+    costs = {k: v for k, v in costs.items() if k != "as_of"}
+    if costs.get("runs") is not None and costs.get("runs_per_month") is not None:
         costs = {k: v for k, v in costs.items() if k != "runs_per_month"}
     return costs
 

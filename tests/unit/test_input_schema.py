@@ -188,7 +188,7 @@ def test_hooks_move_a_past_expiry_into_the_future():
     hooks = _hooks()
     assert hooks.repair_expiry("2000-01-01T00:00:00Z") > "2026"
     assert hooks.repair_expiry("2999-01-01T00:00:00Z") == "2999-01-01T00:00:00Z"
-    assert hooks.repair_costs({"runs": 2, "runs_per_month": 1}) == {"runs": 2}
+    assert hooks.repair_costs({"runs": 2, "runs_per_month": 1, "as_of": "2000-01-01"}) == {"runs": 2}
 
 
 def test_cost_bounds_are_the_parsers():
