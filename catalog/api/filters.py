@@ -155,13 +155,13 @@ class ElectricityTariffFilter(ValidAtFilterSet):
         fields = ["country", "region", "currency"]
 
 
-class ProviderFilter(df.FilterSet):
+class ProviderFilter(StrictFilterSet):
     class Meta:
         model = m.Provider
         fields = ["country", "kind", "priced"]
 
 
-class PublishedPriceFilter(df.FilterSet):
+class PublishedPriceFilter(StrictFilterSet):
     class Meta:
         model = m.PublishedPrice
         fields = ["dataset", "provider", "platform", "component", "billing", "stale", "currency"]

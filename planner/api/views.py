@@ -82,8 +82,10 @@ class ApiView(APIView):
 
 def _int_query(request, name: str) -> int | None:
     raw = request.query_params.get(name)
-    if raw in (None, ""):
+    if raw is None:
         return None
+    if raw == "":  # present but empty is not "no filter": the schema says integer
+        raise FieldErrors([(name, _("May not be empty."))])
     try:
         value = int(raw)
     except ValueError:
