@@ -85,7 +85,8 @@ ERROR_DESCRIPTIONS = {
     "400": "Invalid input (field paths in `errors`)",
     "401": "Missing, invalid, expired or revoked credentials",
     "403": "Your role in this team is read-only",
-    "404": "Not found (also: another team's object)",
+    "404": "Not found (also: another team's object; `errors[].field` names a body or query field "
+           "whose id points at nothing of yours)",
     "405": "Method not allowed",
     "406": "Not acceptable",
     "409": "Conflict (e.g. a recompute is already pending)",
@@ -142,6 +143,12 @@ def add_error_responses(result, generator, request, public):
     _input_schemas(components)
     # A plan is made from an existing workload, or from a team and an inline spec (never both):
     # what PlanCreateIn.validate accepts, said in the schema.
+    # One benchmark file's text, or one run with its kind (RunsIn.validate).
+    if "RunsInRequest" in components:
+        components["RunsInRequest"]["oneOf"] = [
+            {"required": ["run", "kind"], "not": {"required": ["content"]}},
+            {"required": ["content"], "not": {"required": ["run"]}},
+        ]
     if "PlanCreateInRequest" in components:
         components["PlanCreateInRequest"]["oneOf"] = [
             {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},

@@ -101,10 +101,11 @@ def _require_edit(user, team_id: int) -> None:
 
 
 def _editable_team(user, team_id: int, field: str = "team") -> Team:
-    """A team the user may write to; unknown and foreign teams read the same (no 403 leak)."""
+    """A team the user may write to; unknown and foreign teams read the same (no 403 leak): a
+    404 naming the field, as for any id that points at nothing of yours."""
     team = teams_for_user(user=user).filter(pk=team_id).first()
     if team is None:
-        raise FieldErrors([(field, _("No such team among yours."))])
+        raise FieldNotFound([(field, _("No such team among yours."))])
     _require_edit(user, team.pk)
     return team
 
@@ -381,7 +382,7 @@ class PlanListView(ApiView):
         if "workload" in data:
             workload = Workload.objects.filter(team__memberships__user=request.user, pk=data["workload"]).first()
             if workload is None:
-                raise FieldErrors([("workload", _("No such workload among your teams'."))])
+                raise FieldNotFound([("workload", _("No such workload among your teams'."))])
             team = workload.team
             _require_edit(request.user, team.pk)
         else:
@@ -703,7 +704,7 @@ class EstimateView(ApiView):
 
             team = teams_for_user(user=request.user).filter(pk=ser.validated_data["team"]).first()
             if team is None:
-                raise FieldErrors([("team", _("No such team among yours."))])
+                raise FieldNotFound([("team", _("No such team among yours."))])
             calibrations = active_calibrations(team_id=team.id).to_data()
         return Response(estimate(spec=spec, costs=costs, calibrations=calibrations))
 

@@ -119,4 +119,4 @@ def test_estimate_of_a_team_uses_its_active_calibrations(world, catalog):  # noq
     theirs = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.other_team.id}, format="json").json()
     assert theirs["sizing"]["serving"] == plain["sizing"]["serving"]
     r = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
-    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "team"
+    assert r.status_code == 404 and r.json()["errors"][0]["field"] == "team"

@@ -55,10 +55,10 @@ def test_create_with_invalid_costs_saves_nothing(world, editor):
     assert (Plan.objects.count(), Workload.objects.count()) == before
 
 
-def test_create_with_foreign_workload_is_400(world, editor):
+def test_create_with_foreign_workload_is_404(world, editor):
     foreign = Workload.objects.create(team=world.other_team, name="t", kind="inference", spec=INFERENCE_SPEC)  # noqa: F405
     response = editor.post(PLANS, {"workload": foreign.id}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert response.json()["errors"][0]["field"] == "workload"
 
 
