@@ -85,6 +85,21 @@ plan = plan_create(team=team, workload=workload, options={}, user=user, name="Fu
 for i in range(5):
     workload_create(team=team, name=f"Spare {i}", spec=SPEC_EXAMPLES["inference"], user=user)
     share_link_create(plan=plan, user=user)
+# A measured run with an active calibration and a supplier quote (low ids) for the calibration
+# and quote operations to find; the run differs from the schema's example run (concurrency),
+# so recording the example still succeeds.
+from catalog.quotes import quote_create
+from planner import calibration_services as cs
+from planner.api.calibration import ACTIVATE_EXAMPLE_KEY, RUN_EXAMPLE
+
+seeded = {**RUN_EXAMPLE.value["run"], "concurrency": 8}
+cs.run_record(team=team, user=user, kind="serving", data=seeded, source="api")
+cs.calibration_activate(team=team, key=ACTIVATE_EXAMPLE_KEY, user=user)
+_quote, errors = quote_create(team=team, user=user, data={
+    "supplier": "Schemathesis supplier", "item_kind": "server", "accelerator": "nvidia-h100-sxm5-80gb",
+    "gpus_per_server": 8, "quantity": 1, "unit_price": "42000000", "currency": "RUB", "includes_vat": True,
+    "quote_date": "2026-11-20", "valid_until": "2027-12-31"})
+assert not errors, errors
 # Throwaway tokens with low ids for run 2's DELETE to revoke; the runs' own tokens get large
 # ids, so fuzzed ids practically never hit them.
 for i in range(30):

@@ -47,6 +47,12 @@ class RunsIn(serializers.Serializer):
         return attrs
 
 
+# The group RUN_EXAMPLE's run falls in (kind|accelerator id|runtime|precision).
+ACTIVATE_EXAMPLE_KEY = "serving|nvidia-h100-sxm5-80gb|vllm|bf16"
+ACTIVATE_EXAMPLE = OpenApiExample("Activate a serving group", request_only=True,
+                                  value={"team": 1, "key": ACTIVATE_EXAMPLE_KEY})
+
+
 class ActivateIn(serializers.Serializer):
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     key = serializers.CharField(max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
@@ -202,7 +208,7 @@ class CalibrationListView(ApiView):
         return Response([calibration_data(c) for c in Calibration.objects.filter(team=team)])
 
     @extend_schema(summary="Fit a scoreboard group and make it active in the team's new estimates",
-                   request=ActivateIn, responses={200: CalibrationOut}, tags=TAGS)
+                   request=ActivateIn, responses={200: CalibrationOut}, examples=[ACTIVATE_EXAMPLE], tags=TAGS)
     def post(self, request):
         ser = ActivateIn(data=request.data)
         ser.is_valid(raise_exception=True)
