@@ -133,7 +133,7 @@ run_st() {  # $1: label, $2: token, rest: options
   (cd "$WORK" && "$ST" --config-file "$CONFIG" run "http://127.0.0.1:$PORT/api/v1/schema/" \
     --checks all --header "Authorization: Token $token" \
     --generation-allow-x00 false \
-    --max-examples "$MAX_EXAMPLES" --seed "${ST_SEED:-6}" --workers "$WORKERS" --request-timeout 30 \
+    --max-examples "$MAX_EXAMPLES" --seed "${ST_SEED:-6}" --workers "$WORKERS" --request-timeout 60 \
     --report junit,har --report-junit-path "$WORK/junit-$label.xml" --report-har-path "$WORK/$label.har" \
     --no-color "$@") 2>&1 | tee "$WORK/out-$label.txt"
   return "${PIPESTATUS[0]}"

@@ -135,6 +135,17 @@ def _input_schemas(components: dict) -> None:
                 props[field] = {"allOf": [{"$ref": f"#/components/schemas/{ref}"}], "description": description}
 
 
+def _require_body_with_required_fields(operation: dict, components: dict) -> None:
+    """A body whose schema has required fields (or a oneOf of them) cannot be left out: the
+    views answer a missing body like an empty object, with a 400 naming those fields."""
+    for media in (operation.get("requestBody") or {}).get("content", {}).values():
+        ref = (media.get("schema") or {}).get("$ref", "")
+        schema = components.get(ref.rsplit("/", 1)[-1], {}) if ref else media.get("schema") or {}
+        if schema.get("required") or schema.get("oneOf"):
+            operation["requestBody"]["required"] = True
+            return
+
+
 def add_error_responses(result, generator, request, public):
     """drf-spectacular post-processing hook: the Problem schema on every /api/ operation,
     and integer parameters bounded as the code bounds them."""
@@ -162,6 +173,7 @@ def add_error_responses(result, generator, request, public):
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
             _bound_integer_parameters(operation)
+            _require_body_with_required_fields(operation, components)
             responses = operation.setdefault("responses", {})
             for code, description in ERROR_DESCRIPTIONS.items():
                 responses.setdefault(code, {
