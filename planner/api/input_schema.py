@@ -253,7 +253,7 @@ def _training(kind: str) -> dict:
         "pipeline_parallel": _int(1, 256),
         "virtual_pipeline_stages": _int(1, 64),
         "deadline_hours": _num(0, 100_000, exclusive_min=True),
-        "checkpoint_every_hours": _num(0, 10_000, exclusive_min=True),
+        "checkpoint_every_hours": _num(S.MIN_CHECKPOINT_EVERY_HOURS, 10_000),
         "checkpoints_kept": _int(1, 1000),
         "dataset_samples": _int(1, 10**13),
         "global_batch_size": _int(1, 10**7),

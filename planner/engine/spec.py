@@ -38,6 +38,10 @@ LLM_KINDS = ("pretraining", "finetuning", "inference", "rag")
 MAX_PARAMS = 1e14
 MAX_TOKENS = 1e16
 MAX_SEQ = 10_000_000
+# Checkpoint interval floor (36 s, the web form's bound): a checkpoint takes tens of seconds
+# to write, and an interval near zero divided the checkpoint bandwidth by zero (schemathesis,
+# issue 16: 5e-324 h).
+MIN_CHECKPOINT_EVERY_HOURS = 0.01
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -590,7 +594,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
     vpp = r.integer(t, "virtual_pipeline_stages", P, minimum=1, maximum=64)
     deadline = r.number(t, "deadline_hours", P, minimum=0, maximum=100_000, strict_min=True)
-    every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=0, maximum=10_000, strict_min=True)
+    every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=MIN_CHECKPOINT_EVERY_HOURS, maximum=10_000)
     kept = r.integer(t, "checkpoints_kept", P, default=3, minimum=1, maximum=1000)
     method = method or "full"
     if kind == "classic_training":
