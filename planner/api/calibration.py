@@ -228,7 +228,7 @@ class CalibrationDetailView(ApiView):
         return Response(calibration_data(self._get(request, pk)))
 
     @extend_schema(summary="Turn a calibration off (new estimates use the presets again)",
-                   responses=CalibrationOut, tags=TAGS)
+                   responses={200: CalibrationOut}, tags=TAGS)
     def delete(self, request, pk: int):
         cal = self._get(request, pk)
         _require_edit(request.user, cal.team_id)
