@@ -55,7 +55,7 @@ ACTIVATE_EXAMPLE = OpenApiExample("Activate a serving group", request_only=True,
 
 class ActivateIn(serializers.Serializer):
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    key = serializers.CharField(max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
+    key = serializers.CharField(min_length=1, max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
 
 
 class RunOut(serializers.Serializer):
