@@ -84,6 +84,11 @@ class RunFileError(Exception):
         super().__init__("; ".join(str(e) for e in self.errors))
 
 
+class DuplicateRunsError(RunFileError):
+    """Valid runs the team has recorded already: a conflict with what is stored (the API's 409),
+    not bad input."""
+
+
 # ------------------------------------------------------------------------------ resolving
 
 

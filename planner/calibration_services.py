@@ -24,6 +24,7 @@ from planner.engine.calibration import NO_CALIBRATIONS, Calibrations
 
 from . import calibration_fit as fit
 from .calibration_formats import (
+    DuplicateRunsError,
     Resolver,
     RunError,
     RunFileError,
@@ -53,24 +54,26 @@ def catalog_resolver() -> Resolver:
 
 
 def _store(*, team, user, kind: str, source: str, records: list[dict], source_name: str = "") -> list[MeasuredRun]:
-    seen, dupes = {}, []
+    seen, in_file, recorded = {}, [], []
     for rec in records:
         fp = fingerprint(kind, rec)
         if fp in seen:
-            dupes.append(RunError(rec.get("source_line"), "file", _("the same run as line %(line)s") % {
+            in_file.append(RunError(rec.get("source_line"), "file", _("the same run as line %(line)s") % {
                 "line": seen[fp]}))
         seen[fp] = rec.get("source_line")
     known = dict(MeasuredRun.objects.filter(team=team, fingerprint__in=list(seen)).values_list("fingerprint", "created_at"))
     for fp, line in seen.items():
         if fp in known:
-            dupes.append(RunError(line, "file", _("this run is already recorded (%(when)s)") % {
+            recorded.append(RunError(line, "file", _("this run is already recorded (%(when)s)") % {
                 "when": timezone.localtime(known[fp]).strftime("%Y-%m-%d %H:%M")}))
-    if dupes:
-        raise RunFileError(dupes)
+    if in_file:  # the file repeats itself: bad input, whatever is stored
+        raise RunFileError(in_file + recorded)
+    if recorded:
+        raise DuplicateRunsError(recorded)
     try:
         return _save(team=team, user=user, kind=kind, source=source, records=records, source_name=source_name)
     except IntegrityError:  # the same run recorded at the same moment by another request
-        raise RunFileError([RunError(None, "file", _("this run is already recorded"))]) from None
+        raise DuplicateRunsError([RunError(None, "file", _("this run is already recorded"))]) from None
 
 
 def _save(*, team, user, kind, source, records, source_name) -> list[MeasuredRun]:
@@ -280,12 +283,16 @@ class CalibrationError(Exception):
     pass
 
 
+class NoSuchGroup(CalibrationError):
+    """The key names no scoreboard group of the team (the API's 404)."""
+
+
 def calibration_activate(*, team, key: str, user, resolver: Resolver | None = None) -> Calibration:
     """Fit the team's runs of `key` ("kind|accelerator|runtime|precision") and make it active."""
     groups = {g.key: g for g in team_groups(team=team, resolver=resolver)}
     group = groups.get(key)
     if group is None:
-        raise CalibrationError(_("No measured runs of this team for that accelerator, engine and precision."))
+        raise NoSuchGroup(_("No measured runs of this team for that accelerator, engine and precision."))
     if group.error:
         raise CalibrationError(group.error)
     with transaction.atomic():

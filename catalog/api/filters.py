@@ -1,9 +1,12 @@
 """django-filter sets for the catalog API. `as_of=YYYY-MM-DD` keeps only rows valid on that date."""
 
+from decimal import Decimal
+
 import django_filters as df
 from django import forms
 from django.db import models as dj
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
 
 from catalog import models as m
 from catalog.selectors import valid_at
@@ -15,6 +18,21 @@ class _IntegerField(forms.IntegerField):
 
 class IntegerFilter(df.NumberFilter):
     field_class = _IntegerField
+
+
+def decimal_bound(model, field_name: str) -> Decimal:
+    """The largest value a DecimalField holds (max_digits, decimal_places): 999999.99 for (8, 2)."""
+    field = model._meta.get_field(field_name)
+    return Decimal(10) ** (field.max_digits - field.decimal_places) - Decimal(10) ** -field.decimal_places
+
+
+def bounded_decimal_filter(model, field_name: str, lookup_expr: str) -> df.NumberFilter:
+    """A number filter on a DecimalField bounded to what the field holds, in the code and in the
+    schema (django-filter's own bound is 1e50, far beyond any stored value)."""
+    bound = decimal_bound(model, field_name)
+    schema = {"type": "number", "minimum": float(-bound), "maximum": float(bound)}
+    cls = extend_schema_field(schema)(type("BoundedDecimalFilter", (df.NumberFilter,), {}))
+    return cls(field_name=field_name, lookup_expr=lookup_expr, min_value=-bound, max_value=bound)
 
 
 class _PresentDateField(forms.DateField):
@@ -71,8 +89,8 @@ class ValidAtFilterSet(StrictFilterSet):
 
 
 class AcceleratorFilter(StrictFilterSet):
-    min_memory_gib = df.NumberFilter(field_name="memory_gib", lookup_expr="gte")
-    min_bf16_tflops = df.NumberFilter(field_name="bf16_tflops_dense", lookup_expr="gte")
+    min_memory_gib = bounded_decimal_filter(m.Accelerator, "memory_gib", "gte")
+    min_bf16_tflops = bounded_decimal_filter(m.Accelerator, "bf16_tflops_dense", "gte")
 
     class Meta:
         model = m.Accelerator
@@ -137,13 +155,13 @@ class ElectricityTariffFilter(ValidAtFilterSet):
         fields = ["country", "region", "currency"]
 
 
-class ProviderFilter(df.FilterSet):
+class ProviderFilter(StrictFilterSet):
     class Meta:
         model = m.Provider
         fields = ["country", "kind", "priced"]
 
 
-class PublishedPriceFilter(df.FilterSet):
+class PublishedPriceFilter(StrictFilterSet):
     class Meta:
         model = m.PublishedPrice
         fields = ["dataset", "provider", "platform", "component", "billing", "stale", "currency"]

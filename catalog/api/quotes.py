@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -38,6 +38,13 @@ def _team_id(request) -> int:
     return team_id
 
 
+QUOTE_EXAMPLE = {
+    "team": 1, "supplier": "ООО Интегратор", "item_kind": "server", "accelerator": "nvidia-h100-sxm5-80gb",
+    "gpus_per_server": 8, "quantity": 1, "unit_price": "42000000", "currency": "RUB", "includes_vat": True,
+    "quote_date": "2026-11-20", "valid_until": "2027-12-31",
+}
+
+
 class SupplierQuoteListView(ApiView):
     parser_classes = [SafeJSONParser]
 
@@ -51,7 +58,8 @@ class SupplierQuoteListView(ApiView):
         return _paginate(self, request, qs, quote_data)
 
     @extend_schema(summary="Enter a supplier quote", operation_id="supplier_quotes_create",
-                   request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT}, tags=["quotes"])
+                   request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT}, tags=["quotes"],
+                   examples=[OpenApiExample("A server quote", request_only=True, value=QUOTE_EXAMPLE)])
     def post(self, request):
         if not isinstance(request.data, dict):
             raise FieldErrors([(None, _("The body must be a JSON object."))])

@@ -14,12 +14,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from planner import calibration_services as cs
-from planner.calibration_formats import PARSERS, RunFileError
+from planner.calibration_formats import PARSERS, DuplicateRunsError, RunFileError
 from planner.calibration_models import Calibration, MeasuredRun, RunKind
 from planner.selectors import teams_for_user
 
-from .errors import FieldErrors
-from .serializers import ObjectField
+from .errors import FieldConflict, FieldErrors, FieldNotFound
+from .serializers import ObjectField, paginated
 from .views import PAGE_PARAMS, ApiView, _editable_team, _int_query, _paginate, _require_edit
 
 TAGS = ["calibration"]
@@ -47,9 +47,15 @@ class RunsIn(serializers.Serializer):
         return attrs
 
 
+# The group RUN_EXAMPLE's run falls in (kind|accelerator id|runtime|precision).
+ACTIVATE_EXAMPLE_KEY = "serving|nvidia-h100-sxm5-80gb|vllm|bf16"
+ACTIVATE_EXAMPLE = OpenApiExample("Activate a serving group", request_only=True,
+                                  value={"team": 1, "key": ACTIVATE_EXAMPLE_KEY})
+
+
 class ActivateIn(serializers.Serializer):
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    key = serializers.CharField(max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
+    key = serializers.CharField(min_length=1, max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
 
 
 class RunOut(serializers.Serializer):
@@ -128,15 +134,16 @@ def _team(user, team_id: int | None, field: str = "team"):
     if team_id is None:
         raise FieldErrors([(field, _("Required."))])
     team = teams_for_user(user=user).filter(pk=team_id).first()
-    if team is None:
-        raise FieldErrors([(field, _("No such team among yours."))])
+    if team is None:  # a well-formed id naming no team of yours: not found (no leak of others' teams)
+        raise FieldNotFound([(field, _("No such team among yours."))])
     return team
 
 
 def _run_errors(exc: RunFileError, *, prefix: str, per_field: bool) -> FieldErrors:
+    cls = FieldConflict if isinstance(exc, DuplicateRunsError) else FieldErrors  # recorded already: 409
     if per_field:
-        return FieldErrors([(f"{prefix}.{e.field}", e.message) for e in exc.errors])
-    return FieldErrors([(prefix, str(e)) for e in exc.errors])
+        return cls([(f"{prefix}.{e.field}", e.message) for e in exc.errors])
+    return cls([(prefix, str(e)) for e in exc.errors])
 
 
 RUN_EXAMPLE = OpenApiExample("One serving run", request_only=True, value={
@@ -149,7 +156,7 @@ RUN_EXAMPLE = OpenApiExample("One serving run", request_only=True, value={
 class RunListView(ApiView):
     @extend_schema(summary="Measured runs of your teams", operation_id="calibration_runs_list",
                    parameters=[*PAGE_PARAMS, OpenApiParameter("team", int, description="Only this team's runs")],
-                   responses=RunOut(many=True), tags=TAGS)
+                   responses=paginated(RunOut), tags=TAGS)
     def get(self, request):
         qs = MeasuredRun.objects.filter(team__in=teams_for_user(user=request.user)).select_related("created_by")
         team = _int_query(request, "team")
@@ -201,13 +208,15 @@ class CalibrationListView(ApiView):
         return Response([calibration_data(c) for c in Calibration.objects.filter(team=team)])
 
     @extend_schema(summary="Fit a scoreboard group and make it active in the team's new estimates",
-                   request=ActivateIn, responses={200: CalibrationOut}, tags=TAGS)
+                   request=ActivateIn, responses={200: CalibrationOut}, examples=[ACTIVATE_EXAMPLE], tags=TAGS)
     def post(self, request):
         ser = ActivateIn(data=request.data)
         ser.is_valid(raise_exception=True)
         team = _editable_team(request.user, ser.validated_data["team"])
         try:
             cal = cs.calibration_activate(team=team, key=ser.validated_data["key"], user=request.user)
+        except cs.NoSuchGroup as exc:  # the key names no group of this team's runs
+            raise FieldNotFound([("key", str(exc))]) from None
         except cs.CalibrationError as exc:
             raise FieldErrors([("key", str(exc))]) from None
         return Response(calibration_data(cal))
@@ -219,7 +228,7 @@ class CalibrationDetailView(ApiView):
         return Response(calibration_data(self._get(request, pk)))
 
     @extend_schema(summary="Turn a calibration off (new estimates use the presets again)",
-                   responses=CalibrationOut, tags=TAGS)
+                   responses={200: CalibrationOut}, tags=TAGS)
     def delete(self, request, pk: int):
         cal = self._get(request, pk)
         _require_edit(request.user, cal.team_id)

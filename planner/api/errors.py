@@ -40,6 +40,19 @@ class FieldErrors(exceptions.APIException):
         super().__init__(detail="; ".join(m for _f, m in self.errors))
 
 
+class FieldNotFound(FieldErrors):
+    """404 naming the parameter that points at nothing (e.g. a version number the plan does
+    not have), in the same shape as a 400's field errors."""
+
+    status_code = status.HTTP_404_NOT_FOUND
+
+
+class FieldConflict(FieldErrors):
+    """409 with field errors: valid input that conflicts with what is stored (a run recorded already)."""
+
+    status_code = status.HTTP_409_CONFLICT
+
+
 class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."
@@ -118,7 +131,7 @@ def _exception_to_problem(exc) -> tuple[int, list[dict], dict] | None:
         message = _("The database is unavailable. Please try again in a minute.")
         return 503, [{"field": None, "message": message}], {"Retry-After": "30"}
     if isinstance(exc, FieldErrors):
-        return 400, [{"field": f, "message": str(m)} for f, m in exc.errors], headers
+        return exc.status_code, [{"field": f, "message": str(m)} for f, m in exc.errors], headers
     if isinstance(exc, RequestDataTooBig):
         return 413, [{"field": None, "message": _("The request body is too large.")}], headers
     if isinstance(exc, Http404):

@@ -85,7 +85,8 @@ ERROR_DESCRIPTIONS = {
     "400": "Invalid input (field paths in `errors`)",
     "401": "Missing, invalid, expired or revoked credentials",
     "403": "Your role in this team is read-only",
-    "404": "Not found (also: another team's object)",
+    "404": "Not found (also: another team's object; `errors[].field` names a body or query field "
+           "whose id points at nothing of yours)",
     "405": "Method not allowed",
     "406": "Not acceptable",
     "409": "Conflict (e.g. a recompute is already pending)",
@@ -116,13 +117,49 @@ def _bound_integer_parameters(operation: dict) -> None:
             schema.setdefault("maximum", 200 if param["name"] == "page_size" else 2**63 - 1)
 
 
+# Request bodies whose `spec` / `costs` the engines validate: the JSON Schemas of
+# planner/api/input_schema.py replace drf-spectacular's free-form objects.
+SPEC_BODIES = ("WorkloadInRequest", "WorkloadUpdateInRequest", "PatchedWorkloadUpdateInRequest",
+               "PlanCreateInRequest", "EstimateInRequest")
+
+
+def _input_schemas(components: dict) -> None:
+    from .input_schema import input_components
+
+    components.update(input_components())
+    for name in SPEC_BODIES:
+        props = components.get(name, {}).get("properties", {})
+        for field, ref in (("spec", "WorkloadSpec"), ("costs", "CostOptions")):
+            if field in props:
+                description = props[field].get("description", "")
+                props[field] = {"allOf": [{"$ref": f"#/components/schemas/{ref}"}], "description": description}
+
+
+def _require_body_with_required_fields(operation: dict, components: dict) -> None:
+    """A body whose schema has required fields (or a oneOf of them) cannot be left out: the
+    views answer a missing body like an empty object, with a 400 naming those fields."""
+    for media in (operation.get("requestBody") or {}).get("content", {}).values():
+        ref = (media.get("schema") or {}).get("$ref", "")
+        schema = components.get(ref.rsplit("/", 1)[-1], {}) if ref else media.get("schema") or {}
+        if schema.get("required") or schema.get("oneOf"):
+            operation["requestBody"]["required"] = True
+            return
+
+
 def add_error_responses(result, generator, request, public):
     """drf-spectacular post-processing hook: the Problem schema on every /api/ operation,
     and integer parameters bounded as the code bounds them."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components["Problem"] = PROBLEM_SCHEMA
+    _input_schemas(components)
     # A plan is made from an existing workload, or from a team and an inline spec (never both):
     # what PlanCreateIn.validate accepts, said in the schema.
+    # One benchmark file's text, or one run with its kind (RunsIn.validate).
+    if "RunsInRequest" in components:
+        components["RunsInRequest"]["oneOf"] = [
+            {"required": ["run", "kind"], "not": {"required": ["content"]}},
+            {"required": ["content"], "not": {"required": ["run"]}},
+        ]
     if "PlanCreateInRequest" in components:
         components["PlanCreateInRequest"]["oneOf"] = [
             {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},
@@ -136,6 +173,7 @@ def add_error_responses(result, generator, request, public):
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
             _bound_integer_parameters(operation)
+            _require_body_with_required_fields(operation, components)
             responses = operation.setdefault("responses", {})
             for code, description in ERROR_DESCRIPTIONS.items():
                 responses.setdefault(code, {

@@ -31,8 +31,8 @@ from planner.selectors import can_edit, share_link_resolve, teams_for_user
 from planner.services import PlannerError, share_link_create, share_link_revoke
 
 from . import serializers as s
-from .errors import Conflict, FieldErrors
-from .exports import EXPORT_FORMATS, export_version
+from .errors import Conflict, FieldErrors, FieldNotFound
+from .exports import EXPORT_FORMATS, EXPORT_TYPES, export_version
 from .schema import ESTIMATE_EXAMPLES, PLAN_EXAMPLES, WORKLOAD_EXAMPLES
 from .services import (
     costs_validate,
@@ -82,8 +82,10 @@ class ApiView(APIView):
 
 def _int_query(request, name: str) -> int | None:
     raw = request.query_params.get(name)
-    if raw in (None, ""):
+    if raw is None:
         return None
+    if raw == "":  # present but empty is not "no filter": the schema says integer
+        raise FieldErrors([(name, _("May not be empty."))])
     try:
         value = int(raw)
     except ValueError:
@@ -99,10 +101,11 @@ def _require_edit(user, team_id: int) -> None:
 
 
 def _editable_team(user, team_id: int, field: str = "team") -> Team:
-    """A team the user may write to; unknown and foreign teams read the same (no 403 leak)."""
+    """A team the user may write to; unknown and foreign teams read the same (no 403 leak): a
+    404 naming the field, as for any id that points at nothing of yours."""
     team = teams_for_user(user=user).filter(pk=team_id).first()
     if team is None:
-        raise FieldErrors([(field, _("No such team among yours."))])
+        raise FieldNotFound([(field, _("No such team among yours."))])
     _require_edit(user, team.pk)
     return team
 
@@ -379,7 +382,7 @@ class PlanListView(ApiView):
         if "workload" in data:
             workload = Workload.objects.filter(team__memberships__user=request.user, pk=data["workload"]).first()
             if workload is None:
-                raise FieldErrors([("workload", _("No such workload among your teams'."))])
+                raise FieldNotFound([("workload", _("No such workload among your teams'."))])
             team = workload.team
             _require_edit(request.user, team.pk)
         else:
@@ -548,6 +551,8 @@ class RecomputeView(ApiView):
 class DiffView(ApiView):
     @extend_schema(
         summary="Differences between two versions of a plan",
+        description="`from` and `to` are version numbers of this plan; one it does not have is a 404 "
+                    "naming the parameter.",
         parameters=[OpenApiParameter("from", int, required=True), OpenApiParameter("to", int, required=True)],
         responses=s.DiffOut, tags=["plans"],
     )
@@ -559,8 +564,8 @@ class DiffView(ApiView):
             raise FieldErrors(missing)
         versions = {v.number: v for v in plan.versions.filter(number__in=numbers.values())}
         unknown = [(name, _("No such version of this plan.")) for name, n in numbers.items() if n not in versions]
-        if unknown:
-            raise FieldErrors(unknown)
+        if unknown:  # a well-formed number that names no version: not found, like any unknown id
+            raise FieldNotFound(unknown)
         a, b = versions[numbers["from"]], versions[numbers["to"]]
         both_done = a.status == b.status == VersionStatus.DONE
         return Response({
@@ -572,10 +577,20 @@ class DiffView(ApiView):
         })
 
 
+# The file's media type by format (planner.presentation.EXPORT_TYPES; CSV is sent with
+# `; charset=utf-8`), so the schema lists what each download really is.
+EXPORT_FORMAT_PARAM = OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(EXPORT_FORMATS),
+                                       description="csv, xlsx or pdf")
+EXPORT_RESPONSES = {
+    (200, media.split(";")[0]): OpenApiResponse(OpenApiTypes.BINARY, description=f"The {fmt.upper()} file")
+    for fmt, media in EXPORT_TYPES.items()
+}
+
+
 class ExportView(ApiView):
     @extend_schema(
         summary="Download a done version as CSV, XLSX or PDF",
-        responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)}, tags=["plans"],
+        parameters=[EXPORT_FORMAT_PARAM], responses=EXPORT_RESPONSES, tags=["plans"],
     )
     def get(self, request, plan_id: int, number: int, fmt: str):
         version = _version(request.user, plan_id, number)
@@ -672,8 +687,7 @@ class SharedExportView(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(summary="Download a done version of a shared plan",
-                   responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
-                   tags=["sharing"], auth=[])
+                   parameters=[EXPORT_FORMAT_PARAM], responses=EXPORT_RESPONSES, tags=["sharing"], auth=[])
     def get(self, request, token: str, number: int, fmt: str):
         plan = _shared_plan(token)
         version = get_object_or_404(plan.versions, number=number, status=VersionStatus.DONE)
@@ -701,7 +715,7 @@ class EstimateView(ApiView):
 
             team = teams_for_user(user=request.user).filter(pk=ser.validated_data["team"]).first()
             if team is None:
-                raise FieldErrors([("team", _("No such team among yours."))])
+                raise FieldNotFound([("team", _("No such team among yours."))])
             calibrations = active_calibrations(team_id=team.id).to_data()
         return Response(estimate(spec=spec, costs=costs, calibrations=calibrations))
 

@@ -38,6 +38,10 @@ LLM_KINDS = ("pretraining", "finetuning", "inference", "rag")
 MAX_PARAMS = 1e14
 MAX_TOKENS = 1e16
 MAX_SEQ = 10_000_000
+# Checkpoint interval floor (36 s, the web form's bound): a checkpoint takes tens of seconds
+# to write, and an interval near zero divided the checkpoint bandwidth by zero (schemathesis,
+# issue 16: 5e-324 h).
+MIN_CHECKPOINT_EVERY_HOURS = 0.01
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,6 +259,20 @@ ARCH_FIELDS = (
     "flops_per_sample", "embedding_dim",
 )
 
+# Integer architecture fields: (minimum, maximum, required for a transformer). The OpenAPI
+# schema (planner/api/input_schema.py) is built from this table.
+ARCH_INT_BOUNDS = {
+    "layers": (1, 1000, True), "hidden_size": (1, 131072, True), "attention_heads": (1, 1024, True),
+    "kv_heads": (1, 1024, False), "head_dim": (1, 4096, False), "ffn_hidden_size": (1, 1_048_576, False),
+    "vocab_size": (1, 10_000_000, True), "max_position_embeddings": (1, MAX_SEQ, False),
+    "norms_per_layer": (0, 8, False), "experts": (0, 4096, False), "experts_per_token": (0, 4096, False),
+    "shared_experts": (0, 64, False), "moe_ffn_hidden_size": (1, 1_048_576, False),
+    "dense_layers": (0, 1000, False), "kv_lora_rank": (1, 65536, False), "q_lora_rank": (1, 65536, False),
+    "qk_rope_head_dim": (0, 4096, False), "v_head_dim": (1, 4096, False),
+    "sliding_window": (1, MAX_SEQ, False), "local_layers": (0, 1000, False),
+    "embedding_dim": (1, 65536, False),
+}
+
 
 def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> ModelArch | None:
     r.keys(a, path, ARCH_FIELDS + ("name",))
@@ -271,18 +289,7 @@ def _read_architecture(r: _Reader, a: Mapping, path: str, *, name: str) -> Model
         if len(r.errors) > n0:
             return None
         return arch_from_fields(name=name or "custom model", fields=f)
-    ints = {
-        "layers": (1, 1000, True), "hidden_size": (1, 131072, True), "attention_heads": (1, 1024, True),
-        "kv_heads": (1, 1024, False), "head_dim": (1, 4096, False), "ffn_hidden_size": (1, 1_048_576, False),
-        "vocab_size": (1, 10_000_000, True), "max_position_embeddings": (1, MAX_SEQ, False),
-        "norms_per_layer": (0, 8, False), "experts": (0, 4096, False), "experts_per_token": (0, 4096, False),
-        "shared_experts": (0, 64, False), "moe_ffn_hidden_size": (1, 1_048_576, False),
-        "dense_layers": (0, 1000, False), "kv_lora_rank": (1, 65536, False), "q_lora_rank": (1, 65536, False),
-        "qk_rope_head_dim": (0, 4096, False), "v_head_dim": (1, 4096, False),
-        "sliding_window": (1, MAX_SEQ, False), "local_layers": (0, 1000, False),
-        "embedding_dim": (1, 65536, False),
-    }
-    for key, (lo, hi, req) in ints.items():
+    for key, (lo, hi, req) in ARCH_INT_BOUNDS.items():
         f[key] = r.integer(a, key, path, minimum=lo, maximum=hi, required=req)
     for key in ("gated_ffn", "tied_embeddings", "attention_bias", "qk_norm"):
         f[key] = r.boolean(a, key, path, default=None)
@@ -589,7 +596,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
     vpp = r.integer(t, "virtual_pipeline_stages", P, minimum=1, maximum=64)
     deadline = r.number(t, "deadline_hours", P, minimum=0, maximum=100_000, strict_min=True)
-    every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=0, maximum=10_000, strict_min=True)
+    every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=MIN_CHECKPOINT_EVERY_HOURS, maximum=10_000)
     kept = r.integer(t, "checkpoints_kept", P, default=3, minimum=1, maximum=1000)
     method = method or "full"
     if kind == "classic_training":

@@ -65,7 +65,7 @@ def test_errors_have_field_paths_and_store_nothing(world, catalog):  # noqa: F81
     r = api.post(RUNS, {"team": world.team.id}, format="json")
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "content"
     r = api.post(CALS, {"team": world.team.id, "key": "serving|nope|vllm|bf16"}, format="json")
-    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "key"
+    assert r.status_code == 404 and r.json()["errors"][0]["field"] == "key"  # names no group
     assert not MeasuredRun.objects.exists() and not Calibration.objects.exists()
 
 
@@ -80,10 +80,21 @@ def test_roles_and_other_teams(world, catalog):  # noqa: F811
     outsider = client_for(world.outsider)
     assert outsider.get(RUNS).json()["results"] == []
     r = outsider.get(BOARD, {"team": world.team.id})
-    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "team"
+    assert r.status_code == 404 and r.json()["errors"][0]["field"] == "team"  # not theirs: not found
     assert outsider.delete(f"{RUNS}{run_id}/").status_code == 404
     assert owner.delete(f"{RUNS}{run_id}/").status_code == 204
     assert not MeasuredRun.objects.exists()
+
+
+def test_a_run_recorded_already_is_a_409_conflict(world, catalog):  # noqa: F811
+    api = client_for(world.users["owner"])
+    body = {"team": world.team.id, "kind": "serving", "run": ONE_RUN}
+    assert api.post(RUNS, body, format="json").status_code == 201
+    again = api.post(RUNS, body, format="json")
+    assert again.status_code == 409
+    assert again.json()["errors"][0]["field"] == "run.file"
+    assert "already recorded" in again.json()["errors"][0]["message"]
+    assert MeasuredRun.objects.count() == 1
 
 
 def test_schema_documents_the_endpoints(anon):
@@ -108,4 +119,4 @@ def test_estimate_of_a_team_uses_its_active_calibrations(world, catalog):  # noq
     theirs = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.other_team.id}, format="json").json()
     assert theirs["sizing"]["serving"] == plain["sizing"]["serving"]
     r = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
-    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "team"
+    assert r.status_code == 404 and r.json()["errors"][0]["field"] == "team"

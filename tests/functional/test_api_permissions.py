@@ -76,5 +76,5 @@ def test_viewer_cannot_create_a_plan(world):
 
 def test_other_team_cannot_use_our_workload(world):
     response = _client(world, "other_team").post("/api/v1/plans/", {"workload": world.workload.id}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert response.json()["errors"][0]["field"] == "workload"

@@ -55,10 +55,10 @@ def test_create_with_invalid_costs_saves_nothing(world, editor):
     assert (Plan.objects.count(), Workload.objects.count()) == before
 
 
-def test_create_with_foreign_workload_is_400(world, editor):
+def test_create_with_foreign_workload_is_404(world, editor):
     foreign = Workload.objects.create(team=world.other_team, name="t", kind="inference", spec=INFERENCE_SPEC)  # noqa: F405
     response = editor.post(PLANS, {"workload": foreign.id}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 404
     assert response.json()["errors"][0]["field"] == "workload"
 
 
@@ -214,9 +214,10 @@ def test_diff_needs_both_numbers(world, editor):
     assert response.json()["errors"] == [{"field": "to", "message": "This parameter is required."}]
 
 
-def test_diff_with_unknown_version_is_400(world, editor):
+def test_diff_with_unknown_version_is_404_naming_the_parameter(world, editor):
     response = editor.get(f"{PLANS}{world.plan.id}/diff/?from=1&to=7")
-    assert response.json()["errors"][0]["field"] == "to"
+    assert response.status_code == 404
+    assert response.json()["errors"] == [{"field": "to", "message": "No such version of this plan."}]
 
 
 def test_done_version_rows_are_never_rewritten_by_reads(world, editor):

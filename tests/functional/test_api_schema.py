@@ -66,3 +66,36 @@ def test_docs_pages_have_no_inline_scripts(url):
 
     html = Client().get(url).content.decode()
     assert not re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", html)
+
+
+def test_spec_and_costs_bodies_reference_the_engine_schemas(schema):
+    components = schema["components"]["schemas"]
+    for name in ("WorkloadInRequest", "PlanCreateInRequest", "EstimateInRequest"):
+        spec = components[name]["properties"]["spec"]
+        assert spec["allOf"] == [{"$ref": "#/components/schemas/WorkloadSpec"}]
+    assert components["EstimateInRequest"]["properties"]["costs"]["allOf"] == [
+        {"$ref": "#/components/schemas/CostOptions"}]
+    kinds = {ref["$ref"].rsplit("_", 1)[-1] for ref in components["WorkloadSpec"]["oneOf"]}
+    assert len(components["WorkloadSpec"]["oneOf"]) == len(SPEC_EXAMPLES) and kinds
+
+
+def test_exports_document_their_media_types_and_formats(schema):
+    for path in ("/api/v1/plans/{plan_id}/versions/{number}/export/{fmt}/",
+                 "/api/v1/shared/{token}/versions/{number}/export/{fmt}/"):
+        op = schema["paths"][path]["get"]
+        assert set(op["responses"]["200"]["content"]) == {
+            "text/csv", "application/pdf", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+        [fmt] = [p for p in op["parameters"] if p["name"] == "fmt"]
+        assert sorted(fmt["schema"]["enum"]) == ["csv", "pdf", "xlsx"]
+
+
+@pytest.mark.django_db
+def test_decimal_filters_are_bounded_to_their_column(schema, client):
+    [param] = [p for p in schema["paths"]["/api/v1/accelerators/"]["get"]["parameters"]
+               if p["name"] == "min_memory_gib"]
+    assert param["schema"]["maximum"] == 999999.99  # memory_gib: max_digits 8, decimal_places 2
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.create_user("reader"))
+    assert client.get("/api/v1/accelerators/", {"min_memory_gib": "999999.99"}).status_code == 200
+    assert client.get("/api/v1/accelerators/", {"min_memory_gib": "1000000"}).status_code == 400

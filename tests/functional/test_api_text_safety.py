@@ -65,33 +65,33 @@ def _body_from(schema: dict, node: dict, depth: int = 0):
     return "x"
 
 
-def _paths(value, path=""):
-    """(dotted path, is_string) of every leaf, and every object's path with "#object"."""
+def _paths(value, path=()):
+    """(path as a tuple of keys, "leaf"/"object") of every leaf and every object (keys may
+    hold dots, e.g. the rate name `cloud_storage_per_gb_month.nvme`)."""
     if isinstance(value, dict):
         yield path, "object"
         for k, v in value.items():
-            yield from _paths(v, f"{path}.{k}" if path else k)
+            yield from _paths(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _paths(v, f"{path}.{i}" if path else str(i))
+            yield from _paths(v, (*path, i))
     else:
         yield path, "leaf"
 
 
+def _dotted(path) -> str:
+    return ".".join(str(p) for p in path)
+
+
 def _get(doc, path):
     node = doc
-    for part in [p for p in path.split(".") if p]:
-        node = node[int(part)] if isinstance(node, list) else node[part]
+    for part in path:
+        node = node[part]
     return node
 
 
 def _set(doc, path, value):
-    *parents, leaf = path.split(".")
-    node = _get(doc, ".".join(parents))
-    if isinstance(node, list):
-        node[int(leaf)] = value
-    else:
-        node[leaf] = value
+    _get(doc, path[:-1])[path[-1]] = value
 
 
 def _operations(schema: dict):
@@ -153,10 +153,10 @@ def test_every_string_and_key_of_every_request_body_refuses_nul_and_lone_surroga
                 if kind == "object":  # a hostile key inside this object
                     target = _get(body, where)
                     target["k" + bad] = "x"
-                    _assert_refused(_send(client, method, url, body), where or None)
+                    _assert_refused(_send(client, method, url, body), _dotted(where) or None)
                 elif isinstance(_get(base, where), str):
                     _set(body, where, bad)
-                    _assert_refused(_send(client, method, url, body), where)
+                    _assert_refused(_send(client, method, url, body), _dotted(where))
                 checked += 1
     assert checked > 50, "the schema should give many text fields to check"
     assert _counts() == before

@@ -24,10 +24,10 @@ def test_create_workload(world, editor):
     assert (saved.kind, saved.team_id, saved.spec) == ("rag", world.team.id, SPEC_EXAMPLES_RAG)
 
 
-def test_create_in_foreign_team_is_400_without_saving(world, editor):
+def test_create_in_foreign_team_is_404_without_saving(world, editor):
     body = {"team": world.other_team.id, "name": "x", "spec": INFERENCE_SPEC}  # noqa: F405
     response = editor.post(URL, body, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 404  # not found, as any object of a team you are not in
     assert response.json()["errors"][0]["field"] == "team"
     assert not Workload.objects.filter(team=world.other_team).exists()
 
