@@ -161,7 +161,7 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
         ckpts = ckpts[:1]
     max_dp = max_data_parallel(t)
     if a.is_transformer:
-        tps = tuple(tp for tp in tps if a.attention_heads % tp == 0)
+        tps = tuple(tp for tp in tps if not a.attention_heads or a.attention_heads % tp == 0)
         pps = tuple(pp for pp in pps if pp <= a.layers)
     # Vectorised Cartesian product: (count, tp, pp, cp) first, then x ZeRO x checkpointing x interleaving.
     c, tp, pp, cp = (x.ravel() for x in np.meshgrid(counts, np.array(tps, dtype=np.int64), np.array(pps, dtype=np.int64),
@@ -427,7 +427,8 @@ class ServingInputs:
 
 def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
     a = s.arch
-    tps = [tp for tp in TP_OPTIONS if not a.is_transformer or a.attention_heads % tp == 0]
+    # heads unknown (a custom architecture may give layers and width only): no divisibility rule
+    tps = [tp for tp in TP_OPTIONS if not a.is_transformer or not a.attention_heads or a.attention_heads % tp == 0]
     if s.tp_pin:
         tps = [s.tp_pin]
     pps = (s.pp_pin,) if s.pp_pin else SERVE_PP_OPTIONS

@@ -536,7 +536,7 @@ def _check_serving_layout(r: _Reader, hw: HardwareSpec, *, kind: str, model) -> 
                          "training.pipeline_parallel", kind=kind))
         return
     if model is not None and model.is_transformer:
-        if tp and model.attention_heads % tp:
+        if tp and model.attention_heads and model.attention_heads % tp:
             r.err("hardware.tensor_parallel", Msg("must divide attention_heads ({heads}), got {tp}",
                                                   heads=model.attention_heads, tp=tp))
         if pp and pp > model.layers:
@@ -615,7 +615,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     if gbt is not None and seq and mbs and gbt < seq * mbs:
         r.err(f"{P}.global_batch_tokens", Msg("must be >= micro_batch_size x sequence_length ({mbs})", mbs=mbs * seq))
     if model is not None and model.is_transformer:
-        if tp and model.attention_heads % tp:
+        if tp and model.attention_heads and model.attention_heads % tp:
             r.err(f"{P}.tensor_parallel", Msg("must divide attention_heads ({attention_heads}), got {tp}", attention_heads=model.attention_heads, tp=tp))
         if pp and pp > model.layers:
             r.err(f"{P}.pipeline_parallel", Msg("must be <= layers ({layers}), got {pp}", layers=model.layers, pp=pp))

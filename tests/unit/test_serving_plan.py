@@ -206,3 +206,19 @@ def test_fine_grained_moe_plans_say_their_capacity_is_an_upper_bound():
     key = (r["recommendation"]["accelerator_id"], parsed.serving.runtime, parsed.precision.compute)
     cal = Calibrations(serving={key: Calibration(label="team run", values={})})
     assert not _moe_warning(run(spec, calibrations=cal))
+
+
+def test_a_transformer_without_a_head_count_gets_layouts_instead_of_a_crash():
+    """Found by schemathesis: layers and width known, heads not; no TP divisibility rule then."""
+    import dataclasses
+
+    from planner.engine import search
+
+    arch = dataclasses.replace(preset_arch("llama-3.1-8b"), attention_heads=None)
+    assert arch.is_transformer
+    si = search.ServingInputs(arch=arch, weights="bf16", compute_precision="bf16", kv_precision="bf16",
+                              context_length=4096, input_tokens=1000, output_tokens=200, concurrency=8,
+                              requests_per_second=None, ttft_ms=None, tpot_ms=None, runtime="vllm",
+                              tp_pin=None, pp_pin=None, count_pin=None)
+    tp, pp = search.serving_layouts(si)
+    assert len(tp) > 0 and set(tp.tolist()) >= {1, 8}
