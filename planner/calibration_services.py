@@ -314,6 +314,12 @@ def calibration_deactivate(*, calibration: Calibration) -> Calibration:
     return calibration
 
 
+def calibration_delete(*, calibration: Calibration) -> None:
+    """Remove a calibration (the API's DELETE): new estimates use the presets again; plan versions
+    keep the values they froze, and its runs stay on the scoreboard to be fitted again."""
+    calibration.delete()
+
+
 def active_calibrations(*, team_id: int) -> Calibrations:
     rows = Calibration.objects.filter(team_id=team_id, active=True).values(
         "kind", "accelerator", "runtime", "precision", "label", "values")

@@ -12,6 +12,11 @@ import sys
 import urllib.request
 from urllib.parse import urlsplit
 
+# Operations whose success needs a real file the generator cannot make (a quote table in .csv or
+# .xlsx with catalog ids): for them, a 400 from their own validation (authenticated, reached the
+# handler) counts; their accepted path is tested in tests/functional/test_supplier_quotes.py.
+FILE_UPLOADS = {("POST", "/api/v1/supplier-quotes/upload/")}
+
 
 def main(schema_url: str, hars: list[str]) -> int:
     with urllib.request.urlopen(schema_url + "?format=json", timeout=30) as r:
@@ -39,7 +44,8 @@ def main(schema_url: str, hars: list[str]) -> int:
         ok = sum(n for code, n in codes.items() if 200 <= code < 300)
         print(f"{method:6} {path:62} {sum(codes.values()):5} requests, 2xx {ok:4}, "
               + " ".join(f"{c}:{n}" for c, n in sorted(codes.items())))
-        if authenticated and ok == 0:
+        reached = ok or ((method, path) in FILE_UPLOADS and codes.get(400, 0) > 0)
+        if authenticated and not reached:
             untested.append(f"{method} {path}")
     if untested:
         print(f"schemathesis coverage: {len(untested)} authenticated operation(s) never succeeded: "

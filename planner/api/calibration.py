@@ -7,6 +7,7 @@ paths, OpenAPI through drf-spectacular.
 
 from __future__ import annotations
 
+from django.core.validators import RegexValidator
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -55,7 +56,9 @@ ACTIVATE_EXAMPLE = OpenApiExample("Activate a serving group", request_only=True,
 
 class ActivateIn(serializers.Serializer):
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    key = serializers.CharField(min_length=1, max_length=400, help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
+    # pattern: not only spaces (the field trims them, then a blank key is refused)
+    key = serializers.CharField(min_length=1, max_length=400, validators=[RegexValidator(r"\S")],
+                                help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
 
 
 class RunOut(serializers.Serializer):
@@ -227,12 +230,14 @@ class CalibrationDetailView(ApiView):
     def get(self, request, pk: int):
         return Response(calibration_data(self._get(request, pk)))
 
-    @extend_schema(summary="Turn a calibration off (new estimates use the presets again)",
-                   responses={200: CalibrationOut}, tags=TAGS)
+    @extend_schema(summary="Delete a calibration (new estimates use the presets again; plan versions keep "
+                           "the values they froze; the runs stay and can be fitted again)",
+                   responses={204: None}, tags=TAGS)
     def delete(self, request, pk: int):
         cal = self._get(request, pk)
         _require_edit(request.user, cal.team_id)
-        return Response(calibration_data(cs.calibration_deactivate(calibration=cal)))
+        cs.calibration_delete(calibration=cal)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _get(self, request, pk):
         return get_object_or_404(Calibration.objects.filter(team__in=teams_for_user(user=request.user)), pk=pk)

@@ -47,7 +47,11 @@ def test_record_score_activate_and_turn_off(world, catalog):  # noqa: F811
     cal_id = r.json()["id"]
     assert api.get(CALS, {"team": world.team.id}).json()[0]["id"] == cal_id
     r = api.delete(f"{CALS}{cal_id}/")
-    assert r.status_code == 200 and r.json()["active"] is False
+    assert r.status_code == 204
+    assert api.get(f"{CALS}{cal_id}/").status_code == 404  # gone, as a DELETE says
+    assert api.get(CALS, {"team": world.team.id}).json() == []
+    [group] = api.get(BOARD, {"team": world.team.id}).json()["groups"]
+    assert len(group["runs"]) == 2 and group["calibration"] is None  # the runs stay, to fit again
 
 
 def test_errors_have_field_paths_and_store_nothing(world, catalog):  # noqa: F811
