@@ -257,3 +257,29 @@ def test_every_page_writes_numbers_the_russian_way(ru, plans):
         if found:
             failures.append(f"{where}: {found[:8]}")
     assert not failures, "\n".join(failures)
+
+
+BREAKDOWN_ROW = re.compile(r'<table class="breakdown">.*?</table>', re.S)
+CELL = re.compile(r"<td[^>]*>(.*?)</td>", re.S)
+
+
+def test_cost_breakdown_units_and_prices_are_in_russian(ru, plans):
+    """The quantity and price cells of every cost breakdown: their units are the engine's, not
+    data, so the catalog's words do not excuse them ("1 462 instance-hours per month (average)",
+    "8 RUB per kWh", "1 servers" were shown on Russian pages)."""
+    failures = set()
+    for kind, plan in plans["plans"].items():
+        html = ru.get(reverse("plan_detail", args=[plan.id])).content.decode()
+        for table in BREAKDOWN_ROW.findall(html):
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+                cells = [re.sub(r"<[^>]+>", " ", c) for c in CELL.findall(row)]
+                if len(cells) < 6:
+                    continue
+                price_unit = re.sub(r"^[\d\s\xa0,]+(RUB|USD|EUR|CNY)", " ", cells[5].split(" · ")[0].strip())
+                for text in (cells[1], price_unit if re.match(r"^[\d\s\xa0,]+[A-Z]{3} ", cells[5]) else ""):
+                    found = latin_words(text, ALLOWED | {"IT"})
+                    if found:
+                        failures.add(f"{kind}: {text.strip()[:80]!r} {sorted(found)}")
+                if re.search(r"(?<![\d\xa0 ])1\s+серверов|(?<![\d\xa0 ])1\s+серверa", cells[1]):
+                    failures.add(f"{kind}: plural {cells[1]!r}")
+    assert not failures, "\n".join(sorted(failures))
