@@ -283,3 +283,22 @@ def test_cost_breakdown_units_and_prices_are_in_russian(ru, plans):
                 if re.search(r"(?<![\d\xa0 ])1\s+серверов|(?<![\d\xa0 ])1\s+серверa", cells[1]):
                     failures.add(f"{kind}: plural {cells[1]!r}")
     assert not failures, "\n".join(sorted(failures))
+
+
+ACCELERATOR_ID = re.compile(r"\b(?:nvidia|amd|intel|google|aws)-[a-z0-9]+(?:-[a-z0-9]+)+\b")
+
+
+def test_plan_pages_name_things_not_their_keys(ru, plans):
+    """Reasons and cost items name the accelerator and the engineer's role ('нет предложения
+    выделенного сервера с A10G', 'MLOps-инженер, запуск: ... × 2 хоста'), never the catalog id
+    ('nvidia-a10g-24gb') or the rate key ('mlops, запуск', '× 2 хостов')."""
+    failures = []
+    for kind, plan in plans["plans"].items():
+        text = visible_text(ru.get(reverse("plan_detail", args=[plan.id])).content.decode())
+        text = re.sub(r'\{[^{}]*"[^{}]*\}', " ", text)  # a JSON example is code
+        text = re.sub(r"https?://\S+", " ", text)
+        found = ACCELERATOR_ID.findall(text) + re.findall(r"\b(?:mlops|infra), (?:запуск|эксплуатация)", text)
+        found += re.findall(r"× [234] хостов", text) + re.findall(r"«(?:cloud|onprem|dedicated)_?[a-z0-9_]*»", text)
+        if found:
+            failures.append(f"{kind}: {sorted(set(found))[:6]} {[text[max(0, m.start() - 80):m.end()] for m in ACCELERATOR_ID.finditer(text)][:2]}")
+    assert not failures, "\n".join(failures)
