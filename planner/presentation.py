@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import npgettext
+from django.utils.translation import npgettext, pgettext_lazy
 
 from .forms import FIELDS
 
@@ -137,7 +137,7 @@ def breakdown_item(b: dict) -> dict:
         if _is_number(number) and len(currency) == 3:
             price = f"{_number_text(number)} {currency} {_unit_text(unit)}".strip()
     unit = b.get("quantity_unit")
-    unit = unit_label(unit, b.get("quantity")) if unit in UNIT_PLURALS else _unit_text(unit)
+    unit = unit_label(unit, b.get("quantity")) if unit in UNIT_PLURALS or unit in UNIT_LABELS else _unit_text(unit)
     return {**b, "quantity": _number_text(b.get("quantity")), "quantity_unit": unit,
             "months": _number_text(b.get("months")) if b.get("months") else b.get("months"),
             "share": _number_text(b.get("share")) if b.get("share") else b.get("share"),
@@ -522,10 +522,15 @@ KEY_LABELS = {
 }
 
 
-# Units the engine writes; SI symbols (kW, ms, GiB) stay as they are. Counted units agree with
-# their number ("1 server", "2 servers"; Russian has three forms: 1 сервер, 2 сервера, 5 серверов).
+# Units the engine writes. SI symbols take the language's letters (Russian writes кВт, мс, ГБ/с,
+# as the engine's own Russian texts do: "15 кВт"); GiB, TFLOP/s and FLOP stay as they are. Counted
+# units agree with their number ("1 server", "2 servers"; Russian: 1 сервер, 2 сервера, 5 серверов).
 UNIT_LABELS = {
     "tokens/s": _("tokens/s"), "requests/s": _("requests/s"), "bytes": _("bytes"),
+    "kW": pgettext_lazy("unit symbol", "kW"), "W": pgettext_lazy("unit symbol", "W"),
+    "ms": pgettext_lazy("unit symbol", "ms"), "s": pgettext_lazy("unit symbol", "s"),
+    "h": pgettext_lazy("unit symbol", "h"), "GB/s": pgettext_lazy("unit symbol", "GB/s"),
+    "Gbit/s": pgettext_lazy("unit symbol", "Gbit/s"), "tokens/param": _("tokens per parameter"),
 }
 UNIT_PLURALS = {
     "servers": lambda n: npgettext("unit", "server", "servers", n),
@@ -599,7 +604,8 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
-            rows.append({"label": label, "value": value_label(value), "unit": _unit_from_key(key), "explain": explain})
+            rows.append({"label": label, "value": value_label(value), "unit": unit_label(_unit_from_key(key), value),
+                         "explain": explain})
     return rows
 
 

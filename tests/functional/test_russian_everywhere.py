@@ -302,3 +302,15 @@ def test_plan_pages_name_things_not_their_keys(ru, plans):
         if found:
             failures.append(f"{kind}: {sorted(set(found))[:6]} {[text[max(0, m.start() - 80):m.end()] for m in ACCELERATOR_ID.finditer(text)][:2]}")
     assert not failures, "\n".join(failures)
+
+
+def test_unit_symbols_are_written_in_russian(ru, plans):
+    """Units after a figure in Russian letters, as the engine's Russian explanations write them
+    ('5,40 кВт', '593,04 мс'); the plan pages showed '5,40 kW' next to '15 кВт'."""
+    failures = []
+    for kind, plan in plans["plans"].items():
+        text = visible_text(ru.get(reverse("plan_detail", args=[plan.id])).content.decode())
+        found = re.findall(r"\d[\d\xa0\u202f ]*(?:,\d+)?\s(?:kW|ms|GB/s|Gbit/s)(?![\w/])", text)
+        if found:
+            failures.append(f"{kind}: {sorted(set(found))[:6]}")
+    assert not failures, "\n".join(failures)
