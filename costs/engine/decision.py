@@ -185,10 +185,19 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
     out: dict = {"basis": basis.to_dict()}
     if rec:
         r = by_id[rec]
+        service = any(not w.is_training for w in workloads.values())
         why = (
             Msg(
                 "cheapest of {n} priced options that meet the targets under the allowed option kinds "
                 "({basis}); spot is not recommended for a service",
+                n=eligible,
+                basis=basis.text(),
+            )
+            if r.option.kind != "api" and service
+            # a training run may use spot (a reclaimed instance is a restart from the checkpoint,
+            # priced in its own line): no word about services on a training plan
+            else Msg(
+                "cheapest of {n} priced options that meet the targets under the allowed option kinds ({basis})",
                 n=eligible,
                 basis=basis.text(),
             )
