@@ -149,7 +149,7 @@ def _break_even(a: str | None, b: str | None, analysis: dict, linear: dict, jobs
         if den > 0 and num > 0:
             out["runs"] = {"state": "crossing", "runs": f"{num / den:.2f}",
                            "text": Msg("{a} is cheaper from {runs} runs over the horizon (net)",
-                                       a=by_id[a].option.label, runs=f"{num / den:.1f}")}
+                                       a=by_id[a].option.label, runs=round(num / den, 1))}
         elif num <= 0 and den >= 0:
             out["runs"] = {"state": "a_cheaper_at_any_number_of_runs", "runs": None}
         else:

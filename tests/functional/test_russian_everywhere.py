@@ -322,3 +322,17 @@ def test_a_training_plan_does_not_speak_of_a_service(ru, plans, kind):
     text = visible_text(ru.get(reverse("plan_detail", args=[plans["plans"][kind].id])).content.decode())
     why = next((line for line in text.split("Почему:")[1:2]), "")[:400]
     assert why and "для сервиса" not in why, why
+
+
+def test_shares_and_counts_in_sentences_are_russian_decimals(ru, plans):
+    """'Загрузка 0.0002729875296520143169710806697, эффективность 0.8', an efficiency table of
+    '0.60', '0.70' and 'дешевле начиная с 18606.6 запусков' were on Russian plan pages."""
+    failures = []
+    for kind, plan in plans["plans"].items():
+        html = ru.get(reverse("plan_detail", args=[plan.id])).content.decode()
+        text = visible_text(html)
+        found = re.findall(r"(?:Загрузка|эффективность) \d+\.\d+|\d+\.\d+ запуск|\d[,.]\d{7,}", text)
+        found += re.findall(r"<tr><td>\d+\.\d+</td>", html)
+        if found:
+            failures.append(f"{kind}: {sorted(set(found))[:6]}")
+    assert not failures, "\n".join(failures)
