@@ -44,7 +44,8 @@ class SupplierQuoteForm(forms.ModelForm):
 
     accelerator = forms.ModelChoiceField(
         queryset=None, to_field_name="slug", label=_("Accelerator"),
-        help_text=_("catalog id, e.g. nvidia-h200-sxm-141gb"),
+        help_text=_("as listed in the catalog; an uploaded table or the API gives its catalog id, "
+                    "e.g. nvidia-h200-sxm-141gb"),
     )
 
     class Meta:

@@ -121,6 +121,23 @@ def option_label(option: dict) -> str:
         text = gettext(
             "%(gpus)s x %(accelerator)s (%(layout)s) on %(hosts)s x %(per_host)s-GPU server, on-prem (bought)"
         ) % {**fleet, "hosts": f"{d['servers']}{spare}", "per_host": d["gpus_per_server"]}
+    elif kind == "hybrid" and {"owned_gpus", "owned_servers", "burst_gpus", "burst_instances"} <= set(d):
+        text = gettext(
+            "%(gpus)s x %(accelerator)s (%(layout)s): %(owned_gpus)s on %(owned_servers)s x %(per_server)s-GPU "
+            "server owned + %(burst_gpus)s on %(burst_instances)s x %(provider)s %(instance)s (%(per_host)s), "
+            "%(region)s, on-demand burst"
+        ) % {
+            **fleet,
+            "owned_gpus": _per_host(d["owned_gpus"]),
+            "owned_servers": d["owned_servers"],
+            "per_server": d["gpus_per_server"],
+            "burst_gpus": _per_host(d["burst_gpus"]),
+            "burst_instances": d["burst_instances"],
+            "provider": d["provider"],
+            "instance": d["instance_type"],
+            "per_host": _per_host(d["gpus_per_instance"]),
+            "region": d["region"],
+        }
     else:
         return engine_label
     # a label the engine made unique keeps its distinguishing tail

@@ -191,11 +191,15 @@ def quote_servers(
 def catalog_server_meta(price_snapshot: dict) -> dict:
     out = {}
     platforms = {p["slug"]: p.get("included_accelerator") for p in price_snapshot.get("server_platforms", [])}
+    # The row names the item as the catalog pages do ("Gaudi 3", "DGX H100"), not by its id.
+    names = {a["id"]: a.get("model") for a in price_snapshot.get("accelerators", []) if a.get("id")}
+    names |= {p["slug"]: p.get("model") for p in price_snapshot.get("server_platforms", []) if p.get("slug")}
     for hp in price_snapshot.get("hardware_prices", []):
         acc = hp["item"] if hp["item_kind"] == "accelerator" else platforms.get(hp["item"])
         if acc and acc not in out:
             src = hp.get("source") or {}
-            out[acc] = {"kind": "list price", "what": "hardware", "row": f"{hp['item']} ({hp['price_kind']})",
+            out[acc] = {"kind": "list price", "what": "hardware",
+                        "row": f"{names.get(hp['item']) or hp['item']} ({hp['price_kind']})",
                         "date": src.get("date") or hp.get("valid_from"), "stale": False, "stale_reason": "",
                         "includes_vat": hp.get("includes_vat"), "source": src.get("title") or ""}
     return out

@@ -38,7 +38,7 @@ class RunUploadForm(forms.Form):
                             help_text=_("Preset id or Hugging Face name; vLLM files carry model_id."))
     accelerator = forms.CharField(label=_("Accelerator"), required=False, max_length=200,
                                   help_text=_("Catalog id or name, e.g. H100 SXM."))
-    count = forms.IntegerField(label=_("Accelerators"), required=False, min_value=1, max_value=65536)
+    count = forms.IntegerField(label=_("Number of accelerators"), required=False, min_value=1, max_value=65536)
     tensor_parallel = forms.IntegerField(label=_("Tensor parallel"), required=False, min_value=1, max_value=64)
     precision = forms.ChoiceField(label=_("Precision"), required=False, choices=PRECISION_CHOICES)
     engine = forms.ChoiceField(label=_("Engine"), required=False, choices=ENGINE_CHOICES)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import npgettext
+from django.utils.translation import npgettext, pgettext_lazy
 
 from .forms import FIELDS
 
@@ -93,7 +93,8 @@ INPUT_LABELS = {
     "index_bytes": _("Index size"), "query_embedding_cpu_cores": _("CPU cores for query embedding"),
     "gpu_hours": _("GPU-hours"), "instance_hours": _("Instance-hours"), "runs": _("Runs"),
     "incidents": _("Incidents"), "downtime_hours": _("Downtime, hours"), "share": _("Share"),
-    "hosts": _("Hosts"),
+    "hosts": _("Hosts"), "billed_hours_per_month": _("Billed hours per month"),
+    "outage_hours_per_month": _("Outage hours per month"),
 }
 VALUE_LABELS = {
     "none": _("none"), "selective": _("selective"), "full": _("full"), "decoder": _("decoder"),
@@ -130,12 +131,14 @@ def breakdown_item(b: dict) -> dict:
     from django.utils.translation import gettext
 
     price = b.get("price")
-    if isinstance(price, str):  # "0.545 USD per instance-hour"
+    if isinstance(price, str):  # "0.545 USD per instance-hour"; "8 RUB per kWh" too
         number, _sep, rest = price.partition(" ")
         currency, _sep2, unit = rest.partition(" ")
-        if _number_text(number) != number and len(currency) == 3:
+        if _is_number(number) and len(currency) == 3:
             price = f"{_number_text(number)} {currency} {_unit_text(unit)}".strip()
-    return {**b, "quantity": _number_text(b.get("quantity")), "quantity_unit": _unit_text(b.get("quantity_unit")),
+    unit = b.get("quantity_unit")
+    unit = unit_label(unit, b.get("quantity")) if unit in UNIT_PLURALS or unit in UNIT_LABELS else _unit_text(unit)
+    return {**b, "quantity": _number_text(b.get("quantity")), "quantity_unit": unit,
             "months": _number_text(b.get("months")) if b.get("months") else b.get("months"),
             "share": _number_text(b.get("share")) if b.get("share") else b.get("share"),
             "price": price or "", "basis": gettext(b["basis"]) if b.get("basis") else b.get("basis"),
@@ -163,6 +166,25 @@ def _unit_text(unit) -> str:
         return unit or ""
     base, vat, _rest = unit.partition(" incl. VAT")
     return gettext(base) + (gettext(" incl. VAT") if vat else "")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        Decimal(text)
+    except (InvalidOperation, ValueError):
+        return False
+    return True
+
+
+# Units of the cost engine's quantities and rates (costs/engine/*.py), named here so that the
+# message extraction finds them; the page translates them through gettext (_unit_text).
+COST_UNITS = (
+    _("GPU-hours per running month"), _("M tokens per month"), _("hours per server"),
+    _("hours per server-month"), _("instance-hours"), _("instance-hours per month (average)"),
+    _("kWh per month (average)"), _("outage hours per month"), _("outage-equivalent hours per running month"),
+    _("per instance per running month"), _("share of capex per month"), _("derived"),
+    _("Traffic (internet egress)"),
+)
 
 
 def _number_text(value):
@@ -500,10 +522,15 @@ KEY_LABELS = {
 }
 
 
-# Units the engine writes; SI symbols (kW, ms, GiB) stay as they are. Counted units agree with
-# their number ("1 server", "2 servers"; Russian has three forms: 1 сервер, 2 сервера, 5 серверов).
+# Units the engine writes. SI symbols take the language's letters (Russian writes кВт, мс, ГБ/с,
+# as the engine's own Russian texts do: "15 кВт"); GiB, TFLOP/s and FLOP stay as they are. Counted
+# units agree with their number ("1 server", "2 servers"; Russian: 1 сервер, 2 сервера, 5 серверов).
 UNIT_LABELS = {
     "tokens/s": _("tokens/s"), "requests/s": _("requests/s"), "bytes": _("bytes"),
+    "kW": pgettext_lazy("unit symbol", "kW"), "W": pgettext_lazy("unit symbol", "W"),
+    "ms": pgettext_lazy("unit symbol", "ms"), "s": pgettext_lazy("unit symbol", "s"),
+    "h": pgettext_lazy("unit symbol", "h"), "GB/s": pgettext_lazy("unit symbol", "GB/s"),
+    "Gbit/s": pgettext_lazy("unit symbol", "Gbit/s"), "tokens/param": _("tokens per parameter"),
 }
 UNIT_PLURALS = {
     "servers": lambda n: npgettext("unit", "server", "servers", n),
@@ -577,7 +604,8 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
-            rows.append({"label": label, "value": value_label(value), "unit": _unit_from_key(key), "explain": explain})
+            rows.append({"label": label, "value": value_label(value), "unit": unit_label(_unit_from_key(key), value),
+                         "explain": explain})
     return rows
 
 

@@ -149,7 +149,7 @@ def _break_even(a: str | None, b: str | None, analysis: dict, linear: dict, jobs
         if den > 0 and num > 0:
             out["runs"] = {"state": "crossing", "runs": f"{num / den:.2f}",
                            "text": Msg("{a} is cheaper from {runs} runs over the horizon (net)",
-                                       a=by_id[a].option.label, runs=f"{num / den:.1f}")}
+                                       a=by_id[a].option.label, runs=round(num / den, 1))}
         elif num <= 0 and den >= 0:
             out["runs"] = {"state": "a_cheaper_at_any_number_of_runs", "runs": None}
         else:
@@ -185,10 +185,19 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
     out: dict = {"basis": basis.to_dict()}
     if rec:
         r = by_id[rec]
+        service = any(not w.is_training for w in workloads.values())
         why = (
             Msg(
                 "cheapest of {n} priced options that meet the targets under the allowed option kinds "
                 "({basis}); spot is not recommended for a service",
+                n=eligible,
+                basis=basis.text(),
+            )
+            if r.option.kind != "api" and service
+            # a training run may use spot (a reclaimed instance is a restart from the checkpoint,
+            # priced in its own line): no word about services on a training plan
+            else Msg(
+                "cheapest of {n} priced options that meet the targets under the allowed option kinds ({basis})",
                 n=eligible,
                 basis=basis.text(),
             )

@@ -22,7 +22,7 @@ from planner.engine.messages import Msg
 
 from .inputs import HOURS_PER_MONTH, PriceBook, Rate, Workload
 from .money import ONE, ZERO, Price
-from .rates import RATE_SCHEMA, ROLES, base_key, lookup
+from .rates import RATE_SCHEMA, ROLE_TEXT, ROLES, base_key, lookup
 
 ROWS = ("gpu_time", "infrastructure", "engineering", "downtime_risk")
 MILLION = Decimal("1000000")
@@ -359,7 +359,8 @@ def _engineering_lines(ctx: Context, kind: str, *, hosts: int, active) -> list[L
         r = ctx.rate(f"engineering_rate_per_hour.{role}").price()
         setup_items.append(
             item(
-                label=Msg("{role} setup: {floor_h} h + {per_host_h} h x {hosts} hosts", role=role, floor_h=str(s_h),
+                label=Msg("{role} setup: {floor_h} h + {per_host_h} h x {hosts} {hosts:plural:host|hosts}",
+                          role=ROLE_TEXT[role], floor_h=str(s_h),
                           per_host_h=str(s_per), hosts=hosts),
                 quantity=s_total,
                 quantity_unit="hours",
@@ -371,7 +372,8 @@ def _engineering_lines(ctx: Context, kind: str, *, hosts: int, active) -> list[L
         )
         ops_items.append(
             item(
-                label=Msg("{role} operations: {floor_h} h + {per_host_h} h x {hosts} hosts a month", role=role,
+                label=Msg("{role} operations: {floor_h} h + {per_host_h} h x {hosts} {hosts:plural:host|hosts} a month",
+                          role=ROLE_TEXT[role],
                           floor_h=str(o_h), per_host_h=str(o_per), hosts=hosts),
                 quantity=o_total,
                 quantity_unit="hours per month",

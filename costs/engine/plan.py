@@ -15,6 +15,7 @@ from itertools import accumulate
 from planner.engine.messages import Msg, with_structured
 
 from . import analysis, decision
+from .cloud import MODE_TEXT
 from .errors import CostValidationError, FieldError
 from .inputs import HOURS_PER_MONTH, CostInputs, Rate, ServerPrice, Workload
 from .model import (
@@ -451,7 +452,11 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": kind,
-                        "reason": too_small or Msg("no {kind} price for {accelerator_id} in the catalog", kind=kind, accelerator_id=w.accelerator_id),
+                        "reason": too_small or Msg(
+                            "no {mode} price for {accelerator_id} in the catalog",
+                            mode=Msg(MODE_TEXT[kind]) if kind in MODE_TEXT else kind,
+                            accelerator_id=_accelerator_text(w),
+                        ),
                     }
                 )
         if "dedicated" in o.options:
@@ -471,7 +476,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                         "candidate": w.candidate_id,
                         "kind": "dedicated",
                         "reason": _tp_reason(w, len(all_ded), "server")
-                        or Msg("no dedicated server offer with {accelerator_id}", accelerator_id=w.accelerator_id),
+                        or Msg("no dedicated server offer with {accelerator_id}", accelerator_id=_accelerator_text(w)),
                     }
                 )
         all_servers = _servers_for(inputs.prices.servers, o.user_servers, w)
@@ -491,7 +496,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                         "candidate": w.candidate_id,
                         "kind": "onprem",
                         "reason": _tp_reason(w, len(all_servers), "server")
-                        or Msg("no purchase price of a server with {accelerator_id}; enter a quote in costs.server_prices", accelerator_id=w.accelerator_id),
+                        or Msg("no purchase price of a server with {accelerator_id}; enter a quote in costs.server_prices", accelerator_id=_accelerator_text(w)),
                     }
                 )
         if "hybrid" in o.options:
@@ -651,13 +656,19 @@ def _servers_for(
     return []
 
 
+def _accelerator_text(w) -> str:
+    """The accelerator as a reason names it to the user: its catalog name ("A10G"), never the id
+    ("nvidia-a10g-24gb") unless the name is unknown."""
+    return w.accelerator_name or w.accelerator_id or ""
+
+
 def _tp_reason(w: Workload, excluded: int, host: str) -> str | None:
     if not excluded:
         return None
     return (
-        Msg("{excluded} server {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate servers", excluded=excluded, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
+        Msg("{excluded} server {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate servers", excluded=excluded, accelerator_id=_accelerator_text(w), tensor_parallel=w.tensor_parallel)
         if host == "server" else
-        Msg("{excluded} instance {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate instances", excluded=excluded, accelerator_id=w.accelerator_id, tensor_parallel=w.tensor_parallel)
+        Msg("{excluded} instance {excluded:plural:offer|offers} with {accelerator_id} hold fewer GPUs than the tensor-parallel group (TP{tensor_parallel}) or not a multiple of it: a TP group cannot span separate instances", excluded=excluded, accelerator_id=_accelerator_text(w), tensor_parallel=w.tensor_parallel)
     )
 
 

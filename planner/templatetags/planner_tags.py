@@ -108,3 +108,25 @@ def msg(value):
     from planner.i18n import render
 
     return render(value)
+
+
+@register.filter
+def decimal_figure(value):
+    """A stored decimal string or number ("0.60", 0.8) in the page's language ("0,60", "0,8"),
+    its digits kept; text that is not a number passes through."""
+    from decimal import Decimal as D
+    from decimal import InvalidOperation
+
+    if isinstance(value, bool) or value is None or value == "":
+        return value
+    try:
+        number = D(str(value))
+    except (InvalidOperation, ValueError):
+        return value
+    places = max(0, -number.as_tuple().exponent)
+    if places > 4 and number:  # a computed share ("0.0002729875296520143169710806697"): 3 significant digits
+        places = max(0, 3 - number.adjusted() - 1)
+        number = round(number, places)
+        number = number.normalize() if places else number
+        places = max(0, -number.as_tuple().exponent)
+    return number_format(number, places, use_l10n=True, force_grouping=True)

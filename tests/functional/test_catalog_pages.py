@@ -119,3 +119,16 @@ def test_server_platform_page_shows_unknown(client):
                                     cpu_sockets=2, **SOURCE)
     response = client.get(reverse("catalog:server_platforms"))
     assert b"Box" in response.content and b"unknown" in response.content
+
+
+def test_wide_catalog_tables_scroll_in_their_box(client):
+    """The accelerator table (12 columns) pushed its last columns off the page; it now scrolls in
+    its own box, and the note under a price wraps (a figure cell does not)."""
+    from pathlib import Path
+
+    accelerator("a1", price="30000")
+    for url in (reverse("catalog:accelerators"), reverse("catalog:cloud_offers")):
+        html = client.get(url).content.decode()
+        assert '<div class="table-scroll"><table>' in html, url
+    css = (Path(__file__).resolve().parents[2] / "static" / "css" / "app.css").read_text()
+    assert ".table-scroll { overflow-x:auto;" in css and "td.num .muted { white-space: normal;" in css

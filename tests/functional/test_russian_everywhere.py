@@ -286,3 +286,82 @@ def test_every_page_writes_numbers_the_russian_way(ru, plans):
         if found:
             failures.append(f"{where}: {found[:8]}")
     assert not failures, "\n".join(failures)
+
+
+BREAKDOWN_ROW = re.compile(r'<table class="breakdown">.*?</table>', re.S)
+CELL = re.compile(r"<td[^>]*>(.*?)</td>", re.S)
+
+
+def test_cost_breakdown_units_and_prices_are_in_russian(ru, plans):
+    """The quantity and price cells of every cost breakdown: their units are the engine's, not
+    data, so the catalog's words do not excuse them ("1 462 instance-hours per month (average)",
+    "8 RUB per kWh", "1 servers" were shown on Russian pages)."""
+    failures = set()
+    for kind, plan in plans["plans"].items():
+        html = ru.get(reverse("plan_detail", args=[plan.id])).content.decode()
+        for table in BREAKDOWN_ROW.findall(html):
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+                cells = [re.sub(r"<[^>]+>", " ", c) for c in CELL.findall(row)]
+                if len(cells) < 6:
+                    continue
+                price_unit = re.sub(r"^[\d\s\xa0,]+(RUB|USD|EUR|CNY)", " ", cells[5].split(" · ")[0].strip())
+                for text in (cells[1], price_unit if re.match(r"^[\d\s\xa0,]+[A-Z]{3} ", cells[5]) else ""):
+                    found = latin_words(text, ALLOWED | {"IT"})
+                    if found:
+                        failures.add(f"{kind}: {text.strip()[:80]!r} {sorted(found)}")
+                if re.search(r"(?<![\d\xa0 ])1\s+серверов|(?<![\d\xa0 ])1\s+серверa", cells[1]):
+                    failures.add(f"{kind}: plural {cells[1]!r}")
+    assert not failures, "\n".join(sorted(failures))
+
+
+ACCELERATOR_ID = re.compile(r"\b(?:nvidia|amd|intel|google|aws)-[a-z0-9]+(?:-[a-z0-9]+)+\b")
+
+
+def test_plan_pages_name_things_not_their_keys(ru, plans):
+    """Reasons and cost items name the accelerator and the engineer's role ('нет предложения
+    выделенного сервера с A10G', 'MLOps-инженер, запуск: ... × 2 хоста'), never the catalog id
+    ('nvidia-a10g-24gb') or the rate key ('mlops, запуск', '× 2 хостов')."""
+    failures = []
+    for kind, plan in plans["plans"].items():
+        text = visible_text(ru.get(reverse("plan_detail", args=[plan.id])).content.decode())
+        text = re.sub(r'\{[^{}]*"[^{}]*\}', " ", text)  # a JSON example is code
+        text = re.sub(r"https?://\S+", " ", text)
+        found = ACCELERATOR_ID.findall(text) + re.findall(r"\b(?:mlops|infra), (?:запуск|эксплуатация)", text)
+        found += re.findall(r"× [234] хостов", text) + re.findall(r"«(?:cloud|onprem|dedicated)_?[a-z0-9_]*»", text)
+        if found:
+            failures.append(f"{kind}: {sorted(set(found))[:6]} {[text[max(0, m.start() - 80):m.end()] for m in ACCELERATOR_ID.finditer(text)][:2]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_unit_symbols_are_written_in_russian(ru, plans):
+    """Units after a figure in Russian letters, as the engine's Russian explanations write them
+    ('5,40 кВт', '593,04 мс'); the plan pages showed '5,40 kW' next to '15 кВт'."""
+    failures = []
+    for kind, plan in plans["plans"].items():
+        text = visible_text(ru.get(reverse("plan_detail", args=[plan.id])).content.decode())
+        found = re.findall(r"\d[\d\xa0\u202f ]*(?:,\d+)?\s(?:kW|ms|GB/s|Gbit/s)(?![\w/])", text)
+        if found:
+            failures.append(f"{kind}: {sorted(set(found))[:6]}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("kind", ["finetuning", "pretraining", "classic_training"])
+def test_a_training_plan_does_not_speak_of_a_service(ru, plans, kind):
+    """The decision's 'why' said 'спот для сервиса не рекомендуется' on training plans too."""
+    text = visible_text(ru.get(reverse("plan_detail", args=[plans["plans"][kind].id])).content.decode())
+    why = next((line for line in text.split("Почему:")[1:2]), "")[:400]
+    assert why and "для сервиса" not in why, why
+
+
+def test_shares_and_counts_in_sentences_are_russian_decimals(ru, plans):
+    """'Загрузка 0.0002729875296520143169710806697, эффективность 0.8', an efficiency table of
+    '0.60', '0.70' and 'дешевле начиная с 18606.6 запусков' were on Russian plan pages."""
+    failures = []
+    for kind, plan in plans["plans"].items():
+        html = ru.get(reverse("plan_detail", args=[plan.id])).content.decode()
+        text = visible_text(html)
+        found = re.findall(r"(?:Загрузка|эффективность) \d+\.\d+|\d+\.\d+ запуск|\d[,.]\d{7,}", text)
+        found += re.findall(r"<tr><td>\d+\.\d+</td>", html)
+        if found:
+            failures.append(f"{kind}: {sorted(set(found))[:6]}")
+    assert not failures, "\n".join(failures)

@@ -1,6 +1,7 @@
 """Supplier quotes through the API, the upload and the page: validated, team-scoped, all or nothing."""
 
 import io
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -159,3 +160,18 @@ def test_cloud_page_shows_composed_yandex_prices_with_components(client, db):
     call_command("load_ru_prices", stdout=StringIO())
     html = client.get(reverse("catalog:cloud_offers")).content.decode()
     assert "GPU 8 × 745.21 + vCPU 180 × 0.90 + RAM, GB 1440 × 0.28" in html and "6526.88 RUB" in html
+
+
+def test_quote_form_fields_are_stacked_and_a_bad_one_is_named(world, acc, client):
+    """Each field of the quote form is a labelled block (label above, help and error under it),
+    as on the other forms; the accelerator, a list of catalog names, is not described as an id
+    to type."""
+    client.force_login(world.users["editor"])
+    html = client.get(reverse("catalog:quotes"), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert 'class="stacked"' in html and 'id="field-accelerator"' in html and 'id="field-notes"' in html
+    assert "идентификатор в каталоге, например" not in html
+    data = {k: v for k, v in quote_body(world).items() if k != "team"}
+    r = client.post(reverse("catalog:quotes"), {**data, "team": world.team.pk, "unit_price": "-1"},
+                    HTTP_ACCEPT_LANGUAGE="ru")
+    assert r.status_code in (200, 400) and not SupplierQuote.objects.exists()
+    assert re.search(r'id="field-unit_price".*?class="errorlist"', r.content.decode(), re.S)

@@ -82,3 +82,22 @@ def test_option_label_of_a_result_without_detail_is_its_stored_label():
         option_label({"kind": "cloud_spot", "label": "AWS x (spot)", "detail": {"provider": "AWS"}})
         == "AWS x (spot)"
     )
+
+
+def test_a_hybrid_option_label_is_translated():
+    """A hybrid option's label was left in English on Russian pages (the version diff showed
+    '8 GPUs on 1 x 8-GPU server owned + ... on-demand burst')."""
+    from django.utils import translation
+
+    from costs.labels import option_label
+    from tests.unit.cost_inputs import offer
+
+    w = workload(accelerator_name="H100 SXM", tensor_parallel=8, gpu_count=16, server_count=2)
+    d = cost_plan(inputs=inputs(workloads=[w], offers=[offer()], options=("hybrid",))).to_dict()
+    hybrid = [o for o in d["options"] if o["kind"] == "hybrid"]
+    assert hybrid, [o["kind"] for o in d["options"]]
+    with translation.override("en"):
+        assert option_label(hybrid[0]) == hybrid[0]["label"]
+    with translation.override("ru"):
+        text = option_label(hybrid[0])
+    assert "owned" not in text and "burst" not in text and "своём сервере" in text, text

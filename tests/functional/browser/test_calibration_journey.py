@@ -26,7 +26,7 @@ def test_upload_scoreboard_activate_and_plan(page, live_server, owner, screensho
     upload = page.locator("#upload-form")
     upload.get_by_label("Result file").set_input_files(str(VLLM_FILE))
     upload.get_by_label("Accelerator", exact=True).fill("H100 SXM")
-    upload.get_by_label("Accelerators", exact=True).fill("2")
+    upload.get_by_label("Number of accelerators", exact=True).fill("2")
     upload.get_by_label("Precision").select_option("bf16")
     screenshots(page, "upload-form")
     upload.get_by_role("button", name="Upload and record").click()
