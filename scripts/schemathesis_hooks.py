@@ -127,6 +127,7 @@ CROSS_FIELD_RULES = {
     ("optimizer_states", "int8 states need an 8-bit optimizer"): _drop_field,
     ("optimizer_states", "keeps its states in int8; remove optimizer_states"): _drop_field,
     ("double_quant", "only for method qlora"): _drop_field,
+    ("expert_overlap", "only for mixture-of-experts models"): _drop_field,
     ("weights", "QLoRA keeps the frozen base weights in int4"): _drop_field,
     ("weights", "full training needs fp32/bf16/fp16 (or fp8) weights"): _drop_field,
 }

@@ -569,7 +569,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     short = [p for p in priced if p.option.option_id in compared_ids]
     linear = {
         p.option.option_id: {
-            **_linear(recipes[p.option.option_id], cal),
+            **_linear(recipes[p.option.option_id], cal, p.utilisation),
             "efficiency_driven": jobs[p.option.option_id].efficiency_driven,
         }
         for p in short
@@ -696,20 +696,29 @@ def _unique_labels(priced: list[PricedOption]) -> None:
         seen[priced[i].option.label] = i
 
 
-def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> dict:
-    """Per line: net total at u = 0 and the slope to u = 1 (exact at both ends)."""
-    at0, at1 = recipe(ZERO), recipe(ONE)
+def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar, u0: Decimal | None = None) -> dict:
+    """Per line: net total as a + b x u, exact at the option's own utilisation u0 and at u = 1
+    (the secant through both; through u = 0 and 1 when u0 is 0 or 1). Totals are not linear
+    in u everywhere: a one-off job's running months and the lines billed per running month step
+    up from 0 to a whole month at the first hour, so a line through u = 0 put a short job's
+    headline total (u0 = its share of the horizon's hours) far from the Monte Carlo base."""
+    anchor = u0 if u0 is not None and ZERO < u0 < ONE else ZERO
+    at0, at1 = recipe(anchor), recipe(ONE)
     assert at0 is not None and at1 is not None
     drift_sum = sum(cal.drift, ZERO)
+    span = ONE - anchor
 
     def total(ln: Line) -> Decimal:
         return _line_net(ln, cal, drift_sum)
 
+    def line(t_anchor: Decimal, t_one: Decimal) -> tuple[Decimal, Decimal]:
+        b = (t_one - t_anchor) / span
+        return t_anchor - b * anchor, b
+
     ones = {ln.key: ln for ln in at1.lines}
     out = []
     for ln in at0.lines:
-        a = total(ln)
-        b = total(ones[ln.key]) - a if ln.key in ones else ZERO
+        a, b = line(total(ln), total(ones[ln.key]) if ln.key in ones else total(ln))
         out.append(
             {
                 "key": ln.key,
@@ -721,11 +730,8 @@ def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar) -> d
                 "downtime": ln.row == "downtime_risk",
             }
         )
-    return {
-        "lines": out,
-        "a": float(_fast_total(at0, cal)),
-        "b": float(_fast_total(at1, cal) - _fast_total(at0, cal)),
-    }
+    a, b = line(_fast_total(at0, cal), _fast_total(at1, cal))
+    return {"lines": out, "a": float(a), "b": float(b)}
 
 
 def _compared(

@@ -243,6 +243,8 @@ def _training(kind: str) -> dict:
         "master_weights": _enum(S.MASTER_WEIGHTS),
         "adapter_precision": _enum(S.ADAPTER_PRECISIONS),
         "double_quant": {**_bool(), "description": "method qlora only."},
+        "expert_overlap": {**_bool(), "description": "mixture-of-experts models only: the expert-parallel "
+                                                     "all-to-all overlapped with compute."},
         "context_parallel": {"type": "integer", "enum": [*S.CONTEXT_PARALLEL, None], "nullable": True},
         "goodput": _num(0, 1, exclusive_min=True),
         "zero_stage": _int(0, 3),
