@@ -1,8 +1,8 @@
 """Comparisons over the shortlisted options: break-even month and utilisation, a seeded
 vectorised Monte Carlo, and tornado sensitivity.
 
-Monte Carlo and sensitivity use each option's linear model: per line, its net total at
-utilisation 0 and the slope to utilisation 1 (exact at both ends; in between, billing
+Monte Carlo and sensitivity use each option's linear model: per line, a + b x u through the
+option's own utilisation and utilisation 1 (exact at both; plan._linear; in between, billing
 granularity makes cloud cost a step function this ignores). Floats are fine here: they rank
 and spread totals; reported money is rounded back to Decimal cents.
 """
