@@ -246,7 +246,7 @@ def _training(kind: str) -> dict:
         "expert_overlap": {**_bool(), "description": "mixture-of-experts models only: the expert-parallel "
                                                      "all-to-all overlapped with compute."},
         "context_parallel": {"type": "integer", "enum": [*S.CONTEXT_PARALLEL, None], "nullable": True},
-        "goodput": _num(0, 1, exclusive_min=True),
+        "goodput": _num(S.MIN_GOODPUT, 1),
         "zero_stage": _int(0, 3),
         "activation_checkpointing": _enum(S.CHECKPOINTING),
         "attention": _enum(S.ATTENTION_IMPLEMENTATIONS),

@@ -42,6 +42,9 @@ MAX_SEQ = 10_000_000
 # to write, and an interval near zero divided the checkpoint bandwidth by zero (schemathesis,
 # issue 16: 5e-324 h).
 MIN_CHECKPOINT_EVERY_HOURS = 0.01
+# Below 1 % useful hours the run is not a plan but a unit mistake (0.5 typed as 0.005 %); a
+# vanishing goodput would make the GPU-hours overflow every money figure.
+MIN_GOODPUT = 0.01
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -586,7 +589,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         r.err(f"{P}.context_parallel", f"one of {', '.join(map(str, CONTEXT_PARALLEL))}, got {cp}")
     elif cp and cp > 1 and seq and seq % (2 * cp):
         r.err(f"{P}.context_parallel", f"sequence_length ({seq}) must be a multiple of 2 x context_parallel ({2 * cp})")
-    goodput = r.number(t, "goodput", P, minimum=0.0, maximum=1.0, strict_min=True)
+    goodput = r.number(t, "goodput", P, minimum=MIN_GOODPUT, maximum=1.0)
     zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
     ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
     attention = r.choice(t, "attention", P, ATTENTION_IMPLEMENTATIONS, default="fused")

@@ -144,3 +144,10 @@ def test_hf_config_unknown_keys_are_ignored():
     cfg = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
            "vocab_size": 100, "intermediate_size": 128, "rope_scaling": {"type": "yarn"}, "torch_dtype": "bfloat16"}
     assert parse_workload_spec({"kind": "inference", "model": {"hf_config": cfg}}).model.layers == 2
+
+
+@pytest.mark.parametrize("goodput", [5e-324, 0.005, 0])
+def test_a_vanishing_goodput_is_a_field_error(goodput):
+    """Found by schemathesis: goodput 5e-324 made the GPU-hours overflow the cost engine's Decimals."""
+    spec = {"kind": "pretraining", "model": {"preset": "llama-3.2-1b"}, "training": {"tokens": 1e9, "goodput": goodput}}
+    assert "training.goodput" in errors_of(spec)
