@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
-from planner.engine.messages import Msg
+from planner.engine.messages import Msg, figure
 
 from .inputs import HOURS_PER_MONTH, CloudOffer, Workload
 from .lines import (
@@ -126,7 +126,7 @@ def cloud_option(
                 path=path,
                 label=Msg(
                     "{instances} x {instance_type} x billed hours (incl. {hours} h re-run a running month)",
-                    instances=instances, instance_type=offer.instance_type, hours=str(spot_lost.normalize()),
+                    instances=instances, instance_type=offer.instance_type, hours=figure(spot_lost),
                 )
                 if spot_lost
                 else Msg("{instances} x {instance_type} x billed hours", instances=instances,
@@ -261,8 +261,8 @@ def _spot_outage_line(ctx: Context, w: Workload, *, use: Usage, instances: int) 
             item(
                 label=Msg("{instances} instances x {interruptions} interruptions x {restart} h x 1/{instances} of "
                           "capacity x u {u} x (1 - {reduction})", instances=instances,
-                          interruptions=str(interruptions), restart=str(w.restart_hours), u=str(use.u),
-                          reduction=str(reduction)),
+                          interruptions=figure(interruptions), restart=figure(w.restart_hours), u=figure(use.u),
+                          reduction=figure(reduction)),
                 quantity=hours,
                 quantity_unit="outage hours per month",
                 unit_price=hour_cost,

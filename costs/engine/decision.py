@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from planner.engine.messages import Msg, join_texts
+from planner.engine.messages import Msg, figure, join_texts
 
 from .analysis import break_even_utilisation
 from .money import CENT, ZERO
@@ -48,7 +48,7 @@ class Basis:
             return Msg(
                 "{what}, present value at {rate}% a year, over {months} months",
                 what=what,
-                rate=str((self.discount_rate * 100).normalize()),
+                rate=figure(self.discount_rate * 100),
                 months=self.horizon_months,
             )
         return Msg("{what}, over {months} months", what=what, months=self.horizon_months)

@@ -18,7 +18,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 
-from planner.engine.messages import Msg
+from planner.engine.messages import Msg, figure
 
 from .inputs import HOURS_PER_MONTH, PriceBook, Rate, Workload
 from .money import ONE, ZERO, Price
@@ -360,8 +360,8 @@ def _engineering_lines(ctx: Context, kind: str, *, hosts: int, active) -> list[L
         setup_items.append(
             item(
                 label=Msg("{role} setup: {floor_h} h + {per_host_h} h x {hosts} {hosts:plural:host|hosts}",
-                          role=ROLE_TEXT[role], floor_h=str(s_h),
-                          per_host_h=str(s_per), hosts=hosts),
+                          role=ROLE_TEXT[role], floor_h=figure(s_h),
+                          per_host_h=figure(s_per), hosts=hosts),
                 quantity=s_total,
                 quantity_unit="hours",
                 unit_price=rate,
@@ -374,7 +374,7 @@ def _engineering_lines(ctx: Context, kind: str, *, hosts: int, active) -> list[L
             item(
                 label=Msg("{role} operations: {floor_h} h + {per_host_h} h x {hosts} {hosts:plural:host|hosts} a month",
                           role=ROLE_TEXT[role],
-                          floor_h=str(o_h), per_host_h=str(o_per), hosts=hosts),
+                          floor_h=figure(o_h), per_host_h=figure(o_per), hosts=hosts),
                 quantity=o_total,
                 quantity_unit="hours per month",
                 unit_price=rate,
@@ -459,7 +459,7 @@ def downtime_lines(
             breakdown=(
                 item(
                     label=Msg("{incidents}/year platform incidents x (1 - {reduction}) / 12 x {mttr} h down",
-                              incidents=str(incidents_y), reduction=str(reduction), mttr=str(mttr)),
+                              incidents=figure(incidents_y), reduction=figure(reduction), mttr=figure(mttr)),
                     quantity=per_month * mttr,
                     quantity_unit="outage hours per month",
                     unit_price=hour_cost,
@@ -515,8 +515,8 @@ def downtime_lines(
                 breakdown=(
                     item(
                         label=Msg("{gpus} GPUs x {rate}/GPU-year / 12 failures x ({ckpt}/2 + {restart}) h x "
-                                  "{gpus} GPUs redone", gpus=gpu_count, rate=str(rate_y),
-                                  ckpt=str(w.checkpoint_interval_hours), restart=str(w.restart_hours)),
+                                  "{gpus} GPUs redone", gpus=gpu_count, rate=figure(rate_y),
+                                  ckpt=figure(w.checkpoint_interval_hours), restart=figure(w.restart_hours)),
                         quantity=lost_gpu_h / run_share if run_share else ZERO,
                         quantity_unit="GPU-hours per running month",
                         unit_price=gpu_hour_net,
@@ -542,8 +542,8 @@ def downtime_lines(
                 breakdown=(
                     item(
                         label=Msg("{gpus} GPUs x {rate}/GPU-year / 12 failures x {mttr} h x 1/{hosts} of capacity "
-                                  "x (1 - {reduction})", gpus=gpu_count, rate=str(rate_y), mttr=str(mttr),
-                                  hosts=hosts, reduction=str(reduction)),
+                                  "x (1 - {reduction})", gpus=gpu_count, rate=figure(rate_y), mttr=figure(mttr),
+                                  hosts=hosts, reduction=figure(reduction)),
                         quantity=hours / run_share if run_share else ZERO,
                         quantity_unit="outage-equivalent hours per running month",
                         unit_price=hour_cost,

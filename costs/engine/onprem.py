@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner.engine.messages import Msg
+from planner.engine.messages import Msg, figure
 
 from .inputs import HOURS_PER_MONTH, ServerPrice, Workload
 from .lines import (
@@ -126,7 +126,7 @@ def onprem_option(
             inputs={"rates": [show("spares_share", spares, None, "share", "")]},
             breakdown=(
                 item(
-                    label=Msg("spares_share {share} x server capex", share=str(spares)),
+                    label=Msg("spares_share {share} x server capex", share=figure(spares)),
                     quantity=spares,
                     quantity_unit="share",
                     unit_price=capex_servers,
@@ -217,7 +217,7 @@ def onprem_option(
                         tariff_price,
                         path="prices.power_tariff_per_kwh",
                         label=Msg("{servers} x {kw} kW x PUE {pue} x 730 h x load (idle {idle} + running share)",
-                                  servers=servers, kw=str(power_w / 1000), pue=str(pue), idle=str(idle)),
+                                  servers=servers, kw=figure(power_w / 1000), pue=figure(pue), idle=figure(idle)),
                         quantity=full_kwh * sum(loads, ZERO) / n,
                         quantity_unit="kWh per month (average)",
                         months=n,
@@ -239,7 +239,7 @@ def onprem_option(
                 breakdown=(
                     ctx.rate_item(
                         "colocation_per_kw_month",
-                        label=Msg("{servers} x {kw} kW of IT load", servers=servers, kw=str(power_w / 1000)),
+                        label=Msg("{servers} x {kw} kW of IT load", servers=servers, kw=figure(power_w / 1000)),
                         quantity=kw,
                         quantity_unit="kW",
                         months=n,
@@ -290,7 +290,7 @@ def onprem_option(
             },
             breakdown=(
                 item(
-                    label=Msg("support_share_per_year {share} / 12 x capex", share=str(support)),
+                    label=Msg("support_share_per_year {share} / 12 x capex", share=figure(support)),
                     quantity=support / 12,
                     quantity_unit="share of capex per month",
                     unit_price=capex_total,

@@ -12,7 +12,7 @@ from decimal import Decimal
 from functools import cached_property
 from itertools import accumulate
 
-from planner.engine.messages import Msg, with_structured
+from planner.engine.messages import Msg, figure, with_structured
 
 from . import analysis, decision
 from .cloud import MODE_TEXT
@@ -347,8 +347,8 @@ def _job(w: Workload, o, rates, e: Decimal, notes: list) -> _Job:
                     "{candidate}: {runs} run(s) need {need_pct}% of the horizon's hours on this fleet; "
                     "priced at 100% (the rest does not fit in {months} months)",
                     candidate=w.candidate_id,
-                    runs=str(runs.normalize()),
-                    need_pct=str((need * 100).quantize(ONE)),
+                    runs=figure(runs),
+                    need_pct=figure((need * 100).quantize(ONE)),
                     months=n,
                 )
             )

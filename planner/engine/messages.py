@@ -121,6 +121,15 @@ class Msg(str):
                 "params": {k: _param_data(v) for k, v in self.params.items()}}
 
 
+def figure(value) -> int | float:
+    """A Decimal (or number) as a text parameter: a whole number stays whole ('4', not '4.00'),
+    others as a float, so the language's decimal separator applies ('0,173' in Russian); a str()
+    of the Decimal would keep the dot."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    return int(value) if isinstance(value, int) else float(value)
+
+
 def _param_data(value):
     if isinstance(value, Msg):
         return value.to_data()

@@ -67,3 +67,19 @@ def _ru():
     from planner.engine.messages import RUSSIAN
 
     return RUSSIAN
+
+
+def test_figures_in_cost_formulas_take_the_languages_decimal_separator():
+    """'PUE 1.5', '0.173 failures per GPU-year' were passed as str(Decimal) and kept their dot
+    on Russian pages; figure() passes numbers, so the page's separator applies."""
+    from decimal import Decimal
+
+    from planner.engine.messages import Msg, figure
+    from planner.i18n import render
+
+    m = Msg("{servers} x {kw} kW x PUE {pue} x (idle {idle})", servers=2, kw=figure(Decimal("5.16")),
+            pue=figure(Decimal("1.50")), idle=figure(Decimal("0.3")))
+    assert render(m, "en") == "2 x 5.16 kW x PUE 1.5 x (idle 0.3)"
+    ru = render(m, "ru")
+    assert "5,16" in ru and "1,5" in ru and "0,3" in ru and "5.16" not in ru
+    assert figure(Decimal("4.00")) == 4 and isinstance(figure(Decimal("4.00")), int)
