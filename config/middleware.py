@@ -199,3 +199,19 @@ class UnsafeTextMiddleware:
                     if reason:
                         return f"{prefix}.{key}" if unsafe_reason(key) is None else prefix, reason
         return None
+
+
+class ApiHtmlNotFoundMiddleware:
+    """Under /api/, a 404 Django answered with an HTML page (with DEBUG on, an unmatched URL gets
+    the technical 404 page instead of handler404, e.g. a non-numeric id in a path) becomes the
+    API's JSON error, so the API's documented error shape holds whatever the settings."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (response.status_code == 404 and _is_api(request)
+                and response.get("Content-Type", "").startswith("text/html")):
+            return _problem_json(404, _("Not found."))
+        return response

@@ -50,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "config.request_id.RequestIdMiddleware",
+    # a 404 HTML page under /api/ (DEBUG's technical 404) answered in the API's JSON shape
+    "config.middleware.ApiHtmlNotFoundMiddleware",
     # 413 for bodies over MAX_REQUEST_BODY_BYTES, before anything reads them.
     "config.middleware.RequestSizeLimitMiddleware",
     # 400 for NUL / unpaired surrogates in the path, query parameters and API form fields.

@@ -93,6 +93,16 @@ def test_unknown_api_url_is_json_404(editor):
     _shape(editor.get("/api/v1/no-such-thing/"), 404)
 
 
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_path_id_that_matches_no_url_is_json_404_with_debug_on_or_off(editor, settings, debug):
+    """Found by schemathesis: with DEBUG on, a non-numeric id (no URL matches) got Django's HTML
+    technical 404 under /api/v1/."""
+    settings.DEBUG = debug
+    response = editor.delete("/api/v1/workloads/%C3%96S%0An%0B/")  # a newline: no pattern matches
+    assert response["Content-Type"].startswith("application/")
+    _shape(response, 404)
+
+
 def test_bad_query_parameter_is_400(editor):
     body = _shape(editor.get("/api/v1/plans/?team=abc"), 400)
     assert body["errors"][0]["field"] == "team"
