@@ -144,14 +144,14 @@ def quote_servers(
         amount, cur = Decimal(q["unit_price"]["amount"]), q["unit_price"]["currency"]
         conversion = ""
         if cur != options.currency:
-            fx = (q.get("fx_at_quote_date") or {}).get(options.currency)
-            if not fx:
+            at_quote_date = (q.get("fx_at_quote_date") or {}).get(options.currency)  # not `fx`: the table
+            if not at_quote_date:
                 notes.append(Msg("{quote}: no {base}->{quote_currency} rate on or before {date}; not used",
                                  quote=name, base=cur, quote_currency=options.currency, date=q["quote_date"]))
                 continue
-            rate = Decimal(fx["rate"])
-            conversion = f"; {_money_text(amount, cur)} x {fx['rate']} {options.currency}/{cur} " \
-                         f"(rate of {fx['date']}, the quote's date)"
+            rate = Decimal(at_quote_date["rate"])
+            conversion = f"; {_money_text(amount, cur)} x {at_quote_date['rate']} {options.currency}/{cur} " \
+                         f"(rate of {at_quote_date['date']}, the quote's date)"
             amount, cur = amount * rate, options.currency
         vat = "incl. VAT" if q["includes_vat"] else "excl. VAT"
         source = f"{QUOTE_TAG} #{q['id']}: {q['supplier']}, {q['description'] or q['item_kind']}, dated " \

@@ -265,6 +265,13 @@ def tpot_floor_ms(run: Mapping, acc: AcceleratorSpec) -> float:
     return w_bytes / (tp * pp * acc.memory_bandwidth_gb_s * 1e9) * 1000.0
 
 
+def ttft_floor_ms(run: Mapping, acc: AcceleratorSpec) -> float:
+    """No prefill can be faster than its matrix FLOPs (2 x active parameters per input token) at the
+    dense peak of the tensor-parallel group (pipeline stages run one after another for a prompt)."""
+    arch, _weights, peak, tp, _pp, _r = _serving_parts(run, acc)
+    return 2.0 * arch.active_params * int(run["input_tokens"]) / (tp * peak * 1e12) * 1000.0
+
+
 # ------------------------------------------------------------------------------ training
 
 

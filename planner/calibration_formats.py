@@ -32,6 +32,7 @@ from planner.engine.hardware import AcceleratorSpec
 from planner.engine.precision import PRECISIONS, peak_tflops
 from planner.engine.presets import get_preset, list_presets, preset_arch
 from planner.engine.resolve import resolve_accelerator
+from planner.engine.spec import MIN_GOODPUT
 
 from . import calibration_fit as fit
 
@@ -41,6 +42,10 @@ MAX_ERRORS = 50
 MAX_GPUS = 65536
 # Published whole-run figures are rounded (days, GPU-hours): a goodput up to 2% above 1 is taken as 1.
 GOODPUT_ROUNDING = 1.02
+# Below 0.01% of the dense peak no measured run goes (real runs: a few % for small vision models, 20-60%
+# for LLMs): such a figure is a unit slip (tokens/s per GPU vs per job, ms vs s), and fitting on it
+# would divide by almost zero. Not an efficiency estimate: a bound 100x below anything published.
+MIN_PLAUSIBLE_MFU = 1e-4
 
 SERVING_CSV_COLUMNS = (
     "model", "accelerator", "count", "tensor_parallel", "engine", "engine_version", "precision",
@@ -65,6 +70,50 @@ CHECKPOINTING = ("none", "selective", "full")
 # Name parts of a served checkpoint that do not change the architecture.
 _MODEL_NAME_NOISE = {"instruct", "chat", "hf", "it", "base", "fp8", "awq", "gptq", "int4", "int8", "w4a16",
                      "w8a8", "dynamic", "bf16", "fp16", "meta"}
+
+
+@dataclass(frozen=True)
+class NumberField:
+    """A run's number: > 0 and <= high (the API's run schema is built from these tables)."""
+
+    high: float
+    integer: bool = False
+    required: bool = False
+    default: int | None = None
+
+
+COMMON_NUMBERS = {
+    "count": NumberField(MAX_GPUS, integer=True, required=True),
+    "tensor_parallel": NumberField(64, integer=True, default=1),
+    "pipeline_parallel": NumberField(256, integer=True, default=1),
+}
+SERVING_NUMBERS = {
+    "input_tokens": NumberField(10_000_000, integer=True, required=True),
+    "output_tokens": NumberField(1_000_000, integer=True, required=True),
+    "concurrency": NumberField(1_000_000, integer=True),
+    "request_rate": NumberField(1_000_000),
+    "num_prompts": NumberField(100_000_000, integer=True),
+    "ttft_mean_ms": NumberField(3_600_000, required=True),
+    "ttft_p95_ms": NumberField(3_600_000),
+    "tpot_mean_ms": NumberField(60_000, required=True),
+    "tpot_p95_ms": NumberField(60_000),
+    "output_tokens_per_s": NumberField(1e9),
+}
+# A serving run gives at least one of these (closed loop: concurrency; open loop: the rate).
+SERVING_LOAD_FIELDS = ("concurrency", "request_rate", "num_prompts")
+TRAINING_NUMBERS = {
+    "data_parallel": NumberField(MAX_GPUS, integer=True),
+    "sequence_length": NumberField(10_000_000, integer=True, required=True),
+    "global_batch_size": NumberField(100_000_000, integer=True, required=True),
+    "tokens_per_s": NumberField(1e12),
+    "step_time_s": NumberField(86_400),
+    "total_tokens": NumberField(1e16),
+    "gpu_hours": NumberField(1e9),
+    "wall_clock_hours": NumberField(1e6),
+}
+# A training run gives its speed one way or the other.
+TRAINING_SPEED_FIELDS = ("tokens_per_s", "step_time_s")
+ENGINE_VERSION_MAX = 40
 
 
 @dataclass(frozen=True)
@@ -180,6 +229,10 @@ class _Row:
             return None
         return int(v) if integer else v
 
+    def numbers(self, fields: dict[str, NumberField]) -> dict:
+        return {name: self.number(name, integer=f.integer, high=f.high, required=f.required, default=f.default)
+                for name, f in fields.items()}
+
     def choice(self, name: str, options, *, required=True, default=""):
         v = self.text(name, required=required).lower()
         if not v:
@@ -230,9 +283,7 @@ def _resolve_common(row: _Row, resolver: Resolver, *, serving: bool) -> dict:
             row.err("accelerator", str(exc))
         else:
             out["accelerator"] = acc.id
-    out["count"] = row.number("count", integer=True, high=MAX_GPUS)
-    out["tensor_parallel"] = row.number("tensor_parallel", integer=True, high=64, required=False, default=1)
-    out["pipeline_parallel"] = row.number("pipeline_parallel", integer=True, high=256, required=False, default=1)
+    out.update(row.numbers(COMMON_NUMBERS))
     default_precision = "" if serving else "bf16"
     out["precision"] = row.choice("precision", {p: p for p in PRECISIONS}, required=serving,
                                   default=default_precision)
@@ -254,20 +305,21 @@ def clean_serving(data: dict, *, line: int | None, resolver: Resolver, errors: l
     row = _Row(data, line, errors, lines)
     out, acc = _resolve_common(row, resolver, serving=True)
     out["runtime"] = row.choice("engine", RUNTIME_ALIASES)
-    out["runtime_version"] = row.text("engine_version", required=False, max_len=40)
-    out["input_tokens"] = row.number("input_tokens", integer=True, high=10_000_000)
-    out["output_tokens"] = row.number("output_tokens", integer=True, high=1_000_000)
-    out["concurrency"] = row.number("concurrency", integer=True, high=1_000_000, required=False)
-    out["request_rate"] = row.number("request_rate", high=1_000_000, required=False)
-    out["num_prompts"] = row.number("num_prompts", integer=True, high=100_000_000, required=False)
-    if not any(row.present(k) for k in ("concurrency", "request_rate", "num_prompts")):
+    out["runtime_version"] = row.text("engine_version", required=False, max_len=ENGINE_VERSION_MAX)
+    out.update(row.numbers(SERVING_NUMBERS))
+    if not any(row.present(k) for k in SERVING_LOAD_FIELDS):
         row.err("concurrency", "give the concurrency (closed loop) or the request rate (open loop)")
-    out["ttft_mean_ms"] = row.number("ttft_mean_ms", high=3_600_000)
-    out["ttft_p95_ms"] = row.number("ttft_p95_ms", high=3_600_000, required=False)
-    out["tpot_mean_ms"] = row.number("tpot_mean_ms", high=60_000)
-    out["tpot_p95_ms"] = row.number("tpot_p95_ms", high=60_000, required=False)
-    out["output_tokens_per_s"] = row.number("output_tokens_per_s", high=1e9, required=False)
+    if len(errors) == start and out.get("model_preset"):
+        most = preset_arch(out["model_preset"]).max_position_embeddings
+        if most and out["input_tokens"] + out["output_tokens"] > most:
+            row.err("input_tokens", f"input + output tokens ({out['input_tokens'] + out['output_tokens']}) exceed the "
+                                    f"model's maximum context ({most})")
     if len(errors) == start and acc is not None:
+        ttft_floor = fit.ttft_floor_ms(out, acc)
+        if out["ttft_mean_ms"] < ttft_floor:
+            row.err("ttft_mean_ms", f"{out['ttft_mean_ms']:g} ms is below the {ttft_floor:.3g} ms the prompt's "
+                                    f"{out['input_tokens']} tokens take at {acc.model}'s dense peak (prefix caching "
+                                    "is not modelled)")
         floor = fit.tpot_floor_ms(out, acc)
         if out["tpot_mean_ms"] < floor:
             row.err("tpot_mean_ms", f"{out['tpot_mean_ms']:g} ms is below the {floor:.2f} ms one read of the "
@@ -287,16 +339,9 @@ def clean_training(data: dict, *, line: int | None, resolver: Resolver, errors: 
     start = len(errors)
     row = _Row(data, line, errors)
     out, acc = _resolve_common(row, resolver, serving=False)
-    out["data_parallel"] = row.number("data_parallel", integer=True, high=MAX_GPUS, required=False)
     out["activation_checkpointing"] = row.choice("activation_checkpointing", {c: c for c in CHECKPOINTING},
                                                  required=False, default="")
-    out["sequence_length"] = row.number("sequence_length", integer=True, high=10_000_000)
-    out["global_batch_size"] = row.number("global_batch_size", integer=True, high=100_000_000)
-    out["tokens_per_s"] = row.number("tokens_per_s", high=1e12, required=False)
-    out["step_time_s"] = row.number("step_time_s", high=86_400, required=False)
-    out["total_tokens"] = row.number("total_tokens", high=1e16, required=False)
-    out["gpu_hours"] = row.number("gpu_hours", high=1e9, required=False)
-    out["wall_clock_hours"] = row.number("wall_clock_hours", high=1e6, required=False)
+    out.update(row.numbers(TRAINING_NUMBERS))
     if out["tokens_per_s"] is None and out["step_time_s"] is None and not row.present("tokens_per_s") \
             and not row.present("step_time_s"):
         row.err("tokens_per_s", "give the tokens/s of the whole job or the step time")
@@ -314,11 +359,17 @@ def clean_training(data: dict, *, line: int | None, resolver: Resolver, errors: 
         field = "tokens_per_s" if out["tokens_per_s"] else "step_time_s"
         if implied["mfu"] > 1.0:
             row.err(field, f"implies {implied['mfu']:.0%} of {acc.model}'s dense peak: more than the chip can do")
+        elif not implied["mfu"] >= MIN_PLAUSIBLE_MFU:
+            row.err(field, f"implies {implied['mfu']:.3g} of {acc.model}'s dense peak, below {MIN_PLAUSIBLE_MFU:g}: "
+                           "no real run is that slow (check the units)")
         goodput = fit.raw_goodput(out)
+        hours_field = "wall_clock_hours" if out["wall_clock_hours"] else "gpu_hours"
         if goodput is not None and goodput > GOODPUT_ROUNDING:
-            row.err("wall_clock_hours" if out["wall_clock_hours"] else "gpu_hours",
-                    f"the run's {out['total_tokens']:.4g} tokens at the measured speed take longer than its "
-                    f"wall-clock (goodput {goodput:.2f} > 1)")
+            row.err(hours_field, f"the run's {out['total_tokens']:.4g} tokens at the measured speed take longer than "
+                                 f"its wall-clock (goodput {goodput:.2f} > 1)")
+        elif goodput is not None and not goodput >= MIN_GOODPUT:
+            row.err(hours_field, f"the run's {out['total_tokens']:.4g} tokens at the measured speed fill only "
+                                 f"{goodput:.2g} of its wall-clock, below the engine's {MIN_GOODPUT:g} (check the units)")
     return out if len(errors) == start else None
 
 

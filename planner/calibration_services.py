@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -185,6 +186,18 @@ def _memo(name: str, run: MeasuredRun, acc, compute, *extra):
     return hit
 
 
+def _serving_score(prediction, run: MeasuredRun) -> dict:
+    """Predicted TTFT/TPOT and their errors; None where the engine finds no finite answer (the
+    layout does not fit its memory budget: the fit's note says so) rather than an infinity."""
+    out = {}
+    for metric, measured in (("ttft", run.ttft_mean_ms), ("tpot", run.tpot_mean_ms)):
+        value = getattr(prediction, f"{metric}_ms")
+        value = value if math.isfinite(value) else None
+        out[f"{metric}_ms"] = value
+        out[f"{metric}_error"] = None if value is None else fit.rel_error(value, measured)
+    return out
+
+
 def _fit_serving(group: Group, accs: dict) -> None:
     acc = accs[group.accelerator]
     fits = [(run, _memo("serving-fit", run, acc, lambda r=run: fit.fit_serving_run(_run_fields(r), acc)))
@@ -206,12 +219,7 @@ def _fit_serving(group: Group, accs: dict) -> None:
             run=run,
             implied=fit.serving_values(acc, run.runtime, run.precision, prefill_scale=f.prefill_scale,
                                        decode_scale=f.decode_scale),
-            preset={"ttft_ms": f.preset.ttft_ms, "tpot_ms": f.preset.tpot_ms,
-                    "ttft_error": fit.rel_error(f.preset.ttft_ms, run.ttft_mean_ms),
-                    "tpot_error": fit.rel_error(f.preset.tpot_ms, run.tpot_mean_ms)},
-            calibrated={"ttft_ms": cal.ttft_ms, "tpot_ms": cal.tpot_ms,
-                        "ttft_error": fit.rel_error(cal.ttft_ms, run.ttft_mean_ms),
-                        "tpot_error": fit.rel_error(cal.tpot_ms, run.tpot_mean_ms)},
+            preset=_serving_score(f.preset, run), calibrated=_serving_score(cal, run),
             notes=f.notes))
     implied = [s.implied for s in group.scores]
     group.fit = {

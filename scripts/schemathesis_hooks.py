@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -190,10 +191,150 @@ def repair_expiry(value):
     return value
 
 
+def repair_quote(body: dict) -> dict:
+    """A whole server needs its GPU count, and a quote cannot expire before its date (both
+    SupplierQuoteForm.clean): a server without gpus_per_server becomes a per-GPU quote, and
+    dates in the wrong order are swapped."""
+    out = dict(body)
+    if out.get("item_kind") == "server" and not out.get("gpus_per_server"):
+        out["item_kind"] = "accelerator"
+    start, end = out.get("quote_date"), out.get("valid_until")
+    if isinstance(start, str) and isinstance(end, str) and end < start:  # ISO dates sort as text
+        out["quote_date"], out["valid_until"] = end, start
+    return out
+
+
+_resolver_cache = []
+
+
+def _resolver():
+    """The catalog the server validates runs against (same DATABASE_URL, exported by the script)."""
+    if not _resolver_cache:
+        import django
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        django.setup()
+        from planner.calibration_services import catalog_resolver
+
+        _resolver_cache.append(catalog_resolver())
+    return _resolver_cache[0]
+
+
+def _supported_precision(run: dict, _field: str, _message: str) -> bool:
+    from planner.calibration_fit import compute_precision
+    from planner.engine.precision import PRECISIONS, peak_tflops
+
+    acc = _resolver().accelerator(run["accelerator"])
+    for precision in PRECISIONS:
+        if peak_tflops(acc, compute_precision(precision))[0]:
+            run["precision"] = precision
+            return True
+    return False
+
+
+def _drop_run_fields(*names: str):
+    def action(run: dict, _field: str, _message: str) -> bool:
+        return bool([run.pop(n) for n in names if n in run])
+    return action
+
+
+def _set_run_field(name: str, value):
+    def action(run: dict, _field: str, _message: str) -> bool:
+        changed = run.get(name) != value
+        run[name] = value
+        return changed
+    return action
+
+
+def _short_prompt(run: dict, _field: str, _message: str) -> bool:
+    """Input + output beyond the model's context: a prompt and answer every preset's context holds."""
+    changed = (run.get("input_tokens"), run.get("output_tokens")) != (1024, 128)
+    run["input_tokens"], run["output_tokens"] = 1024, 128
+    return changed
+
+
+def _tokens_per_s(run: dict) -> float | None:
+    if run.get("tokens_per_s"):
+        return float(run["tokens_per_s"])
+    try:
+        return float(run["global_batch_size"]) * float(run["sequence_length"]) / float(run["step_time_s"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def _speed_at(mfu_target: float):
+    """A training speed beyond the chip's peak, or below the plausible floor: the speed that gives
+    `mfu_target` (the parser's message says the implied MFU), the step time left out."""
+    def action(run: dict, _field: str, message: str) -> bool:
+        implied = re.search(r"implies ([0-9.e+-]+)(%?) of", message)
+        tokens = _tokens_per_s(run)
+        if not implied or not tokens:
+            return False
+        mfu = float(implied.group(1)) / (100 if implied.group(2) else 1)
+        run.pop("step_time_s", None)
+        # An MFU that underflowed to 0 cannot be scaled: 1 token/s first, scaled on the next pass.
+        run["tokens_per_s"] = min(1e12, max(1e-6, tokens * mfu_target / mfu)) if mfu > 0 else 1.0
+        return True
+    return action
+
+
+# (field, text in the parser's message) -> repair, for the rules between a run's fields (or
+# against the chip) that planner.calibration_formats checks after the schema; docs/API.md.
+RUN_RULES = {
+    ("tensor_parallel", "does not divide the"): _drop_run_fields("tensor_parallel", "pipeline_parallel"),
+    ("precision", "has no known"): _supported_precision,
+    ("tpot_mean_ms", "is below the"): _set_run_field("tpot_mean_ms", 60_000),
+    ("ttft_mean_ms", "is below the"): _set_run_field("ttft_mean_ms", 3_600_000),
+    ("input_tokens", "exceed the model's maximum context"): _short_prompt,
+    ("output_tokens_per_s", "is more than"): _drop_run_fields("output_tokens_per_s"),
+    ("measured_on", "is not a plausible measurement date"): _drop_run_fields("measured_on"),
+    ("data_parallel", "tensor x pipeline x data parallel"): _drop_run_fields("data_parallel"),
+    ("step_time_s", "global batch x sequence length / step time"): _drop_run_fields("step_time_s"),
+    ("tokens_per_s", "more than the chip can do"): _speed_at(0.4),
+    ("step_time_s", "more than the chip can do"): _speed_at(0.4),
+    ("tokens_per_s", "no real run is that slow"): _speed_at(0.4),
+    ("step_time_s", "no real run is that slow"): _speed_at(0.4),
+    ("wall_clock_hours", "tokens at the measured speed"): _drop_run_fields("total_tokens"),
+    ("gpu_hours", "tokens at the measured speed"): _drop_run_fields("total_tokens"),
+}
+
+
+def repair_run(kind, run):
+    """`run` changed only as far as RUN_RULES need (asking the server's own parser which rule
+    it breaks); unchanged when it breaks any other rule, so the server's 400 shows up."""
+    if not isinstance(run, dict) or kind not in ("serving", "training"):
+        return run
+    from planner.calibration_formats import clean_serving, clean_training
+
+    clean = clean_serving if kind == "serving" else clean_training
+    fixed = copy.deepcopy(run)
+    for _ in range(MAX_REPAIRS):
+        errors = []
+        try:
+            if clean(dict(fixed), line=None, resolver=_resolver(), errors=errors) is not None:
+                return fixed
+        except (TypeError, ValueError, ArithmeticError):
+            return run
+        actions = []
+        for error in errors:
+            action = next((a for (name, part), a in RUN_RULES.items()
+                           if name == error.field and part in error.message), None)
+            if action is None:
+                return run  # a rule the schema states: let the server say so
+            actions.append((action, error))
+        if not any(action(fixed, error.field, error.message) for action, error in actions):
+            return run
+    return run
+
+
 def repair_body(body):
     if not isinstance(body, dict):
         return body
     out = dict(body)
+    if "quote_date" in out or "item_kind" in out:
+        out = repair_quote(out)
+    if "run" in out and "kind" in out:
+        out["run"] = repair_run(out["kind"], out["run"])
     if "spec" in out:
         out["spec"] = repair_spec(out["spec"])
     if "costs" in out:

@@ -37,6 +37,17 @@ def _eager_celery_unless_worker(request):
     app.conf.task_always_eager = old
 
 
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """A request in Russian leaves Russian active in the thread (LocaleMiddleware activates, nothing
+    deactivates): each test starts from the default language, whatever ran before it."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
 def _redis_url() -> str:
     return os.environ.get("REDIS_URL", "")
 

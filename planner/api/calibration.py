@@ -10,42 +10,23 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from planner import calibration_services as cs
-from planner.calibration_formats import PARSERS, DuplicateRunsError, RunFileError
-from planner.calibration_models import Calibration, MeasuredRun, RunKind
+from planner.calibration_formats import DuplicateRunsError, RunFileError
+from planner.calibration_models import Calibration, MeasuredRun
 from planner.selectors import teams_for_user
 
+from .body_schema import check_body
+from .calibration_schema import envelope_schema, run_schema, upload_body_schema
 from .errors import FieldConflict, FieldErrors, FieldNotFound
-from .serializers import ObjectField, paginated
+from .serializers import paginated
 from .views import PAGE_PARAMS, ApiView, _editable_team, _int_query, _paginate, _require_edit
 
 TAGS = ["calibration"]
-
-
-class RunsIn(serializers.Serializer):
-    """Either a benchmark file's text (`content`, with `format` and `context`) or one `run`."""
-
-    team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
-    kind = serializers.ChoiceField(choices=RunKind.choices, required=False,
-                                   help_text="With `run`: serving or training.")
-    run = ObjectField(required=False, help_text="One run: the CSV column names (docs/CALIBRATION.md).")
-    content = serializers.CharField(required=False, trim_whitespace=False, max_length=5 * 1024 * 1024,
-                                    help_text="The text of a vLLM/SGLang result or a CSV file.")
-    format = serializers.ChoiceField(choices=["auto", *PARSERS], required=False, default="auto")
-    filename = serializers.CharField(required=False, max_length=255, allow_blank=True, default="")
-    context = ObjectField(required=False, help_text="What the file does not say: model, accelerator, count, "
-                                                    "tensor_parallel, precision, engine, engine_version, measured_on.")
-
-    def validate(self, attrs):
-        if ("run" in attrs) == ("content" in attrs):
-            raise serializers.ValidationError({"content": _("Give either a file's content or one run.")})
-        if "run" in attrs and "kind" not in attrs:
-            raise serializers.ValidationError({"kind": _("Required with run.")})
-        return attrs
 
 
 # The group RUN_EXAMPLE's run falls in (kind|accelerator id|runtime|precision).
@@ -151,9 +132,16 @@ def _run_errors(exc: RunFileError, *, prefix: str, per_field: bool) -> FieldErro
 
 RUN_EXAMPLE = OpenApiExample("One serving run", request_only=True, value={
     "team": 1, "kind": "serving", "run": {
-        "model": "Qwen/Qwen3-32B", "accelerator": "H100 SXM", "count": 2, "tensor_parallel": 2, "engine": "vllm",
+        "model": "qwen3-32b", "accelerator": "nvidia-h100-sxm5-80gb", "count": 2, "tensor_parallel": 2, "engine": "vllm",
         "engine_version": "0.12.0", "precision": "bf16", "input_tokens": 1024, "output_tokens": 128,
         "concurrency": 16, "ttft_mean_ms": 187.9, "tpot_mean_ms": 22.18}})
+
+
+UPLOAD_EXAMPLE = OpenApiExample("A serving CSV", request_only=True, value={
+    "team": 1, "format": "serving_csv", "filename": "runs.csv",
+    "content": "model,accelerator,count,tensor_parallel,engine,engine_version,precision,input_tokens,"
+               "output_tokens,concurrency,ttft_mean_ms,tpot_mean_ms,measured_on\n"
+               "Qwen/Qwen3-32B,H100 SXM,2,2,vllm,0.12.0,bf16,1024,128,4,120.5,15.9,2026-11-18\n"})
 
 
 class RunListView(ApiView):
@@ -167,21 +155,38 @@ class RunListView(ApiView):
             qs = qs.filter(team_id=team)
         return _paginate(self, request, qs.order_by("-created_at", "-id"), run_data)
 
-    @extend_schema(summary="Record measured runs: a benchmark file's content or one run (all or nothing)",
-                   request=RunsIn, responses={201: RunOut(many=True)}, examples=[RUN_EXAMPLE], tags=TAGS)
+    @extend_schema(summary="Record one measured run", operation_id="calibration_runs_create",
+                   request=OpenApiTypes.OBJECT, responses={201: RunOut(many=True)}, examples=[RUN_EXAMPLE],
+                   tags=TAGS)
     def post(self, request):
-        ser = RunsIn(data=request.data)
-        ser.is_valid(raise_exception=True)
-        d = ser.validated_data
+        if isinstance(request.data, dict) and "content" in request.data:  # the upload's body, sent here
+            raise FieldErrors([("content", _("A benchmark file's content goes to %(path)s.")
+                                % {"path": "/api/v1/calibration/runs/upload/"})])
+        check_body(envelope_schema(), request.data)
+        check_body(run_schema(request.data["kind"]), request.data["run"], prefix=("run",))
+        team = _editable_team(request.user, request.data["team"])
+        try:
+            runs = [cs.run_record(team=team, user=request.user, kind=request.data["kind"],
+                                  data=request.data["run"], source="api")]
+        except RunFileError as exc:
+            raise _run_errors(exc, prefix="run", per_field=True) from None
+        return Response([run_data(r) for r in runs], status=status.HTTP_201_CREATED)
+
+
+class RunUploadView(ApiView):
+    @extend_schema(summary="Record the runs of a benchmark file (vLLM/SGLang result or CSV; all or nothing)",
+                   operation_id="calibration_runs_upload", request=OpenApiTypes.OBJECT,
+                   responses={201: RunOut(many=True)}, examples=[UPLOAD_EXAMPLE], tags=TAGS)
+    def post(self, request):
+        check_body(upload_body_schema(), request.data)
+        d = request.data
         team = _editable_team(request.user, d["team"])
         try:
-            if "run" in d:
-                runs = [cs.run_record(team=team, user=request.user, kind=d["kind"], data=d["run"], source="api")]
-            else:
-                runs = cs.runs_import(team=team, user=request.user, content=d["content"].encode("utf-8"),
-                                      fmt=d["format"], context=d.get("context") or {}, filename=d["filename"])
+            runs = cs.runs_import(team=team, user=request.user, content=d["content"].encode("utf-8"),
+                                  fmt=d.get("format", "auto"), context=d.get("context") or {},
+                                  filename=d.get("filename", ""))
         except RunFileError as exc:
-            raise _run_errors(exc, prefix="run" if "run" in d else "content", per_field="run" in d) from None
+            raise _run_errors(exc, prefix="content", per_field=False) from None
         return Response([run_data(r) for r in runs], status=status.HTTP_201_CREATED)
 
 

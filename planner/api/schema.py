@@ -135,6 +135,33 @@ def _input_schemas(components: dict) -> None:
                 props[field] = {"allOf": [{"$ref": f"#/components/schemas/{ref}"}], "description": description}
 
 
+def checked_bodies() -> dict:
+    """operationId -> (component name, JSON Schema) for bodies the views check against the
+    published schema itself (planner.api.body_schema)."""
+    from catalog.api.quotes import quote_body_schema
+
+    from .calibration_schema import run_body_schema, upload_body_schema
+
+    return {
+        "supplier_quotes_create": ("SupplierQuoteIn", quote_body_schema()),
+        "calibration_runs_create": ("MeasuredRunIn", run_body_schema()),
+        "calibration_runs_upload": ("MeasuredRunFileIn", upload_body_schema()),
+    }
+
+
+def _checked_bodies(result: dict, components: dict) -> None:
+    bodies = checked_bodies()
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict) or operation.get("operationId") not in bodies:
+                continue
+            name, schema = bodies[operation["operationId"]]
+            components[name] = schema
+            content = operation.setdefault("requestBody", {}).setdefault("content", {})
+            media = content.setdefault("application/json", {})
+            media["schema"] = {"$ref": f"#/components/schemas/{name}"}
+
+
 def _require_body_with_required_fields(operation: dict, components: dict) -> None:
     """A body whose schema has required fields (or a oneOf of them) cannot be left out: the
     views answer a missing body like an empty object, with a 400 naming those fields."""
@@ -152,14 +179,9 @@ def add_error_responses(result, generator, request, public):
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components["Problem"] = PROBLEM_SCHEMA
     _input_schemas(components)
+    _checked_bodies(result, components)
     # A plan is made from an existing workload, or from a team and an inline spec (never both):
     # what PlanCreateIn.validate accepts, said in the schema.
-    # One benchmark file's text, or one run with its kind (RunsIn.validate).
-    if "RunsInRequest" in components:
-        components["RunsInRequest"]["oneOf"] = [
-            {"required": ["run", "kind"], "not": {"required": ["content"]}},
-            {"required": ["content"], "not": {"required": ["run"]}},
-        ]
     if "PlanCreateInRequest" in components:
         components["PlanCreateInRequest"]["oneOf"] = [
             {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},

@@ -41,6 +41,7 @@ urlpatterns = [
          name="shared-export"),
     path("estimate/", views.EstimateView.as_view(), name="estimate"),
     path("calibration/runs/", calibration.RunListView.as_view(), name="calibration-run-list"),
+    path("calibration/runs/upload/", calibration.RunUploadView.as_view(), name="calibration-run-upload"),
     path("calibration/runs/<int:pk>/", calibration.RunDetailView.as_view(), name="calibration-run-detail"),
     path("calibration/scoreboard/", calibration.ScoreboardView.as_view(), name="calibration-scoreboard"),
     path("calibration/calibrations/", calibration.CalibrationListView.as_view(), name="calibration-list"),

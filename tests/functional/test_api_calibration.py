@@ -14,9 +14,10 @@ pytestmark = pytest.mark.django_db
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "calibration"
 RUNS = "/api/v1/calibration/runs/"
+UPLOAD = "/api/v1/calibration/runs/upload/"
 BOARD = "/api/v1/calibration/scoreboard/"
 CALS = "/api/v1/calibration/calibrations/"
-ONE_RUN = {"model": "Qwen/Qwen3-32B", "accelerator": "H100 SXM", "count": 2, "tensor_parallel": 2, "engine": "vllm",
+ONE_RUN = {"model": "qwen3-32b", "accelerator": "nvidia-h100-sxm5-80gb", "count": 2, "tensor_parallel": 2, "engine": "vllm",
            "engine_version": "0.12.0", "precision": "bf16", "input_tokens": 1024, "output_tokens": 128,
            "concurrency": 16, "ttft_mean_ms": 187.938, "tpot_mean_ms": 22.1835}
 
@@ -24,7 +25,7 @@ ONE_RUN = {"model": "Qwen/Qwen3-32B", "accelerator": "H100 SXM", "count": 2, "te
 def test_record_score_activate_and_turn_off(world, catalog):  # noqa: F811
     api = client_for(world.users["editor"])
     content = (DATA / "vllm_qwen3_32b_h100_tp2_c16.json").read_text()
-    r = api.post(RUNS, {"team": world.team.id, "content": content, "format": "vllm_json",
+    r = api.post(UPLOAD, {"team": world.team.id, "content": content, "format": "vllm_json",
                         "context": {"count": 2, "precision": "bf16"}, "filename": "bench.json"}, format="json")
     assert r.status_code == 201, r.json()
     [run] = r.json()
@@ -62,12 +63,15 @@ def test_errors_have_field_paths_and_store_nothing(world, catalog):  # noqa: F81
     fields = {e["field"] for e in r.json()["errors"]}
     assert fields == {"run.tpot_mean_ms", "run.accelerator"}
     bad_csv = (DATA / "serving_runs.csv").read_text().replace(",16,,149.362", ",-16,,149.362")
-    r = api.post(RUNS, {"team": world.team.id, "content": bad_csv}, format="json")
+    r = api.post(UPLOAD, {"team": world.team.id, "content": bad_csv}, format="json")
     assert r.status_code == 400
     assert r.json()["errors"] == [{"field": "content", "message": "line 3, concurrency: -16 is out of range "
                                                                   "(must be > 0 and <= 1e+06)"}]
     r = api.post(RUNS, {"team": world.team.id}, format="json")
-    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "content"
+    assert r.status_code == 400
+    assert {e["field"] for e in r.json()["errors"]} == {"kind", "run"}
+    r = api.post(UPLOAD, {"team": world.team.id}, format="json")
+    assert r.status_code == 400 and r.json()["errors"] == [{"field": "content", "message": "Required."}]
     r = api.post(CALS, {"team": world.team.id, "key": "serving|nope|vllm|bf16"}, format="json")
     assert r.status_code == 404 and r.json()["errors"][0]["field"] == "key"  # names no group
     assert not MeasuredRun.objects.exists() and not Calibration.objects.exists()
@@ -103,7 +107,7 @@ def test_a_run_recorded_already_is_a_409_conflict(world, catalog):  # noqa: F811
 
 def test_schema_documents_the_endpoints(anon):
     paths = anon.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()["paths"]
-    for path in (RUNS, BOARD, CALS, "/api/v1/calibration/calibrations/{id}/", "/api/v1/calibration/runs/{id}/"):
+    for path in (RUNS, UPLOAD, BOARD, CALS, "/api/v1/calibration/calibrations/{id}/", "/api/v1/calibration/runs/{id}/"):
         assert path in paths
 
 

@@ -269,3 +269,19 @@ def test_plan_page_shows_prices_dates_residency_and_freshness(snaps):
     assert "Prices used:" in html and "2022-04-13" in html and "1693 days old" in html
     assert "AWS us-east-1 is in US, outside the chosen jurisdictions (RU)" in html
     assert "USD/RUB 78.2696: price of 2026-07-01 is 153 days old" in html
+
+
+def test_a_foreign_currency_quote_before_a_per_gpu_quote_prices_both(snaps):
+    """A USD server quote converted at its date's rate, then a per-GPU quote: the per-GPU quote's host cost
+    is converted with the plan's FX table (found by schemathesis: the conversion's rate row once replaced
+    the table, and the plan failed)."""
+    prices, rates = snaps["other"]
+    per_gpu = {**prices["supplier_quotes"][0], "id": 10**6, "item_kind": "accelerator", "gpus_per_server": None,
+               "accelerator": "nvidia-l40s-48gb", "currency": "RUB", "unit_price": {"amount": "900000", "currency": "RUB"},
+               "fx_at_quote_date": {}, "supplier": "Per-GPU supplier"}
+    assert prices["supplier_quotes"][0]["unit_price"]["currency"] == "USD"  # converted first
+    snapshot = {**prices, "supplier_quotes": [prices["supplier_quotes"][0], per_gpu]}
+    outcome = compute_from_inputs(inputs={"spec": SPEC, "costs": RUB}, price_snapshot=snapshot, rate_snapshot=rates)
+    assert outcome.status == "done", outcome.error
+    sources = str(outcome.result["costs"])
+    assert "Per-GPU supplier" in sources and "77.7539 RUB/USD" in sources

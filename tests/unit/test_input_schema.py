@@ -15,6 +15,7 @@ from costs.engine.errors import CostValidationError
 from costs.engine.options import KNOWN_KEYS, parse_cost_options
 from costs.engine.rates import RATE_SCHEMA
 from planner.api import input_schema as IS
+from planner.api.body_schema import validator_schema
 from planner.api.schema import SPEC_EXAMPLES
 from planner.engine import spec as S
 from planner.engine.errors import SpecValidationError
@@ -22,23 +23,8 @@ from planner.engine.errors import SpecValidationError
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _jsonschema(node):
-    """OpenAPI 3.0 `nullable` -> JSON Schema (draft 4 keeps the boolean exclusiveMinimum)."""
-    if isinstance(node, list):
-        return [_jsonschema(x) for x in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _jsonschema(v) for k, v in node.items() if k not in ("nullable", "description")}
-    if node.get("nullable"):
-        if "type" in out:
-            out["type"] = [out["type"], "null"]
-        elif "oneOf" in out:
-            out["oneOf"] = [*out["oneOf"], {"type": "null"}]
-    return out
-
-
 def _validator(kind: str):
-    return jsonschema.Draft4Validator(_jsonschema(IS.workload_spec_schema(kind)))
+    return jsonschema.Draft4Validator(validator_schema(IS.workload_spec_schema(kind)))
 
 
 def _errors(spec: dict) -> list[str]:
