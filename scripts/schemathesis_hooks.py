@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import math
 import os
 import re
 import sys
@@ -266,14 +267,15 @@ def _speed_at(mfu_target: float):
     """A training speed beyond the chip's peak, or below the plausible floor: the speed that gives
     `mfu_target` (the parser's message says the implied MFU), the step time left out."""
     def action(run: dict, _field: str, message: str) -> bool:
-        implied = re.search(r"implies ([0-9.e+-]+)(%?) of", message)
+        implied = re.search(r"implies ([0-9.e+-]+|inf|nan)(%?) of", message)
         tokens = _tokens_per_s(run)
         if not implied or not tokens:
             return False
         mfu = float(implied.group(1)) / (100 if implied.group(2) else 1)
         run.pop("step_time_s", None)
-        # An MFU that underflowed to 0 cannot be scaled: 1 token/s first, scaled on the next pass.
-        run["tokens_per_s"] = min(1e12, max(1e-6, tokens * mfu_target / mfu)) if mfu > 0 else 1.0
+        # An MFU that under- or overflowed cannot be scaled: 1 token/s first, scaled on the next pass.
+        scalable = mfu > 0 and math.isfinite(mfu) and math.isfinite(tokens)
+        run["tokens_per_s"] = min(1e12, max(1e-6, tokens * mfu_target / mfu)) if scalable else 1.0
         return True
     return action
 

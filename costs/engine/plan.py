@@ -33,7 +33,7 @@ from .model import (
     usage,
 )
 from .money import CENT, ONE, ZERO, cents
-from .options import validate_options
+from .options import check_options_for_service, validate_options
 from .rates import apply_overrides, missing_rates
 
 ENGINE_VERSION = "costs-2.0"
@@ -360,18 +360,9 @@ def _job(w: Workload, o, rates, e: Decimal, notes: list) -> _Job:
 
 
 def _check_service_utilisation(inputs: CostInputs) -> None:
-    o = inputs.options
-    if o.utilisation is not None and o.utilisation == 0:
-        serving = [w for w in inputs.workloads if not w.is_training and w.utilisation is not None and w.utilisation > 0]
-        if serving:
-            raise CostValidationError(
-                [
-                    FieldError(
-                        path="costs.utilisation",
-                        message=Msg("must be more than 0: the service runs {utilisation:g} hours a day", utilisation=serving[0].utilisation * 24),
-                    )
-                ]
-            )
+    served = [w.utilisation * 24 for w in inputs.workloads
+              if not w.is_training and w.utilisation is not None and w.utilisation > 0]
+    check_options_for_service(inputs.options, serving_hours_per_day=served[0] if served else None)
 
 
 def cost_plan(*, inputs: CostInputs) -> CostResult:

@@ -97,6 +97,14 @@ ERROR_DESCRIPTIONS = {
 # Errors that cannot happen on a read without a body or parameters are still possible on any
 # operation (auth, throttling, unknown ids), so every API operation documents all of them.
 
+# A request line beyond the HTTP server's limit (gunicorn: 4094 bytes) is refused by the server
+# itself, before the API sees it: its own small HTML page, not the Problem shape.
+URI_TOO_LONG = {
+    "description": "URI too long: the request line exceeds the HTTP server's limit (gunicorn's default "
+                   "4094 bytes); answered by the server before the API, as an HTML page",
+    "content": {"text/html": {"schema": {"type": "string"}}},
+}
+
 
 # Integer parameters the code refuses below 1 (ids, version numbers, pages, team/workload
 # filters); ids in paths have at most 18 digits (config.apps: the `int` path converter).
@@ -202,6 +210,8 @@ def add_error_responses(result, generator, request, public):
                     "description": description,
                     "content": {"application/json": {"schema": ref}},
                 })
+            if operation.get("parameters"):  # only a URL with parameters can grow that long
+                responses.setdefault("414", URI_TOO_LONG)
     return result
 
 

@@ -119,6 +119,12 @@ def test_a_physically_impossible_run_is_the_parsers_400_and_the_hook_repairs_it(
                                                                 "tokens_per_s": 1e9}}
     assert api.post(RUNS, fast, format="json").status_code == 400
     assert api.post(RUNS, hooks.repair_body(fast), format="json").status_code == 201
+    # A step time of 5e-324 s: an infinite speed (found by schemathesis).
+    instant = {"team": world.team.id, "kind": "training", "run": {
+        "accelerator": "nvidia-h100-sxm5-80gb", "count": 2, "global_batch_size": 1, "model": "qwen3-32b",
+        "sequence_length": 1, "step_time_s": 5e-324}}
+    assert api.post(RUNS, instant, format="json").status_code == 400
+    assert api.post(RUNS, hooks.repair_body(instant), format="json").status_code == 201
     # A rule the schema states is left for the server to refuse.
     bad = {**body, "run": {**run, "count": 0}}
     assert hooks.repair_body(bad)["run"] == bad["run"]
@@ -196,3 +202,19 @@ def test_a_run_too_slow_to_be_real_is_refused(world, catalog):  # noqa: F811
     slow = {**TRAINING, "tokens_per_s": 0.5}  # 8 H100s at 0.5 tokens/s: an MFU of ~1e-8
     r = api.post(RUNS, {"team": world.team.id, "kind": "training", "run": slow}, format="json")
     assert r.status_code == 400 and "no real run is that slow" in _errors(r)["run.tokens_per_s"]
+
+
+def test_the_documented_examples_are_accepted(world, catalog):  # noqa: F811
+    """Schemathesis's examples phase sends these as they are; each must be recorded."""
+    from catalog.api.quotes import QUOTE_EXAMPLE, quote_body_schema
+    from planner.api.calibration import RUN_EXAMPLE, UPLOAD_EXAMPLE
+    from planner.api.calibration_schema import upload_body_schema
+
+    api = client_for(world.users["editor"])
+    for path, example, schema in ((RUNS, RUN_EXAMPLE.value, run_body_schema()),
+                                  (UPLOAD, UPLOAD_EXAMPLE.value, upload_body_schema()),
+                                  (QUOTES, QUOTE_EXAMPLE, quote_body_schema())):
+        body = {**example, "team": world.team.id}
+        check_body(schema, body)
+        r = api.post(path, body, format="json")
+        assert r.status_code == 201, (path, r.json())
