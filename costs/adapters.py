@@ -349,6 +349,7 @@ def api_prices_from_snapshot(rate_snapshot: dict) -> tuple[ApiPrice, ...]:
                 output_per_1m_tokens=Price(
                     amount=Decimal(a["output_per_1m_tokens"]), unit="per 1M output tokens", **common
                 ),
+                open_weights_model=a.get("open_weights_model") or None,  # older snapshots: unknown
             )
         )
     return tuple(out)
@@ -694,7 +695,8 @@ def build_cost_inputs_with_sources(
         workloads = [Workload(candidate_id="none", accelerator_id=None, gpu_count=0)]
     sources = _sources(price_snapshot, prices=prices, opts=opts, rates=effective, composed_meta=composed_meta)
     notes += sources.notes
-    inputs = CostInputs(workloads=tuple(workloads), prices=sources.book, rates=rates, options=sources.options)
+    inputs = CostInputs(workloads=tuple(workloads), prices=sources.book, rates=rates, options=sources.options,
+                        model_preset=(sizing.get("model") or {}).get("preset_id"))
     return inputs, notes, sources
 
 

@@ -85,6 +85,10 @@ class ApiTokenPrice(models.Model):
     includes_vat = models.BooleanField(_("includes VAT"), default=False)
     valid_from = models.DateField(_("valid from"))
     valid_to = models.DateField(_("valid to (exclusive)"), null=True, blank=True)
+    open_weights_model = models.CharField(
+        _("open-weights model served"), max_length=80, blank=True,
+        help_text=_("the model preset id when the API serves that open-weights model (family), e.g. deepseek-v3; "
+                    "empty for a proprietary model"))
     source = models.TextField(_("source"), help_text=_("URL of the price page and the date it was read"))
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from costs.engine.errors import CostValidationError, FieldError
 from costs.engine.inputs import Rate
 from costs.engine.rates import RATE_SCHEMA, base_key, validate_rate
+from planner.engine.presets import get_preset
 
 DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "rate_cards.csv"
 COLUMNS = ["key", "value", "unit", "currency", "valid_from", "valid_to", "source", "is_assumption", "notes"]
@@ -107,6 +108,7 @@ API_COLUMNS = [
     "includes_vat",
     "valid_from",
     "valid_to",
+    "open_weights_model",
     "source",
 ]
 # ApiTokenPrice.input/output_per_1m_tokens: DecimalField(max_digits=18, decimal_places=6)
@@ -180,6 +182,10 @@ def read_api_price_csv(path: Path = API_PRICES_PATH) -> list[dict]:
                 errs.append(FieldError(path=f"{p}.valid_to", message="must be a date YYYY-MM-DD or empty"))
             if valid_from and valid_to and valid_to <= valid_from:
                 errs.append(FieldError(path=f"{p}.valid_to", message="must be after valid_from"))
+            open_model = raw["open_weights_model"].strip()
+            if open_model and get_preset(open_model) is None:
+                errs.append(FieldError(path=f"{p}.open_weights_model",
+                                       message=f"{open_model!r} is not a model preset id (or leave it empty)"))
             if not raw["source"].strip():
                 errs.append(FieldError(path=f"{p}.source", message="every price needs a source"))
             key = (provider, model, valid_from)
@@ -203,6 +209,7 @@ def read_api_price_csv(path: Path = API_PRICES_PATH) -> list[dict]:
                         "includes_vat": raw["includes_vat"] == "true",
                         "valid_from": valid_from,
                         "valid_to": valid_to,
+                        "open_weights_model": open_model,
                         "source": raw["source"].strip(),
                     }
                 )

@@ -42,6 +42,7 @@ def rate_card_snapshot(*, as_of: date) -> dict:
             "currency": a.currency,
             "includes_vat": a.includes_vat,
             "valid_from": a.valid_from.isoformat(),
+            "open_weights_model": a.open_weights_model,
             "source": a.source,
         }
     return {

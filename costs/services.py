@@ -38,7 +38,8 @@ def rate_cards_load(*, path: Path = DEFAULT_PATH) -> dict[str, int]:
     return counts
 
 
-API_FIELDS = ("input_per_1m_tokens", "output_per_1m_tokens", "currency", "includes_vat", "valid_to", "source")
+API_FIELDS = ("input_per_1m_tokens", "output_per_1m_tokens", "currency", "includes_vat", "valid_to",
+              "open_weights_model", "source")
 
 
 def api_token_prices_load(*, path: Path = API_PRICES_PATH) -> dict[str, int]:

@@ -312,6 +312,8 @@ def decision_view(costs: dict, include_vat: bool) -> dict | None:
                                                "cheapest_dedicated", "cheapest_hybrid", "api")}
     if out["recommended"] is not None:
         out["recommended"]["why"] = decision["recommended"].get("why", "")
+    if out["api"] is not None:
+        out["api"]["comparison"] = decision["api"].get("comparison", "")
     out["ranked"] = [x for x in (ref(r) for r in decision.get("ranked") or []) if x]
     for r, raw in zip(out["ranked"], [r for r in decision.get("ranked") or [] if r.get("id") in by_id], strict=False):
         r["meets_targets"], r["sizing_recommended"] = raw.get("meets_targets"), raw.get("sizing_recommended")

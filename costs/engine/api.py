@@ -85,7 +85,7 @@ def api_option(ctx: Context, w: Workload, api: ApiPrice) -> OptionCost | None:
         useful_gpu_hours_per_month=ZERO,
         tokens_per_month=tokens(w),
         training_gpu_hours_per_run=None,
-        detail={"provider": api.provider, "model": api.model},
+        detail={"provider": api.provider, "model": api.model, "open_weights_model": api.open_weights_model},
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from planner.engine.messages import Msg, figure, join_texts
+from planner.engine.presets import preset_arch
 
 from .analysis import break_even_utilisation
 from .money import CENT, ZERO
@@ -68,8 +69,10 @@ def _eligible(p, workloads) -> tuple[bool, str]:
     return True, ""
 
 
-def pick(*, priced, workloads: dict, basis: Basis) -> dict:
-    """The options of the decision (ids), chosen on the comparison basis."""
+def pick(*, priced, workloads: dict, basis: Basis, model_preset: str | None = None) -> dict:
+    """The options of the decision (ids), chosen on the comparison basis. The model API to compare
+    with self-hosting is the cheapest serving the same open-weights model when one is priced (like
+    for like); else the cheapest of all, flagged as another model (quality is not compared)."""
     total = {p.option.option_id: p.basis_total(basis) for p in priced}
 
     def cheapest(ps):
@@ -79,6 +82,7 @@ def pick(*, priced, workloads: dict, basis: Basis) -> dict:
     gpu = [p for p in priced if p.option.kind != "api"]
     ok = [p for p in gpu if _eligible(p, workloads)[0]]
     api = [p for p in priced if p.option.kind == "api"]
+    same_model = [p for p in api if model_preset and p.option.detail.get("open_weights_model") == model_preset]
     sizing = next((c for c, w in workloads.items() if w.sizing_recommended), None)
     per_candidate: dict[str, str] = {}
     for p in sorted(ok, key=lambda p: total[p.option.option_id]):
@@ -89,7 +93,9 @@ def pick(*, priced, workloads: dict, basis: Basis) -> dict:
         "cheapest_cloud": cheapest(p for p in ok if p.option.kind in CLOUD),
         "cheapest_dedicated": cheapest(p for p in ok if p.option.kind == "dedicated"),
         "cheapest_hybrid": cheapest(p for p in ok if p.option.kind == "hybrid"),
-        "api": cheapest(api),
+        "api": cheapest(same_model) or cheapest(api),
+        "api_same_model": bool(same_model),
+        "model_preset": model_preset,
         "sizing_candidate": sizing,
         "sizing_cheapest": cheapest(p for p in gpu if p.option.candidate_id == sizing),
         "per_candidate": per_candidate,
@@ -171,6 +177,19 @@ def _verdict_text(be: dict | None, by_id) -> Msg | None:
     return Msg("{winner} is never more expensive over the horizon (terminal amounts included)", winner=winner)
 
 
+def _api_comparison(p, picks: dict) -> Msg:
+    """What the API figure compares with: the same open-weights model, or only a price per token."""
+    served = p.option.detail.get("model") or ""
+    model = preset_arch(picks["model_preset"]).name if picks["model_preset"] else None
+    if picks["api_same_model"]:
+        return Msg("like for like: {api} serves the same open-weights model ({model}) as the self-hosted options",
+                   api=served, model=model)
+    if model:
+        return Msg("{api} is another model than the self-hosted {model}: the token prices are compared, not the "
+                   "quality; no priced API serves {model} itself", api=served, model=model)
+    return Msg("{api} is not the model sized here: the token prices are compared, not the quality", api=served)
+
+
 def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, skipped, options, efficiency) -> dict:
     by_id = {p.option.option_id: p for p in priced}
     total = picks["_total"]
@@ -210,6 +229,8 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
         out["why_none"] = Msg("nothing could be priced; see the options not priced")
     for key in ("cheapest_onprem", "cheapest_cloud", "cheapest_dedicated", "cheapest_hybrid", "api"):
         out[key] = ref(picks[key])
+    if out["api"] and gpu_count:
+        out["api"]["comparison"] = _api_comparison(by_id[picks["api"]], picks)
     if not picks["cheapest_onprem"]:
         reasons = sorted({s["reason"] for s in skipped if s["kind"] == "onprem"})
         out["onprem_missing"] = {

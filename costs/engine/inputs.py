@@ -109,6 +109,9 @@ class ApiPrice:
     model: str
     input_per_1m_tokens: Price
     output_per_1m_tokens: Price
+    # The model preset id when the API serves that open-weights model (family): a like-for-like
+    # comparison with self-hosting it. None: another (proprietary or unnamed) model.
+    open_weights_model: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,3 +203,4 @@ class CostInputs:
     prices: PriceBook
     rates: dict[str, Rate]
     options: CostOptions
+    model_preset: str | None = None  # the self-hosted model's preset id (None: a typed architecture)

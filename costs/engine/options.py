@@ -10,6 +10,7 @@ import datetime as dt
 from decimal import Decimal, InvalidOperation
 
 from planner.engine.messages import Msg
+from planner.engine.presets import get_preset
 
 from .errors import CostValidationError, FieldError
 from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice, SupportLine
@@ -184,9 +185,14 @@ def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
         source = item.get("source") or "user input"
         p_in = _price(c, item, "input_per_1m_tokens", path, cur, "per 1M input tokens", vat, source)
         p_out = _price(c, item, "output_per_1m_tokens", path, cur, "per 1M output tokens", vat, source)
+        open_model = item.get("open_weights_model")
+        if open_model is not None and (not isinstance(open_model, str) or get_preset(open_model) is None):
+            c.err(f"{path}.open_weights_model", Msg("must be a model preset id (the open-weights model the API serves)"))
+            open_model = None
         if provider and model and p_in and p_out:
             out.append(
-                ApiPrice(provider=provider, model=model, input_per_1m_tokens=p_in, output_per_1m_tokens=p_out)
+                ApiPrice(provider=provider, model=model, input_per_1m_tokens=p_in, output_per_1m_tokens=p_out,
+                         open_weights_model=open_model)
             )
     return tuple(out)
 

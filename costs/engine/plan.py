@@ -549,7 +549,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         recoverable=o.vat_recoverable,
     )
     by_workload = {w.candidate_id: w for w in workloads}
-    picks = decision.pick(priced=priced, workloads=by_workload, basis=basis)
+    picks = decision.pick(priced=priced, workloads=by_workload, basis=basis, model_preset=inputs.model_preset)
     shortlist = _shortlist(
         priced,
         recommended=workloads[0].candidate_id if workloads else None,

@@ -421,6 +421,9 @@ def cost_options_schema() -> dict:
                 "provider": {"type": "string", "minLength": 1, "pattern": r"\S"},
                 "model": {"type": "string", "minLength": 1, "pattern": r"\S"},
                 "currency": currency, "input_per_1m_tokens": amount, "output_per_1m_tokens": amount,
+                "open_weights_model": {"type": "string", "enum": preset_ids(), "nullable": True,
+                                       "description": "The preset id when the API serves that open-weights "
+                                                      "model: compared like for like with self-hosting it."},
             },
         }},
         "data_residency": {"type": "array", "items": {"type": "string", "enum": countries}},

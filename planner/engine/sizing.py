@@ -83,6 +83,7 @@ def _model_section(spec: WorkloadSpec) -> dict:
     bpp = weight_bytes_per_param(p.weights)
     out = {
         "name": a.name,
+        "preset_id": a.preset_id,  # None for a typed architecture: the cost engine's like-for-like API check
         "source": a.source or spec.model_source,
         "model_type": a.model_type,
         "params": q(a.params, "params", a.params_explain),

@@ -22,7 +22,7 @@ from planner.engine.spec import parse_workload_spec
 pytestmark = pytest.mark.django_db
 
 HEADER = ",".join(API_COLUMNS)
-GOOD = "Acme,chat-1,0.5,1.5,USD,false,2026-01-01,,https://example.org/pricing (read 2026-01-01)"
+GOOD = "Acme,chat-1,0.5,1.5,USD,false,2026-01-01,,,https://example.org/pricing (read 2026-01-01)"
 
 
 def _csv(tmp_path, rows: list[str], name: str = "api.csv"):
@@ -68,7 +68,7 @@ def test_changed_price_is_updated_in_place(tmp_path):
 
 
 def test_rub_price_with_vat_keeps_the_flag(tmp_path):
-    api_token_prices_load(path=_csv(tmp_path, ["Acme,ru-1,120,360,RUB,true,2026-01-01,,https://example.ru"]))
+    api_token_prices_load(path=_csv(tmp_path, ["Acme,ru-1,120,360,RUB,true,2026-01-01,,,https://example.ru"]))
     assert ApiTokenPrice.objects.get().includes_vat is True
 
 
@@ -77,8 +77,8 @@ def test_bad_rows_write_nothing_and_name_line_and_column(tmp_path):
         tmp_path,
         [
             GOOD,
-            "Acme,chat-2,-1,1.5,USD,false,2026-01-01,,https://example.org",
-            "Acme,chat-3,0.5,1.5,GBP,yes,2026-13-01,,",
+            "Acme,chat-2,-1,1.5,USD,false,2026-01-01,,,https://example.org",
+            "Acme,chat-3,0.5,1.5,GBP,yes,2026-13-01,,,",
         ],
     )
     with pytest.raises(CostValidationError) as exc:
@@ -113,7 +113,7 @@ def test_wrong_columns_are_refused(tmp_path):
 
 
 def test_command_with_a_bad_api_file_leaves_the_rate_card_untouched(tmp_path):
-    bad = _csv(tmp_path, ["Acme,chat-1,x,1.5,USD,false,2026-01-01,,https://example.org"])
+    bad = _csv(tmp_path, ["Acme,chat-1,x,1.5,USD,false,2026-01-01,,,https://example.org"])
     with pytest.raises(CommandError) as exc:
         call_command("load_rate_cards", api_file=str(bad), stdout=io.StringIO())
     assert "api.csv:2.input_per_1m_tokens: must be a number" in str(exc.value)
@@ -159,21 +159,26 @@ SPEC = {
 }
 
 
-@pytest.fixture
-def plan(db):
+def _plan(spec: dict, **options) -> dict:
     call_command("load_catalog", stdout=io.StringIO())
     call_command("load_rate_cards", stdout=io.StringIO())
     prices = price_snapshot(as_of=AS_OF)
     accs = accelerator_specs(as_of=AS_OF)
     prices["accelerators"] = [asdict(a) for a in accs]
-    sizing = size_workload(spec=parse_workload_spec(SPEC), accelerators=accs).to_dict()
+    sizing = size_workload(spec=parse_workload_spec(spec), accelerators=accs).to_dict()
     return price_sizing_result(
         sizing=sizing,
         price_snapshot=prices,
         rate_snapshot=rate_card_snapshot(as_of=AS_OF),
-        options={"as_of": AS_OF.isoformat(), "currency": "USD", "include_vat": False, "horizon_months": 12},
-        spec=SPEC,
+        options={"as_of": AS_OF.isoformat(), "currency": "USD", "include_vat": False, "horizon_months": 12,
+                 **options},
+        spec=spec,
     )
+
+
+@pytest.fixture
+def plan(db):
+    return _plan(SPEC)
 
 
 def _token_line(option: dict) -> dict:
@@ -210,3 +215,44 @@ def test_every_api_option_has_its_token_cost_and_the_shortlisted_one_its_source(
     sources = [b["source"] for b in breakdown]
     assert len(sources) == 2 and all("platform.openai.com/docs/pricing" in s for s in sources)
     assert all(b["date"] == "2026-05-01" and b["basis"] == "list price" for b in breakdown)
+
+
+# ---- which API the decision compares with self-hosting -------------------------------------------
+
+
+def test_an_api_serving_the_same_open_model_is_the_one_compared(db):
+    """DeepSeek's API serves DeepSeek-V3.2, of the DeepSeek-V3 family the preset sizes: like for like,
+    though other APIs are cheaper per token."""
+    c = _plan({**SPEC, "model": {"preset": "deepseek-v3"}})
+    api = c["decision"]["api"]
+    assert api["id"] == "api|api|DeepSeek|deepseek-chat"
+    assert "like for like" in str(api["comparison"]) and "DeepSeek-V3" in str(api["comparison"])
+    cheapest = min((o for o in c["options"] if o["kind"] == "api"), key=lambda o: D(o["totals"]["net"]))
+    assert cheapest["id"] != api["id"]  # cheaper per token, but another model
+
+
+def test_another_model_is_flagged_as_a_price_comparison_only(plan):
+    api = plan["decision"]["api"]
+    assert api["id"] == "api|api|OpenAI|gpt-4o-mini"
+    assert "another model than the self-hosted Llama 3.1 8B" in str(api["comparison"])
+    assert "not the quality" in str(api["comparison"])
+
+
+def test_a_teams_api_price_for_the_same_open_model_is_compared_like_for_like(db):
+    own = {"provider": "Hoster", "model": "llama-3.1-8b-instruct", "currency": "USD", "input_per_1m_tokens": "0.2",
+           "output_per_1m_tokens": "0.4", "open_weights_model": "llama-3.1-8b", "source": "quote 2026-11-30"}
+    c = _plan(SPEC, api_prices=[own])
+    assert c["decision"]["api"]["id"] == "api|api|Hoster|llama-3.1-8b-instruct"
+    assert "like for like" in str(c["decision"]["api"]["comparison"])
+    with pytest.raises(CostValidationError) as exc:
+        _plan(SPEC, api_prices=[{**own, "open_weights_model": "llama-9"}])
+    assert [e.path for e in exc.value.errors] == ["costs.api_prices[0].open_weights_model"]
+
+
+def test_a_bad_open_weights_model_in_the_file_names_line_and_column(tmp_path):
+    bad = GOOD.replace(",,,https", ",,llama-9,https")
+    with pytest.raises(CostValidationError) as exc:
+        api_token_prices_load(path=_csv(tmp_path, [GOOD.replace("chat-1", "chat-0"), bad]))
+    assert [str(e) for e in exc.value.errors] == [
+        "api.csv:3.open_weights_model: 'llama-9' is not a model preset id (or leave it empty)"]
+    assert ApiTokenPrice.objects.count() == 0
