@@ -70,6 +70,9 @@ class MeasuredRun(models.Model):
     raw = models.JSONField(_("source record"), default=dict, blank=True)
     # sha256 of the validated figures: the same run recorded twice would count twice in a fit.
     fingerprint = models.CharField(max_length=64, editable=False)
+    # The run's own fit (calibration_services._stored_fit): tens of engine evaluations, done when the
+    # run is recorded and kept with the key of the engine and accelerator data it was made with.
+    fit_memo = models.JSONField(default=dict, blank=True, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -128,3 +128,27 @@ def test_estimate_of_a_team_uses_its_active_calibrations(world, catalog):  # noq
     assert theirs["sizing"]["serving"] == plain["sizing"]["serving"]
     r = outsider.post("/api/v1/estimate/", {"spec": spec, "team": world.team.id}, format="json")
     assert r.status_code == 404 and r.json()["errors"][0]["field"] == "team"
+
+
+def test_a_runs_fit_is_made_when_recorded_and_read_by_the_scoreboard(world, catalog, monkeypatch):  # noqa: F811
+    """A serving run's fit (~0.4 s of engine evaluations) is kept on the run: a scoreboard of a hundred
+    runs reads them instead of spending most of a minute (schemathesis's 10 s limit found it)."""
+    from django.core.cache import cache
+
+    from planner import calibration_fit
+
+    api = client_for(world.users["editor"])
+    assert api.post(RUNS, {"team": world.team.id, "kind": "serving", "run": ONE_RUN}, format="json").status_code == 201
+    run = MeasuredRun.objects.get()
+    assert run.fit_memo["key"].startswith("calibration-fit:") and run.fit_memo["prefill_scale"] > 0
+    cache.clear()
+    calls = []
+    real = calibration_fit.fit_serving_run
+    monkeypatch.setattr(calibration_fit, "fit_serving_run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    board = api.get(BOARD, {"team": world.team.id})
+    assert board.status_code == 200 and len(board.json()["groups"][0]["runs"]) == 1
+    assert calls == []  # read, not fitted again
+    # Another engine: the stored fit no longer applies; it is made again once, and kept.
+    monkeypatch.setattr("planner.engine.ENGINE_VERSION", "another")
+    assert api.get(BOARD, {"team": world.team.id}).status_code == 200 and calls == [1]
+    assert api.get(BOARD, {"team": world.team.id}).status_code == 200 and calls == [1]
