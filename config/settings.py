@@ -4,11 +4,20 @@ Defaults run with no services: a SQLite file and in-process Celery tasks.
 Production (config.settings_production) refuses to start without a secret key.
 """
 
+import decimal
 from pathlib import Path
 
 import environ
 from celery.schedules import crontab
 from kombu import Exchange, Queue
+
+# Money arithmetic: 40 significant digits, not Python's 28. The cost options allow amounts and volumes
+# up to 1e12 (costs.engine.options.MAX_MAGNITUDE); a price of 1e12 per 1M tokens at the spec's largest
+# token volume over 120 months reaches ~3e27, which 28 digits cannot quantize to cents (found by
+# schemathesis). Set for new threads (DefaultContext) and this one; exact results of sane plans are the
+# same to the cent.
+decimal.DefaultContext.prec = 40
+decimal.getcontext().prec = 40
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

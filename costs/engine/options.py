@@ -17,6 +17,11 @@ from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit
 from .money import CURRENCIES, Price
 from .rates import validate_rate
 
+# No amount, volume or rate in the cost options reaches a trillion (the catalog's money columns hold 12
+# whole digits); beyond that it is a typo, and totals over the horizon would outgrow the 28 significant
+# digits of the engine's Decimal arithmetic (the API's schema states the same bound).
+MAX_MAGNITUDE = Decimal(10) ** 12
+
 KNOWN_KEYS = {
     "horizon_months",
     "currency",
@@ -82,6 +87,9 @@ class _Collector:
             return None
         if not d.is_finite():
             self.err(path, Msg("must be a finite number"))
+            return None
+        if abs(d) > MAX_MAGNITUDE:
+            self.err(path, Msg("must be at most {max:g} in size", max=float(MAX_MAGNITUDE)))
             return None
         if lo is not None and hi is not None and (d < lo or d > hi or (lo_open and d == lo)):
             self.err(path, Msg("must be between {lo} and {hi}", lo=lo, hi=hi) + (Msg(" (more than {lo})", lo=lo) if lo_open else ""))

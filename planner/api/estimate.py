@@ -56,8 +56,10 @@ def estimate(*, spec: dict, costs: dict, calibrations: dict | None = None) -> di
                                       rate_snapshot=rates, calibrations=calibrations)
     except (ArithmeticError, OverflowError, ValueError, LookupError) as exc:
         # Valid-looking input the engines cannot compute (e.g. absurd magnitudes): a 400, not a 500.
-        logger.warning("estimate could not be computed: %s", exc)
-        raise FieldErrors([(None, _("The workload could not be computed: %(error)s") % {"error": exc})]) from None
+        logger.warning("estimate could not be computed: %r", exc)
+        reason = (_("its numbers are too large to compute with") if isinstance(exc, ArithmeticError | OverflowError)
+                  else str(exc))
+        raise FieldErrors([(None, _("The workload could not be computed: %(error)s") % {"error": reason})]) from None
     if outcome.status != VersionStatus.DONE:
         raise FieldErrors([(None, outcome.error)])
     from planner.i18n import for_api

@@ -21,6 +21,7 @@ from costs.engine.money import CURRENCIES
 from costs.engine.options import (
     ISO_COUNTRIES,
     MAX_HORIZON_MONTHS,
+    MAX_MAGNITUDE,
     MAX_SAMPLES,
     MIN_SAMPLES,
     SUPPORT_KINDS,
@@ -383,7 +384,24 @@ def _rate_override(kind: str) -> dict:
     return _not_null(_num(0))
 
 
+def _bounded(node):
+    """Every number of the cost options at most MAX_MAGNITUDE in size (the parser's rule)."""
+    if isinstance(node, list):
+        return [_bounded(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _bounded(v) for k, v in node.items()}
+    if out.get("type") == "number":
+        out.setdefault("maximum", float(MAX_MAGNITUDE))
+        out.setdefault("minimum", -float(MAX_MAGNITUDE))
+    return out
+
+
 def cost_options_schema() -> dict:
+    return _bounded(_cost_options_schema())
+
+
+def _cost_options_schema() -> dict:
     countries = sorted(ISO_COUNTRIES)
     price_item = lambda props, required: _obj(props, required=required, nullable=False)  # noqa: E731
     amount = _not_null(_num(0))

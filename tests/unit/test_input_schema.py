@@ -188,5 +188,6 @@ def test_cost_bounds_are_the_parsers():
             parse_cost_options({name: prop["maximum"] - 1e-6})
             continue
         parse_cost_options({name: prop["maximum"]})
+        step = 1 if prop["type"] == "integer" else max(1e-6, abs(prop["maximum"]) * 1e-9)
         with pytest.raises(CostValidationError):
-            parse_cost_options({name: prop["maximum"] + (1 if prop["type"] == "integer" else 1e-6)})
+            parse_cost_options({name: prop["maximum"] + step})
