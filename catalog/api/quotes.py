@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from catalog.choices import Currency, QuoteItemKind
 from catalog.models import Accelerator, SupplierQuote
 from catalog.quotes import QuoteUploadError, quote_create, quote_data, quotes_upload
-from planner.api.body_schema import check_body
+from planner.api.body_schema import catalog_enum, check_body
 from planner.api.errors import FieldErrors
 from planner.api.parsers import SafeJSONParser
 from planner.api.views import ApiView, _editable_team, _int_query, _paginate, _require_edit
@@ -59,8 +59,8 @@ def quote_body_schema() -> dict:
             "team": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
             "supplier": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
             "item_kind": {"type": "string", "enum": list(QuoteItemKind.values)},
-            "accelerator": {"type": "string", "description": "A catalog id (GET /api/v1/catalog/accelerators/).",
-                            "enum": list(Accelerator.objects.order_by("slug").values_list("slug", flat=True))},
+            "accelerator": {"type": "string", "minLength": 1, "description": "A catalog id (GET /api/v1/accelerators/).",
+                            **catalog_enum(lambda: Accelerator.objects.order_by("slug").values_list("slug", flat=True))},
             "gpus_per_server": {"type": "integer", "minimum": 1, "maximum": 32767, "nullable": True,
                                 "description": "Required for a whole server configuration."},
             "description": text,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 
+from django.db import DatabaseError
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from jsonschema import Draft4Validator, FormatChecker
@@ -23,6 +24,17 @@ from .errors import FieldErrors
 
 FORMATS = FormatChecker(formats=("date",))
 MAX_ERRORS = 20
+
+
+def catalog_enum(read) -> dict:
+    """{"enum": ids} for ids of the catalog of the day, or {} when the catalog is empty or cannot be
+    read (the document generated with no database, e.g. `check --deploy` before `migrate`): the form
+    or parser still checks an id against the catalog."""
+    try:
+        ids = list(read())
+    except DatabaseError:
+        return {}
+    return {"enum": ids} if ids else {}
 
 
 def validator_schema(schema: dict) -> dict:

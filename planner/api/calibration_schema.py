@@ -10,6 +10,7 @@ parser's 400 after that (docs/API.md, "Rules the schema cannot state").
 
 from __future__ import annotations
 
+from planner.api.body_schema import catalog_enum
 from planner.calibration_formats import (
     CHECKPOINTING,
     COMMON_NUMBERS,
@@ -36,23 +37,23 @@ def _number(f: NumberField) -> dict:
     return {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": f.high}
 
 
-def _accelerator_ids() -> list[str]:
-    """Catalog accelerators with at least one known peak throughput: a run on a chip with none
-    cannot be scored (which precision the chip has a peak for is the parser's rule)."""
+def _accelerator_ids() -> dict:
+    """The enum of catalog accelerators with at least one known peak throughput: a run on a chip
+    with none cannot be scored (which precision the chip has a peak for is the parser's rule)."""
     from planner.calibration_fit import compute_precision
     from planner.calibration_services import catalog_resolver
 
-    return sorted(acc.id for acc in catalog_resolver().accelerators
-                  if any(peak_tflops(acc, compute_precision(p))[0] for p in PRECISIONS))
+    return catalog_enum(lambda: sorted(acc.id for acc in catalog_resolver().accelerators
+                                       if any(peak_tflops(acc, compute_precision(p))[0] for p in PRECISIONS)))
 
 
-def _run_schema(kind: str, accelerators: list[str]) -> dict:
+def _run_schema(kind: str, accelerators: dict) -> dict:
     serving = kind == RunKind.SERVING
     models = [p["id"] for p in list_presets() if not serving or preset_arch(p["id"]).has_kv_cache]
     numbers = {**COMMON_NUMBERS, **(SERVING_NUMBERS if serving else TRAINING_NUMBERS)}
     props = {
         "model": {"type": "string", "enum": models, "description": "A preset id (GET /api/v1/presets/)."},
-        "accelerator": {"type": "string", "enum": accelerators, "description": "A catalog id."},
+        "accelerator": {"type": "string", "minLength": 1, "description": "A catalog id.", **accelerators},
         **{name: _number(f) for name, f in numbers.items()},
         "precision": {"type": "string", "enum": list(PRECISIONS)},
         "measured_on": {"type": "string", "format": "date", "description": "Not in the future, not before 2015."},

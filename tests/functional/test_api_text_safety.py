@@ -49,6 +49,8 @@ def _body_from(schema: dict, node: dict, depth: int = 0):
     """A body with every property the schema declares (values need not be valid: the parser
     rejects hostile text before anything else looks at the body)."""
     node = _resolve(schema, node)
+    if "oneOf" in node and "properties" not in node:  # one of several bodies (a run per kind): the first
+        node = _resolve(schema, node["oneOf"][0])
     kind = node.get("type")
     if "properties" in node or kind == "object":
         if depth > 6:
