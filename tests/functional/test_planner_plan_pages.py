@@ -114,6 +114,15 @@ def test_option_warnings_are_shown(client, computed):
     assert "A spot interruption of a serving fleet is an outage." in html
 
 
+def test_plan_page_says_what_the_model_api_is_compared_with(owner_client, plan):
+    url = reverse("plan_detail", args=[plan.id])
+    html = owner_client.get(url).content.decode()
+    assert 'id="decision-api-comparison"' in html
+    assert "is another model than the self-hosted" in html and "not the quality" in html
+    ru = owner_client.get(url, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "сравниваются цены токенов, а не качество" in ru
+
+
 def test_plan_page_renders_in_russian(owner_client, plan):
     html = owner_client.get(reverse("plan_detail", args=[plan.id]), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
     assert '<html lang="ru"' in html
