@@ -163,11 +163,12 @@ class RunListView(ApiView):
             raise FieldErrors([("content", _("A benchmark file's content goes to %(path)s.")
                                 % {"path": "/api/v1/calibration/runs/upload/"})])
         check_body(envelope_schema(), request.data)
-        check_body(run_schema(request.data["kind"]), request.data["run"], prefix=("run",))
+        resolver = cs.catalog_resolver()
+        check_body(run_schema(request.data["kind"], resolver), request.data["run"], prefix=("run",))
         team = _editable_team(request.user, request.data["team"])
         try:
             runs = [cs.run_record(team=team, user=request.user, kind=request.data["kind"],
-                                  data=request.data["run"], source="api")]
+                                  data=request.data["run"], source="api", resolver=resolver)]
         except RunFileError as exc:
             raise _run_errors(exc, prefix="run", per_field=True) from None
         return Response([run_data(r) for r in runs], status=status.HTTP_201_CREATED)

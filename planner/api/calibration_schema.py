@@ -37,13 +37,13 @@ def _number(f: NumberField) -> dict:
     return {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": f.high}
 
 
-def _accelerator_ids() -> dict:
+def _accelerator_ids(resolver=None) -> dict:
     """The enum of catalog accelerators with at least one known peak throughput: a run on a chip
     with none cannot be scored (which precision the chip has a peak for is the parser's rule)."""
     from planner.calibration_fit import compute_precision
     from planner.calibration_services import catalog_resolver
 
-    return catalog_enum(lambda: sorted(acc.id for acc in catalog_resolver().accelerators
+    return catalog_enum(lambda: sorted(acc.id for acc in (resolver or catalog_resolver()).accelerators
                                        if any(peak_tflops(acc, compute_precision(p))[0] for p in PRECISIONS)))
 
 
@@ -83,8 +83,9 @@ def envelope_schema() -> dict:
     }
 
 
-def run_schema(kind: str) -> dict:
-    return _run_schema(kind, _accelerator_ids())
+def run_schema(kind: str, resolver=None) -> dict:
+    """`resolver`: the catalog the run will be recorded against (one read per request)."""
+    return _run_schema(kind, _accelerator_ids(resolver))
 
 
 def run_body_schema() -> dict:
