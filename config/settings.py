@@ -297,6 +297,12 @@ PLAN_SWEEP_INTERVAL_SECONDS = env.float("PLAN_SWEEP_INTERVAL_SECONDS", default=5
 # or Redis restarted empty) and is queued again at the next sweep; with one, it is queued
 # again only after the marker expired (a message lost while Redis stayed up).
 PLAN_PENDING_REQUEUE_SECONDS = env.int("PLAN_PENDING_REQUEUE_SECONDS", default=120)
+# When a worker receives a version's message, the marker is cut to this many seconds (plus
+# the message's countdown, if it is a retry): the worker claims the row in milliseconds, and
+# a worker killed in between (its message unacked until visibility_timeout) loses the version
+# for this long, not for the marker's 120 s. Expiring early on a live worker costs one
+# duplicate message, never a duplicate computation.
+PLAN_RECEIVED_MARK_SECONDS = env.int("PLAN_RECEIVED_MARK_SECONDS", default=10)
 # A pending version younger than this is left alone: its publish on commit may be under way.
 PLAN_PENDING_MIN_AGE_SECONDS = env.float("PLAN_PENDING_MIN_AGE_SECONDS", default=2.0)
 PLAN_MAX_ATTEMPTS = env.int("PLAN_MAX_ATTEMPTS", default=3)
@@ -334,6 +340,8 @@ if SKYPILOT_CATALOG_SOURCES:
 # Fault tests only: seconds a computation sleeps while holding its row lock, so a worker can
 # be killed mid-computation (tests/reliability). Production settings force it to 0.
 FAULT_INJECTION_COMPUTE_DELAY_SECONDS = env.float("FAULT_INJECTION_COMPUTE_DELAY_SECONDS", default=0.0)
+# ... and seconds between a worker receiving a computation's message and claiming its row.
+FAULT_INJECTION_CLAIM_DELAY_SECONDS = env.float("FAULT_INJECTION_CLAIM_DELAY_SECONDS", default=0.0)
 
 # Structured logs: one JSON object per line with the request id; plain text by default while
 # DEBUG is on (LOG_FORMAT=json|text overrides).

@@ -36,6 +36,7 @@ if METRICS_TOKEN and len(METRICS_TOKEN) < 32:  # noqa: F405
     raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters.")
 # Fault injection is for the fault tests only.
 FAULT_INJECTION_COMPUTE_DELAY_SECONDS = 0.0
+FAULT_INJECTION_CLAIM_DELAY_SECONDS = 0.0
 # The beat service (docker-compose.yml) runs CELERY_BEAT_SCHEDULE from config.settings: the sweeper,
 # the daily Bank of Russia rates (CBR_DAILY_URL at CBR_DAILY_HOUR_UTC) and, when
 # SKYPILOT_CATALOG_SOURCES is set, the weekly SkyPilot catalog refresh. Refuse to start without the rates feed.

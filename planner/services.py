@@ -175,6 +175,25 @@ def plan_version_enqueue(*, version: PlanVersion) -> bool:
     return True
 
 
+def plan_version_received(*, version_id: int, eta: datetime | None = None) -> None:
+    """A worker holds this version's message now (Celery's task_received, in its main process).
+
+    Its queued marker is cut to PLAN_RECEIVED_MARK_SECONDS (plus the wait until `eta` for a
+    retry): the marker said "a message waits in the queue", which stops being true here. A
+    worker killed before it claims the row leaves the message unacked until the broker's
+    visibility timeout (6 min); with the marker gone the sweeper queues the version again
+    within seconds. A live worker claims in milliseconds, so the short marker costs nothing.
+    """
+    from django.conf import settings
+
+    client = broker_client()
+    if client is None:
+        return
+    wait_s = max((eta - timezone.now()).total_seconds(), 0.0) if eta is not None else 0.0
+    client.set(f"{QUEUED_MARK_PREFIX}{version_id}", "received",
+               ex=max(int(settings.PLAN_RECEIVED_MARK_SECONDS + wait_s + 0.999), 1))
+
+
 def plan_assumptions_update(*, plan: Plan, options: dict, user) -> PlanVersion:
     """Changed cost assumptions are saved on the plan and computed as a new version."""
     with transaction.atomic():
@@ -237,12 +256,13 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     return ComputeOutcome(VersionStatus.DONE, {"sizing": sizing_dict, "costs": costs}, "", ENGINE_VERSION)
 
 
-def _fault_injection_delay() -> None:
-    """Fault tests only (FAULT_INJECTION_COMPUTE_DELAY_SECONDS, forced to 0 in production):
-    hold the row lock long enough for a test to kill the worker mid-computation."""
+def _fault_injection_delay(setting: str = "FAULT_INJECTION_COMPUTE_DELAY_SECONDS") -> None:
+    """Fault tests only (forced to 0 in production): hold the row lock long enough for a test
+    to kill the worker mid-computation (COMPUTE), or wait between a message's receipt and the
+    row's claim (CLAIM), so a kill lands in that window."""
     from django.conf import settings
 
-    delay = getattr(settings, "FAULT_INJECTION_COMPUTE_DELAY_SECONDS", 0)
+    delay = getattr(settings, setting, 0)
     if delay > 0:
         import time
 
@@ -267,6 +287,7 @@ def plan_version_compute(*, version_id: int) -> PlanVersion | None:
     from django.db import InterfaceError, OperationalError
 
     max_attempts = settings.PLAN_MAX_ATTEMPTS
+    _fault_injection_delay("FAULT_INJECTION_CLAIM_DELAY_SECONDS")
     # 1. Claim: count the attempt and show "running" (committed, so the user sees it).
     with transaction.atomic():
         version = PlanVersion.objects.select_for_update(skip_locked=True).filter(pk=version_id).first()
