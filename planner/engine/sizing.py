@@ -215,8 +215,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
             "mfu": {"value": round(float(res["mfu"][rec_i]), 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
                     "unit": "fraction of dense peak", "explain": eff.explain},
             "goodput": {"value": round(good, 4), "unit": "fraction of wall-clock", "explain": good_why},
-            "peak_tflops_per_gpu": q(peak, "TFLOP/s", Msg("{model} dense {compute} peak ({peak_column})", model=acc.model,
-                                                          compute=p.compute, peak_column=cat.peak_column[res['a'][rec_i]])),
+            "peak_tflops_per_gpu": q(peak, "TFLOP/s", _peak_explain(acc, p.compute, cat.peak_column[res['a'][rec_i]])),
             "gpu_hours": q(float(res["gpu_hours"][rec_i]), "GPU-hours",
                            Msg("executed FLOPs / ({peak:g} TFLOP/s x efficiency {eff:.3f}) / 3600 / goodput {good:.3f}",
                                peak=peak, eff=float(res["mfu"][rec_i]), good=good)),
@@ -536,6 +535,17 @@ def _checkpoint_bytes(spec, trainable: float) -> tuple[float, str]:
                                                 states=t.optimizer_states, master=t.master_weights)
     return trainable * per, Msg("{trainable:,.0f} adapter params x {per:g} B (base weights are not re-saved)",
                                 trainable=trainable, per=per)
+
+
+def _peak_explain(acc: AcceleratorSpec, compute: str, column: str) -> Msg:
+    """Which peak the estimate runs at; says so when the chip lacks the format's own units
+    (bf16 on V100 is fp16 with loss scaling; fp8 on A100 runs 16-bit matmuls)."""
+    own = {"fp32": ("tf32", "fp32"), "int4": ("bf16",)}.get(compute, (compute,))
+    fmt = column.split("_")[0]
+    if fmt in own:
+        return Msg("{model} dense {compute} peak ({peak_column})", model=acc.model, compute=compute, peak_column=column)
+    return Msg("{model} has no {compute} tensor cores: {compute} runs as {fmt}, at its dense {fmt} peak ({peak_column})",
+               model=acc.model, compute=compute, fmt=fmt, peak_column=column)
 
 
 def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, warnings) -> dict:

@@ -447,3 +447,21 @@ def test_searched_limit_follows_the_batch_when_it_caps_the_count():
              "hardware": {"accelerator": "nvidia-t4-16gb"}})
     reasons = [x["reason"] for x in r["candidates"]["not_fitting"] if "needs" in x["reason"]]
     assert reasons and all("up to 32 GPUs (more would need more sequences" in x for x in reasons), reasons
+
+
+def test_a_chip_without_the_formats_units_says_what_the_estimate_runs_at():
+    """V100 has no bf16 tensor cores and A100 no fp8 ones: the peak used is the 16-bit one, and
+    the explanation says so instead of calling it a bf16 / fp8 peak."""
+    def spec(acc, compute):
+        return {"kind": "finetuning", "model": {"preset": "llama-3-8b"}, "precision": {"compute": compute},
+                "training": {"method": "lora", "tokens": 1e8, "sequence_length": 2048},
+                "hardware": {"accelerator": acc, "count": 1}}
+
+    v100 = run(spec("nvidia-v100-sxm2-32gb", "bf16"))["compute"]["peak_tflops_per_gpu"]
+    assert v100["value"] == BY_ID["nvidia-v100-sxm2-32gb"].fp16_tflops_dense
+    assert "no bf16 tensor cores: bf16 runs as fp16" in v100["explain"]
+    a100 = run(spec("nvidia-a100-sxm4-80gb", "fp8"))["compute"]["peak_tflops_per_gpu"]
+    assert a100["value"] == BY_ID["nvidia-a100-sxm4-80gb"].bf16_tflops_dense
+    assert "no fp8 tensor cores: fp8 runs as bf16" in a100["explain"]
+    h100 = run(spec("nvidia-h100-sxm5-80gb", "bf16"))["compute"]["peak_tflops_per_gpu"]
+    assert h100["explain"].startswith("H100") and "tensor cores" not in h100["explain"]
