@@ -59,3 +59,13 @@ def test_production_settings_pass_check_deploy_without_warnings():
     result = _manage("check", "--deploy", "--fail-level", "WARNING", secret=secrets.token_urlsafe(64))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_production_settings_switch_fault_injection_off_whatever_the_environment_says(monkeypatch):
+    monkeypatch.setenv("FAULT_INJECTION_COMPUTE_DELAY_SECONDS", "5")
+    monkeypatch.setenv("FAULT_INJECTION_CLAIM_DELAY_SECONDS", "5")
+    code = ("from django.conf import settings; "
+            "print(settings.FAULT_INJECTION_COMPUTE_DELAY_SECONDS, settings.FAULT_INJECTION_CLAIM_DELAY_SECONDS)")
+    result = _manage("shell", "-v", "0", "-c", code, secret=secrets.token_urlsafe(64))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0.0", "0.0"]
