@@ -16,6 +16,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def schemathesis_hooks():
+    """scripts/schemathesis_hooks.py as a module (a script, not a package: loaded by path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("st_hooks", ROOT / "scripts" / "schemathesis_hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 
 

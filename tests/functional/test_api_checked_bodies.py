@@ -3,8 +3,6 @@ one measured run and one supplier quote. The schema refuses what is malformed, w
 and nothing written; the form/parser refuses what one field says about another; the
 schemathesis hooks repair only those rules in a generated positive case (issue 16)."""
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -13,12 +11,12 @@ from planner.api.body_schema import check_body, validator_schema
 from planner.api.calibration_schema import run_body_schema
 from planner.api.errors import FieldErrors
 from planner.calibration_models import MeasuredRun
+from tests.conftest import schemathesis_hooks
 from tests.functional.api_fixtures import *  # noqa: F403
 from tests.functional.api_fixtures import catalog, client_for, world  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
 RUNS = "/api/v1/calibration/runs/"
 UPLOAD = "/api/v1/calibration/runs/upload/"
 QUOTES = "/api/v1/supplier-quotes/"
@@ -30,13 +28,6 @@ TRAINING = {"model": "llama-3.1-8b", "accelerator": "nvidia-h100-sxm5-80gb", "co
 QUOTE = {"supplier": "ООО Интегратор", "item_kind": "server", "accelerator": "nvidia-h100-sxm5-80gb",
          "gpus_per_server": 8, "unit_price": "42000000.50", "currency": "RUB", "includes_vat": True,
          "quote_date": "2026-11-20", "valid_until": "2027-12-31"}
-
-
-def _hooks():
-    spec = importlib.util.spec_from_file_location("st_hooks", ROOT / "scripts" / "schemathesis_hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _errors(r) -> dict:
@@ -98,7 +89,7 @@ def test_errors_speak_the_requests_language(world, catalog):  # noqa: F811
 
 
 def test_a_physically_impossible_run_is_the_parsers_400_and_the_hook_repairs_it(world, catalog):  # noqa: F811
-    hooks = _hooks()
+    hooks = schemathesis_hooks()
     api = client_for(world.users["editor"])
     # Schema-valid, but TP 3 does not divide 4 GPUs, and (once it does) a TPOT below one read of the
     # weights at the chip's bandwidth and more tokens/s than 16 streams at that TPOT can produce.
@@ -148,7 +139,7 @@ def test_a_quote_is_checked_against_its_schema_then_the_form(world, catalog):  #
 
 
 def test_the_quote_forms_cross_field_rules_and_their_repair(world, catalog):  # noqa: F811
-    hooks = _hooks()
+    hooks = schemathesis_hooks()
     api = client_for(world.users["editor"])
     body = {"team": world.team.id, **QUOTE, "gpus_per_server": None, "quote_date": "2027-01-02",
             "valid_until": "2026-01-01"}
@@ -182,7 +173,7 @@ def test_runs_at_the_schemas_extremes_are_recorded_or_refused_and_never_break_th
     an MFU of 0 and the scoreboard divided by it)."""
     from planner.calibration_formats import COMMON_NUMBERS, SERVING_NUMBERS, TRAINING_NUMBERS
 
-    hooks = _hooks()
+    hooks = schemathesis_hooks()
     api = client_for(world.users["editor"])
     for kind, base, fields in (("serving", SERVING, {**COMMON_NUMBERS, **SERVING_NUMBERS}),
                                ("training", TRAINING, {**COMMON_NUMBERS, **TRAINING_NUMBERS})):

@@ -5,8 +5,6 @@ against the parser), the documented examples valid under both."""
 from __future__ import annotations
 
 import copy
-import importlib.util
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -19,8 +17,7 @@ from planner.api.body_schema import validator_schema
 from planner.api.schema import SPEC_EXAMPLES
 from planner.engine import spec as S
 from planner.engine.errors import SpecValidationError
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import schemathesis_hooks
 
 
 def _validator(kind: str):
@@ -146,15 +143,8 @@ def test_architecture_bounds_come_from_the_parsers_table():
         assert (arch[key]["minimum"], arch[key]["maximum"]) == (lo, hi)
 
 
-def _hooks():
-    spec = importlib.util.spec_from_file_location("st_hooks", ROOT / "scripts" / "schemathesis_hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_hooks_repair_only_the_documented_cross_field_rules():
-    hooks = _hooks()
+    hooks = schemathesis_hooks()
     arch = {"layers": 4, "hidden_size": 100, "attention_heads": 3, "vocab_size": 10, "ffn_hidden_size": 8,
             "kv_heads": 2, "experts": 2, "experts_per_token": 5, "moe_ffn_hidden_size": 8, "dense_layers": 9}
     spec = {"kind": "inference", "model": {"architecture": arch},
@@ -171,7 +161,7 @@ def test_hooks_repair_only_the_documented_cross_field_rules():
 
 
 def test_hooks_move_a_past_expiry_into_the_future():
-    hooks = _hooks()
+    hooks = schemathesis_hooks()
     assert hooks.repair_expiry("2000-01-01T00:00:00Z") > "2026"
     assert hooks.repair_expiry("2999-01-01T00:00:00Z") == "2999-01-01T00:00:00Z"
     assert hooks.repair_costs({"runs": 2, "runs_per_month": 1, "as_of": "2000-01-01"}) == {"runs": 2}
