@@ -90,7 +90,7 @@ def option_label(option: dict) -> str:
     if "gpus" not in d or "tensor_parallel" not in d:
         return engine_label
     pp = d.get("pipeline_parallel") or 1
-    layout = f"TP{d['tensor_parallel']}" + (f" x PP{pp}" if pp > 1 else "")
+    layout = f"TP{d['tensor_parallel']}" + (f" × PP{pp}" if pp > 1 else "")
     fleet = {"gpus": d["gpus"], "accelerator": d.get("accelerator", ""), "layout": layout}
     spare = gettext(" (incl. 1 spare)") if "(incl. 1 spare)" in engine_label else ""
     if kind in MODE_LABELS:

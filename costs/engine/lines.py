@@ -226,7 +226,7 @@ def _num(d: Decimal, places: int | None = None) -> str:
 def fleet_text(w: Workload, gpus: int | None = None) -> str:
     """ "2 x H100 SXM5 80GB (TP2)": what runs, with its layout."""
     layout = f"TP{max(1, w.tensor_parallel)}" + (
-        f" x PP{w.pipeline_parallel}" if w.pipeline_parallel > 1 else ""
+        f" × PP{w.pipeline_parallel}" if w.pipeline_parallel > 1 else ""
     )
     name = w.accelerator_name or w.accelerator_id or "GPU"
     return f"{w.gpu_count if gpus is None else gpus} x {name} ({layout})"

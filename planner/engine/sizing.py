@@ -479,7 +479,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
     zero_txt = {0: Msg("replicated"), 1: Msg("optimizer sharded (ZeRO-1)"), 2: Msg("optimizer+gradients sharded (ZeRO-2)"),
                 3: Msg("weights+gradients+optimizer sharded (ZeRO-3/FSDP)")}[lay["zero"]]
     cp = lay.get("cp", 1)
-    where = Msg("TP{tp} x PP{pp} x CP{cp} x DP{dp}, {zero_txt}", tp=lay["tp"], pp=lay["pp"], cp=cp, dp=lay["dp"],
+    where = Msg("TP{tp} × PP{pp} × CP{cp} × DP{dp}, {zero_txt}", tp=lay["tp"], pp=lay["pp"], cp=cp, dp=lay["dp"],
                 zero_txt=zero_txt)
     if t.method == "qlora":
         frozen = Msg("frozen base weights in NF4 ({bpp:.4g} B/param incl. block-64 constants{dq}), embeddings and "

@@ -260,7 +260,7 @@ def _refuse_pin(spec, res, cat, full_catalog, calibrations) -> None:
     same = fres["fits"][[j for j, x in enumerate(full.accelerators) if x.id == acc.id]]
     if same.size and same.any():
         j = int(np.nonzero(same[0])[0][0])
-        tips.insert(0, str(Msg("{n} x {acc} (TP{tp} x PP{pp})", n=int(fres["tp"][j] * fres["pp"][j]), acc=acc.model,
+        tips.insert(0, str(Msg("{n} x {acc} (TP{tp} × PP{pp})", n=int(fres["tp"][j] * fres["pp"][j]), acc=acc.model,
                                tp=int(fres["tp"][j]), pp=int(fres["pp"][j]))))
     raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
         "{acc} cannot hold the weights and one {ctx}-token sequence ({need}) at any layout within {count} GPUs; "
@@ -340,7 +340,7 @@ def _details(spec, res, cat, rec, warnings, calibrations):
         "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
         "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
         "components": {
-            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} x PP{pp}", weights=p.weights, tp=tp, pp=pp)),
+            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} × PP{pp}", weights=p.weights, tp=tp, pp=pp)),
             "kv_cache_bytes": q(kv_gpu, "bytes", Msg(
                 "{n:.1f} running sequences x {tokens:g} tokens reserved each ({how}) of {kv} KV; the pool holds {cap:g}",
                 n=running, tokens=float(s.input_tokens + (s.output_tokens if rt.kv_reservation == "full" else s.output_tokens / 2)),
