@@ -693,15 +693,18 @@ def build_cost_inputs_with_sources(
         notes.append(Msg("cloud billing granularity unknown for some offers: per-second billing assumed for them"))
     if not workloads:
         workloads = [Workload(candidate_id="none", accelerator_id=None, gpu_count=0)]
-    sources = _sources(price_snapshot, prices=prices, opts=opts, rates=effective, composed_meta=composed_meta)
+    sources = _sources(price_snapshot, prices=prices, opts=opts, rates=effective, composed_meta=composed_meta,
+                       gpu_needed=any(w.accelerator_id for w in workloads))
     notes += sources.notes
     inputs = CostInputs(workloads=tuple(workloads), prices=sources.book, rates=rates, options=sources.options,
                         model_preset=(sizing.get("model") or {}).get("preset_id"))
     return inputs, notes, sources
 
 
-def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_meta: dict) -> price_sources.Sources:
-    """Quotes in preference to list prices, residency, 'not priced' providers (costs.price_sources)."""
+def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_meta: dict,
+             gpu_needed: bool) -> price_sources.Sources:
+    """Quotes in preference to list prices, residency, 'not priced' providers (costs.price_sources);
+    a plan that needs no GPU is not told to ask GPU clouds for quotes."""
     quoted, quote_meta, expired, quote_notes = price_sources.quote_servers(
         price_snapshot, options=opts, host_rate=rates.get("server_host_capex_per_gpu_slot"), fx=prices.fx,
     )
@@ -717,7 +720,8 @@ def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_m
             prices, allowed=opts.data_residency, price_snapshot=price_snapshot
         )
         sources.skipped += sources.residency["left_out"]
-    sources.skipped += price_sources.not_priced_providers(price_snapshot, allowed=opts.data_residency)
+    if gpu_needed:
+        sources.skipped += price_sources.not_priced_providers(price_snapshot, allowed=opts.data_residency)
     return sources
 
 

@@ -201,6 +201,17 @@ def test_unpriced_russian_providers_are_named_with_an_invitation_to_quote(snaps)
         assert provider in reasons and "quote" in reasons[provider]
 
 
+def test_a_plan_that_needs_no_gpu_is_not_told_to_ask_gpu_clouds_for_quotes(snaps):
+    prices, rates = snaps["team"]
+    spec = {"kind": "external_api", "name": "agent", "serving": {"requests_per_second": 1}}
+    outcome = compute_from_inputs(inputs={"spec": spec, "costs": {**RUB, "data_residency": ["RU"]}},
+                                  price_snapshot=prices, rate_snapshot=rates)
+    assert outcome.status == "done", outcome.error
+    skipped = outcome.result["costs"]["skipped"]
+    assert not [s for s in skipped if "not priced" in str(s.get("reason"))]
+    assert any(s["candidate"] == "no-gpu" for s in skipped)
+
+
 def test_bad_residency_value_is_a_field_error(snaps):
     prices, rates = snaps["none"]
     out = compute_from_inputs(inputs={"spec": SPEC, "costs": {"data_residency": "RU"}}, price_snapshot=prices,
