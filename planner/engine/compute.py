@@ -104,10 +104,13 @@ def generation_of(architecture: str) -> str:
     return "other"
 
 
-def base_efficiency(generation: str, compute_precision: str) -> tuple[float, str]:
+def base_efficiency(generation: str, compute_precision: str, *, has_format_units: bool = True) -> tuple[float, str]:
     """Asymptotic base for the generation and format (8-bit formats: the fitted 8-bit base where there is
-    one; the step is still never faster than the peak ratio allows, see training_efficiency)."""
+    one; the step is still never faster than the peak ratio allows, see training_efficiency). A chip
+    without the format's units (fp8 on A100) runs 16-bit matmuls: the 16-bit base, at its 16-bit peak."""
     b16, why16 = BASE.get((generation, "16"), BASE[("other", "16")])
+    if compute_precision in EIGHT_BIT and not has_format_units:
+        return b16, why16 + Msg("; no {compute} units: 16-bit matmuls at the 16-bit peak", compute=compute_precision)
     if compute_precision in EIGHT_BIT:
         b8 = BASE.get((generation, "8"))
         if b8 is None:
@@ -267,14 +270,14 @@ class Efficiency:
 def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: int | None, tp: int, x_attn: float,
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
                        pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0,
-                       all_to_all: dict | None = None) -> Efficiency:
+                       all_to_all: dict | None = None, has_format_units: bool = True) -> Efficiency:
     """The efficiency of one layout with its explanation. `all_to_all` (MoE with expert parallelism,
     search.moe_all_to_all for this option): {"factor", "ep", "bytes_per_token", "link_gb_s"}."""
     if pinned is not None:
         why = pinned_label or Msg("given in hardware.mfu")
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
-    base, why = base_efficiency(generation, compute_precision)
-    fmt = "8-bit" if compute_precision in EIGHT_BIT else "16-bit"
+    base, why = base_efficiency(generation, compute_precision, has_format_units=has_format_units)
+    fmt = "8-bit" if compute_precision in EIGHT_BIT and has_format_units else "16-bit"
     if vision:
         v = base * VISION_FACTOR
         return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]),

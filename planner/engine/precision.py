@@ -38,3 +38,9 @@ def peak_tflops(acc: AcceleratorSpec, precision: str) -> tuple[float | None, str
         if value:
             return float(value), column
     return None, ""
+
+
+def has_eight_bit_units(compute_precision: str, column: str) -> bool:
+    """False when an 8-bit compute format fell back to a 16-bit peak column (fp8 on A100): the
+    matmuls then run in 16 bits. True for every other case (int8 on an fp8 column is still 8-bit)."""
+    return compute_precision not in ("fp8", "int8") or column.split("_")[0] in ("fp8", "int8")

@@ -16,7 +16,7 @@ from . import compute, memory, moe_comm
 from .architecture import ModelArch
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
-from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
+from .precision import BYTES_PER_VALUE, has_eight_bit_units, peak_tflops, weight_bytes_per_param
 from .serving_layout import bottleneck, make_engines
 from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
 
@@ -65,7 +65,8 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         cols.append(col)
         p16, _ = peak_tflops(a, "bf16")
         ratios.append(p / p16 if p and p16 else 1.0)
-        base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision)
+        base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision,
+                                            has_format_units=not col or has_eight_bit_units(compute_precision, col))
         bases.append(base)
         b16s.append(compute.base_16bit(compute.generation_of(a.architecture)))
         whys.append(why)

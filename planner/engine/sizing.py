@@ -14,7 +14,7 @@ from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_laye
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .messages import Msg
-from .precision import weight_bytes_per_param
+from .precision import has_eight_bit_units, weight_bytes_per_param
 from .resolve import resolve_accelerator
 from .result import SizingResult, q
 from .sizing_serving import size_serving
@@ -439,7 +439,8 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
     args = dict(generation=compute.generation_of(acc.architecture), compute_precision=spec.precision.compute,
                 hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
-                method=t.method, vision=ti.vision)
+                method=t.method, vision=ti.vision,
+                has_format_units=has_eight_bit_units(spec.precision.compute, cat.peak_column[res["a"][i]]))
     eff = compute.explain_efficiency(**args)
     a2a = None
     if a.is_moe and not ti.vision:  # the search applied the expert-parallel all-to-all share

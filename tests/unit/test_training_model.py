@@ -460,8 +460,15 @@ def test_a_chip_without_the_formats_units_says_what_the_estimate_runs_at():
     v100 = run(spec("nvidia-v100-sxm2-32gb", "bf16"))["compute"]["peak_tflops_per_gpu"]
     assert v100["value"] == BY_ID["nvidia-v100-sxm2-32gb"].fp16_tflops_dense
     assert "no bf16 tensor cores: bf16 runs as fp16" in v100["explain"]
-    a100 = run(spec("nvidia-a100-sxm4-80gb", "fp8"))["compute"]["peak_tflops_per_gpu"]
+    a100_fp8 = run(spec("nvidia-a100-sxm4-80gb", "fp8"))["compute"]
+    a100 = a100_fp8["peak_tflops_per_gpu"]
     assert a100["value"] == BY_ID["nvidia-a100-sxm4-80gb"].bf16_tflops_dense
     assert "no fp8 tensor cores: fp8 runs as bf16" in a100["explain"]
+    # ... and its efficiency is the 16-bit one, explained as such (not "against the fp8 peak")
+    a100_bf16 = run(spec("nvidia-a100-sxm4-80gb", "bf16"))["compute"]
+    assert a100_fp8["mfu"]["value"] == a100_bf16["mfu"]["value"]
+    assert "16-bit base" in a100_fp8["mfu"]["explain"] and "no fp8 units" in a100_fp8["mfu"]["explain"]
+    h100_fp8 = run(spec("nvidia-h100-sxm5-80gb", "fp8"))["compute"]["mfu"]["explain"]
+    assert "8-bit base" in h100_fp8 and "no fp8 units" not in h100_fp8
     h100 = run(spec("nvidia-h100-sxm5-80gb", "bf16"))["compute"]["peak_tflops_per_gpu"]
     assert h100["explain"].startswith("H100") and "tensor cores" not in h100["explain"]
