@@ -32,7 +32,7 @@ import numpy as np
 
 from .architecture import ModelArch
 from .messages import Msg
-from .precision import BYTES_PER_VALUE
+from .precision import BYTES_PER_VALUE, EIGHT_BIT
 
 # ------------------------------------------------------------------------------ constants
 
@@ -66,7 +66,6 @@ BASE = {
     ("other", "16"): (0.39, Msg("assumption (unknown accelerator family)")),
 }
 GENERATION_KEYS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna", "gaudi", "tpu")
-EIGHT_BIT = ("fp8", "int8")
 
 # QLoRA dequantises the NF4 base weights in every forward, backward and recompute pass of every
 # micro-batch, whatever its length: a memory-bound cost per frozen parameter, expressed as bytes of

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .hardware import AcceleratorSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
+EIGHT_BIT = ("fp8", "int8")  # compute formats with their own (8-bit) efficiency base
 
 BYTES_PER_VALUE = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
 
@@ -42,5 +43,6 @@ def peak_tflops(acc: AcceleratorSpec, precision: str) -> tuple[float | None, str
 
 def has_eight_bit_units(compute_precision: str, column: str) -> bool:
     """False when an 8-bit compute format fell back to a 16-bit peak column (fp8 on A100): the
-    matmuls then run in 16 bits. True for every other case (int8 on an fp8 column is still 8-bit)."""
-    return compute_precision not in ("fp8", "int8") or column.split("_")[0] in ("fp8", "int8")
+    matmuls then run in 16 bits. True for every other case (int8 on an fp8 column is still 8-bit;
+    no known peak at all: nothing to say)."""
+    return compute_precision not in EIGHT_BIT or not column or column.split("_")[0] in EIGHT_BIT

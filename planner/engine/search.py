@@ -66,7 +66,7 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         p16, _ = peak_tflops(a, "bf16")
         ratios.append(p / p16 if p and p16 else 1.0)
         base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision,
-                                            has_format_units=not col or has_eight_bit_units(compute_precision, col))
+                                            has_format_units=has_eight_bit_units(compute_precision, col))
         bases.append(base)
         b16s.append(compute.base_16bit(compute.generation_of(a.architecture)))
         whys.append(why)
