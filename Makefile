@@ -4,6 +4,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1:8000
+# Empty: the suite runs on every core (pytest-xdist `-n auto`); CI passes its own (.ci/run).
 PYTEST_ARGS ?=
 
 .PHONY: run setup venv deps dev-deps messages test lint check ci bench clean
@@ -35,10 +36,11 @@ run: setup
 	$(BIN)/python manage.py runserver $(HOST)
 
 test: dev-deps messages
-	$(BIN)/python -m pytest -p no:cacheprovider -rs $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider -rs $(or $(strip $(PYTEST_ARGS)),-n auto)
 
 lint: dev-deps
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 check: dev-deps
 	$(BIN)/python manage.py check

@@ -6,6 +6,11 @@ VM is in a GPU cluster (InfiniBand). The shape (GPUs, vCPUs, RAM) comes from Clo
 is never stored: it is built here for a date, and every component stays visible with its own price,
 date, VAT basis and source. Whole-configuration rows (e.g. DataSphere) are passed through with one
 component. Disks, OS images and traffic are billed separately and are not in these prices.
+
+A composed offer whose price is stale while its provider has published a newer dated list (Yandex's
+2022 table after the list of 2026-01-23) is history: marked `history` with the newer list's date,
+shown in the catalog, never priced in a plan (costs.price_sources says so in the plan's skipped list).
+A shape whose GPU the provider does not name carries the written inference (`accelerator_inference`).
 """
 
 from __future__ import annotations
@@ -59,11 +64,16 @@ def _component(p: PublishedPrice, quantity: Decimal, label: str) -> dict:
 
 
 def _offer(*, provider: str, region: str, product: str, instance_type: str, accelerator: str | None,
-           gpu_count, vcpus, ram_gib, billing: str, components: list[dict], in_cluster: bool) -> dict:
+           gpu_count, vcpus, ram_gib, billing: str, components: list[dict], in_cluster: bool,
+           accelerator_inference: str = "", newest_list: date | None = None) -> dict:
     total = sum((Decimal(c["amount"]) for c in components), Decimal(0))
     vats = {c["includes_vat"] for c in components}
     dates = [c["valid_from"] for c in components]
     stale = [c["stale_reason"] for c in components if c["stale"]]
+    oldest = None if None in dates else min(dates)
+    # History: a stale price of a provider that has published a newer list since. Kept for reference
+    # (catalog pages), never priced in a plan.
+    history = bool(stale) and newest_list is not None and (oldest is None or oldest < newest_list.isoformat())
     return {
         "provider": provider,
         "region": region,
@@ -84,6 +94,10 @@ def _offer(*, provider: str, region: str, product: str, instance_type: str, acce
         "undated": None in dates,
         "stale": bool(stale),
         "stale_reason": "; ".join(dict.fromkeys(stale)),
+        # the written rule by which the GPU was inferred when the provider does not name it ("" = named)
+        "accelerator_inference": accelerator_inference,
+        "history": history,
+        "superseded_by_list_of": newest_list.isoformat() if history else None,
     }
 
 
@@ -91,6 +105,10 @@ def composed_cloud_offers(*, as_of: date) -> list[dict]:
     """Every VM shape priceable from components valid at as_of, per billing; plus whole-configuration
     rows. A component with a current (non-stale) row uses it; otherwise its stale row, marked stale."""
     rows = list(PublishedPrice.objects.filter(_valid(as_of), dataset="cloud_gpu_offers_ru").select_related("accelerator"))
+    newest: dict[str, date] = {}  # per provider, the date of its newest current (non-stale) price list
+    for p in rows:
+        if p.valid_from and not p.stale and p.valid_from > newest.get(p.provider, date.min):
+            newest[p.provider] = p.valid_from
     best: dict[tuple, PublishedPrice] = {}
     for p in sorted(rows, key=lambda r: (not r.stale, r.valid_from or date.min)):
         best[(p.provider, p.platform, p.component, p.billing)] = p  # later = current and newer wins
@@ -111,7 +129,9 @@ def composed_cloud_offers(*, as_of: date) -> list[dict]:
             name = f"{shape.platform} {shape.gpu_count} GPU, {shape.vcpus} vCPU, {_s(shape.ram_gib)} GB"
             common = dict(provider=shape.provider, region=gpu.region, product=gpu.product,
                           accelerator=shape.accelerator.slug if shape.accelerator else None,
-                          gpu_count=shape.gpu_count, vcpus=shape.vcpus, ram_gib=_s(shape.ram_gib), billing=billing)
+                          gpu_count=shape.gpu_count, vcpus=shape.vcpus, ram_gib=_s(shape.ram_gib), billing=billing,
+                          accelerator_inference=shape.accelerator_inference if shape.accelerator else "",
+                          newest_list=newest.get(shape.provider))
             out.append(_offer(instance_type=name, components=components, in_cluster=False, **common))
             fee = best.get((shape.provider, shape.platform, PriceComponent.GPU_CLUSTER_PER_VM, billing))
             if shape.cluster_capable and fee is not None:
@@ -127,5 +147,6 @@ def composed_cloud_offers(*, as_of: date) -> list[dict]:
         out.append(_offer(provider=p.provider, region=p.region, product=p.product, instance_type=p.item,
                           accelerator=p.accelerator.slug if p.accelerator else None, gpu_count=int(p.gpu_count),
                           vcpus=p.vcpus, ram_gib=_s(p.ram_gib), billing=p.billing,
-                          components=[_component(p, Decimal(1), p.item)], in_cluster=False))
+                          components=[_component(p, Decimal(1), p.item)], in_cluster=False,
+                          newest_list=newest.get(p.provider)))
     return out

@@ -527,6 +527,11 @@ class CloudVmShape(Sourced):
         Accelerator, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
         verbose_name=_("accelerator"), help_text=_("empty when the provider does not name the GPU"),
     )
+    accelerator_inference = models.TextField(
+        _("accelerator inferred"), blank=True,
+        help_text=_("when the provider does not name the GPU: the written rule by which the accelerator was "
+                    "inferred from what the provider states (shown in every plan that uses the shape)"),
+    )
     cluster_capable = models.BooleanField(_("can join a GPU cluster (InfiniBand)"), default=False)
 
     class Meta:

@@ -13,7 +13,11 @@ Every row is validated first; any error stops the load and nothing is written (o
 Idempotent: rows are upserted by natural key and a second run reports them unchanged.
 
 Rules applied to the published rows (docs/CATALOG.md):
-- `includes_vat` "unknown" stays unknown (NULL); an empty `valid_from` stays undated (NULL).
+- `includes_vat` "unknown" stays unknown (NULL). A provider price (cloud_gpu_offers_ru) needs its
+  `valid_from` and `source_url`; it may be empty only when the notes say the source is undated, and
+  then stays undated (NULL).
+- vm_shapes.csv: a shape whose GPU the provider does not name links an accelerator only with an
+  `accelerator_inference` ("inferred: ... Rule: ..."), shown in every plan that uses the shape.
 - A row whose notes mark it STALE, or OLDER (superseded), is stale with the note as the reason.
   A superseded component row ends (valid_to) where the newest dated row of the same provider,
   platform, component and billing starts.
@@ -203,6 +207,10 @@ def _published(c: _Cells, *, dataset: str, accs: dict) -> dict:
     common = {"dataset": dataset, "notes": notes, "currency": c.currency(), **c.source()}
     common["includes_vat"] = c.tristate("includes_vat")
     common["valid_from"] = c.day("valid_from")
+    if dataset == "cloud_gpu_offers_ru" and not c.text("valid_from") and "undated" not in notes.lower():
+        # a provider's price without its date: refused unless the row says the source shows none
+        c.err("valid_from", "a value is required (the price list's date; if the source shows none, "
+                            "say 'undated' in notes)")
     common["source_date"] = common["valid_from"]
     common["price"] = c.dec("price", required=True, positive=True)
     reason = _stale(notes)
@@ -318,11 +326,17 @@ def load_ru_prices(*, directory: Path = DEFAULT_DIR) -> dict[str, dict[str, int]
         slug = c.text("accelerator")
         if slug and slug not in accs:
             c.err("accelerator", f"unknown accelerator {slug!r} (load the catalog first)")
+        inference = c.text("accelerator_inference")
+        if inference and not slug:
+            c.err("accelerator_inference", "an inference without an accelerator (fill in accelerator)")
+        elif inference and not inference.startswith("inferred: "):
+            c.err("accelerator_inference", "must start with 'inferred: ' and state the rule")
         shapes.append({"provider": c.text("provider", required=True), "platform": c.text("platform", required=True),
                        "platform_name": c.text("platform_name"), "gpu_count": c.integer("gpu_count", required=True),
                        "vram_gib_total": c.dec("vram_gib_total", required=True, positive=True),
                        "vcpus": c.integer("vcpus", required=True), "ram_gib": c.dec("ram_gib", required=True, positive=True),
-                       "accelerator": accs.get(slug), "cluster_capable": c.boolean("cluster_capable"),
+                       "accelerator": accs.get(slug), "accelerator_inference": inference,
+                       "cluster_capable": c.boolean("cluster_capable"),
                        "source_date": c.day("source_date"), "notes": c.text("notes"), **c.source()})
     for dataset, required in PUBLISHED_FILES.items():
         r = _read(directory / f"{dataset}.csv", required, errors)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
 
 from django.db.models import Q
 
@@ -25,6 +27,7 @@ from catalog.models import (
     StorageTier,
     VatRate,
 )
+from planner.engine.catalog_csv import load_accelerator_aliases
 from planner.engine.hardware import AcceleratorSpec
 
 SNAPSHOT_SCHEMA = "gpu-planner.price-snapshot/1"
@@ -122,6 +125,16 @@ def _cloud_prices(*, as_of: date, fx: FxTable) -> dict[int, tuple[Decimal, Cloud
         if offer.accelerator_id not in best or per_gpu < best[offer.accelerator_id][0]:
             best[offer.accelerator_id] = (per_gpu, offer)
     return best
+
+
+ALIASES_CSV = Path(__file__).resolve().parent / "data" / "accelerator_aliases.csv"
+
+
+@lru_cache(maxsize=1)
+def accelerator_aliases() -> dict[str, str]:
+    """Accelerator names as nvidia-smi, rocm-smi and providers write them -> catalog ids
+    (catalog/data/accelerator_aliases.csv, each row with its source; docs/CATALOG.md)."""
+    return load_accelerator_aliases(ALIASES_CSV)
 
 
 def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
@@ -357,6 +370,7 @@ def price_snapshot(*, as_of: date) -> dict:
     from django.conf import settings
 
     from catalog.compose import composed_cloud_offers
+    from catalog.cpu_instances import cpu_instances_snapshot
 
     valid = valid_at(as_of)
     fx = FxTable.load(as_of=as_of)
@@ -365,6 +379,7 @@ def price_snapshot(*, as_of: date) -> dict:
         "schema": SNAPSHOT_SCHEMA,
         "as_of": as_of.isoformat(),
         "composed_cloud_offers": composed_cloud_offers(as_of=as_of),
+        "cpu_instances": cpu_instances_snapshot(as_of=as_of),
         "providers": providers,
         "provider_regions": regions,
         "freshness_thresholds_days": dict(settings.PRICE_MAX_AGE_DAYS),

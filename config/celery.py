@@ -141,6 +141,7 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
         super().__init__(worker, **kwargs)
         self.tref = None
         self.client = None
+        worker.gpu_planner_heartbeat = self  # HeartbeatOnConnect beats through it on reconnect
 
     def _key(self, worker) -> str:
         return HEARTBEAT_PREFIX + (getattr(worker, "hostname", None) or socket.gethostname())
@@ -186,5 +187,23 @@ class SweepOnConnect(bootsteps.StartStopStep):
             logger.warning("could not ask for a sweep after connecting", exc_info=True)
 
 
+class HeartbeatOnConnect(bootsteps.StartStopStep):
+    """Write the heartbeat key as soon as the consumer (re)connects to the broker.
+
+    While Redis was down the key expired (or Redis came back empty), and the timer would
+    only rewrite it at its next tick (up to HEARTBEAT_INTERVAL_SECONDS later), so /readyz
+    said "no worker heartbeat" for a live worker. The consumer blueprint starts its steps
+    again after every reconnection, so this beats at once when Redis returns.
+    """
+
+    requires = {"celery.worker.consumer.connection:Connection"}
+
+    def start(self, c):
+        heartbeat = getattr(c.controller, "gpu_planner_heartbeat", None)
+        if heartbeat is not None:
+            heartbeat.beat(c.controller)  # never raises: a failure is logged and retried by the timer
+
+
 app.steps["worker"].add(WorkerHeartbeat)
 app.steps["consumer"].add(SweepOnConnect)
+app.steps["consumer"].add(HeartbeatOnConnect)

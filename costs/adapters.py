@@ -12,12 +12,15 @@ import math
 from dataclasses import replace
 from decimal import Decimal
 
+from catalog.domain.messages import Msg, figure
 from costs import price_sources
 from costs.engine.errors import CostValidationError, FieldError
 from costs.engine.inputs import (
+    HOURS_PER_MONTH,
     ApiPrice,
     CloudOffer,
     CostInputs,
+    CpuInstance,
     DedicatedOffer,
     PriceBook,
     Rate,
@@ -29,7 +32,7 @@ from costs.engine.options import parse_cost_options
 from costs.engine.plan import cost_plan
 from costs.engine.rates import RATE_SCHEMA, apply_overrides
 from costs.rate_csv import rates_from_rows, read_rate_csv
-from planner.engine.messages import Msg
+from planner.engine.shapes import form_kind, server_shape, sold_only_in_cloud
 
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
 SERVING_KINDS = ("inference", "rag")
@@ -192,37 +195,21 @@ def dedicated_from_snapshot(price_snapshot: dict) -> tuple[DedicatedOffer, ...]:
     return tuple(out)
 
 
-def _form_kind(form_factor: str) -> str:
-    f = (form_factor or "").upper()
-    for kind in ("SXM", "PCIE", "OAM", "SUPERCHIP", "TPU"):
-        if f.startswith(kind) or kind in f:
-            return kind
-    return f
+_form_kind = form_kind  # planner.engine.shapes: SXM / PCIE / OAM / SUPERCHIP / TPU
 
 
-# Servers that can be bought (REQUIREMENTS: no server nobody sells). SXM GPUs come on HGX
-# baseboards of 4 or 8 GPUs, fully populated; OAM accelerators on 8-way UBB boards; PCIe cards go
-# into 2-, 4- or 8-slot chassis, populated with the GPUs needed. Superchips and TPUs are sold as
-# systems only: priced from a catalog platform or the user's quote, never built.
-BOARD_SHAPES = {"SXM": (4, 8), "OAM": (8,)}
-PCIE_SLOTS = (2, 4, 8)
+# Servers that can be bought (REQUIREMENTS: no server nobody sells), from the catalog's sourced
+# table catalog/data/server_shapes.csv (planner.engine.shapes): SXM GPUs come on HGX boards of 4 or
+# 8 GPUs, OAM accelerators on 8-way boards, both fully populated; PCIe cards go into chassis of
+# 1, 3, 4, 8 or 10 slots, populated with the GPUs needed. Superchips and TPUs are sold as systems
+# (or only as cloud instances): priced from a catalog platform or the user's quote, never built.
 
 
 def buyable_shape(*, form_kind: str, need: int, tp: int) -> tuple[int, int] | None:
     """(GPUs installed, GPU slots) of the smallest buyable server for ``need`` GPUs per server
     (whole tensor-parallel groups); None when the form factor is not sold as loose GPUs."""
-    if form_kind in BOARD_SHAPES:
-        fits = [b for b in BOARD_SHAPES[form_kind] if b % max(1, tp) == 0]
-        for board in fits:
-            if board >= need:
-                return board, board
-        return (fits[-1], fits[-1]) if fits else None
-    if form_kind == "PCIE":
-        installed = min(need, PCIE_SLOTS[-1])
-        for slots in PCIE_SLOTS:
-            if slots >= installed:
-                return installed, slots
-    return None
+    shape = server_shape(form_factor=form_kind, count=need, max_per_server=need, tensor_parallel=tp)
+    return (shape.gpus_per_server, shape.slots) if shape.buyable else None
 
 
 def _server_power_w(acc, installed: int) -> Decimal | None:
@@ -244,7 +231,8 @@ def servers_from_snapshot(
     tensor_parallel: dict[str, set[int]] | None = None,
 ) -> tuple[ServerPrice, ...]:
     """Purchase prices of GPU servers that exist: a priced catalog system that includes its GPUs
-    (e.g. DGX H100), else a buyable shape (HGX 4/8, PCIe 2/4/8 slots) built from the GPU price plus
+    (e.g. DGX H100), and each other buyable shape the layouts need (HGX 4/8, OAM 8, PCIe chassis of
+    1-10 cards: catalog/data/server_shapes.csv) built from the GPU price plus
     the rate card's host cost per GPU slot (an assumption, named in the source). Power and rack
     space are those of the server bought (all its GPUs), not of the GPUs the layout uses."""
     accs = _accelerators(price_snapshot)
@@ -277,8 +265,8 @@ def servers_from_snapshot(
     host = rates.get("server_host_capex_per_gpu_slot")
     tps = tensor_parallel or {}
     for (kind, acc), hp in prices.items():
-        if kind != "accelerator" or acc in out or host is None:
-            continue
+        if kind != "accelerator" or host is None or sold_only_in_cloud(acc):
+            continue  # an accelerator rented only as one cloud's instances is not built into a server
         spec = accs.get(acc)
         form = _form_kind(spec.form_factor) if spec is not None else ""
         gpu = _price(hp["price"], hp, "per GPU")
@@ -290,6 +278,8 @@ def servers_from_snapshot(
                 if shape:
                     shapes.add(shape)
         for installed, slots in sorted(shapes):
+            if acc in out and out[acc].gpus_per_server == installed:
+                continue  # the catalog's system of that shape (e.g. DGX H100 for 8) is priced as listed
             built.append(
                 _gpu_server(acc, installed, slots, form, gpu, host, host_in_gpu_currency, _server_power_w(spec, installed))
             )
@@ -328,6 +318,63 @@ def _gpu_server(
         power_w=power_w,
         slots=slots,
     )
+
+
+def _cpu_needs(rec: dict) -> tuple[int | None, Decimal | None]:
+    """Physical cores and RAM (GiB, 2 decimals up) of the CPU-only sizing's server; None: not stated."""
+    cores = (rec.get("cpu_cores") or {}).get("value")
+    ram = (rec.get("host_ram_bytes") or {}).get("value")
+    if cores is None or ram is None:
+        return None, None
+    ram_gib = (Decimal(str(ram)) / Decimal(2**30)).quantize(Decimal("0.01"), rounding="ROUND_CEILING")
+    return int(math.ceil(float(cores))), ram_gib
+
+
+def cpu_instances_from_snapshot(price_snapshot: dict) -> tuple[CpuInstance, ...]:
+    out = []
+    for c in price_snapshot.get("cpu_instances", []):  # older snapshots: none
+        out.append(
+            CpuInstance(
+                provider=c["provider"],
+                region=c["region"],
+                instance_type=c["instance_type"],
+                vcpus=int(c["vcpus"]),
+                physical_cores=int(c["physical_cores"]),
+                ram_gib=Decimal(str(c["ram_gib"])),
+                on_demand=Price(
+                    amount=Decimal(str(c["price_on_demand_per_hour"])),
+                    currency=c["currency"],
+                    unit="per instance-hour",
+                    vat_included=bool(c.get("includes_vat")),
+                    source=c.get("source", ""),
+                    as_of=_date(c.get("valid_from")),
+                ),
+            )
+        )
+    return tuple(out)
+
+
+def model_api_key(provider: str, model: str) -> str:
+    """How a spec names a model API (serving.model_api): "provider/model"."""
+    return f"{provider}/{model}"
+
+
+def chosen_api_prices(api_prices: tuple[ApiPrice, ...], spec) -> tuple[ApiPrice, ...]:
+    """The model APIs the spec names (serving.model_api), matched case-insensitively on
+    "provider/model"; all of them when it names none. A name not priced in the catalog is a
+    field error on spec.serving.model_api that lists what is priced."""
+    named = tuple(getattr(getattr(spec, "serving", None), "model_api", ()) or ())
+    if not named:
+        return api_prices
+    by_key = {model_api_key(a.provider, a.model).lower(): a for a in api_prices}
+    unknown = [n for n in named if n.lower() not in by_key]
+    if unknown:
+        priced = ", ".join(sorted(model_api_key(a.provider, a.model) for a in api_prices)) or "none"
+        raise CostValidationError(
+            [FieldError(path="spec.serving.model_api",
+                        message=f"model API {', '.join(unknown)} not priced in the catalog; priced: {priced}")]
+        )
+    return tuple(dict.fromkeys(by_key[n.lower()] for n in named))
 
 
 def api_prices_from_snapshot(rate_snapshot: dict) -> tuple[ApiPrice, ...]:
@@ -462,13 +509,58 @@ def _storage_gb(rec: dict, servers: int) -> dict[str, Decimal]:
 
 
 def _serving_volume(spec) -> tuple[Decimal | None, Decimal | None, Decimal | None]:
-    """Tokens in/out per month and the fleet's share of hours from the workload's serving section."""
+    """Tokens in/out per month and the fleet's share of hours from the workload's serving section.
+
+    The tokens follow the volume (serving.requests_per_day, else the peak x the average-to-peak
+    ratio), not the peak that sizes the fleet: a peak held around the clock would overstate
+    token-priced options and egress (docs/COSTS.md "Peak and volume")."""
     s = getattr(spec, "serving", None) if spec is not None else None
     if s is None:
         return None, None, None
-    hours = Decimal("730") * Decimal(str(s.hours_per_day)) / 24
-    requests = Decimal(str(s.requests_per_second)) * 3600 * hours
+    # a month of the cost engine: HOURS_PER_MONTH / 24 = 30.4166... days (multiplied first: exact where it can be)
+    requests = _requests_per_day(s) * HOURS_PER_MONTH / 24
     return requests * s.input_tokens, requests * s.output_tokens, Decimal(str(s.hours_per_day)) / 24
+
+
+def _requests_per_day(s) -> Decimal:
+    """serving.requests_per_day, else peak x 3600 x hours_per_day x AVERAGE_TO_PEAK_RATIO (in Decimal)."""
+    from planner.engine.spec import AVERAGE_TO_PEAK_RATIO
+
+    if s.requests_per_day is not None:
+        return Decimal(str(s.requests_per_day))
+    peak = Decimal(str(s.requests_per_second)) * 3600 * Decimal(str(s.hours_per_day))
+    return peak * Decimal(str(AVERAGE_TO_PEAK_RATIO))
+
+
+def _load_share(s) -> Decimal | None:
+    """Average load over the serving hours / the peak: the volume against the peak held all day."""
+    peak = Decimal(str(s.requests_per_second)) * 3600 * Decimal(str(s.hours_per_day))
+    if peak <= 0:
+        return None
+    return min(Decimal(1), _requests_per_day(s) / peak)
+
+
+def _volume_note(spec) -> Msg | None:
+    """The plan states the volume it prices and, without serving.requests_per_day, the assumption."""
+    from planner.engine.spec import AVERAGE_TO_PEAK_RATIO
+
+    s = getattr(spec, "serving", None) if spec is not None else None
+    if s is None:
+        return None
+    if s.requests_per_day is not None:
+        return Msg(
+            "volume: {volume:,.15g} requests a day (serving.requests_per_day) prices model-API tokens, egress and the "
+            "useful share; the peak of {rps} requests/s sizes capacity",
+            volume=figure(Decimal(str(s.requests_per_day))), rps=figure(Decimal(str(s.requests_per_second))),
+        )
+    return Msg(
+        "volume assumed: {volume:,.15g} requests a day = peak {rps} requests/s x 3600 x {hours} h x {ratio} "
+        "(average-to-peak ratio of a business-hours service); give serving.requests_per_day to price "
+        "model-API tokens, egress and the useful share on the real volume",
+        volume=figure(_requests_per_day(s).quantize(Decimal(1))),
+        rps=figure(Decimal(str(s.requests_per_second))), hours=figure(Decimal(str(s.hours_per_day))),
+        ratio=figure(Decimal(str(AVERAGE_TO_PEAK_RATIO))),
+    )
 
 
 def _rack_units(price_snapshot: dict, *, acc_id: str, acc, gps: int) -> int:
@@ -531,6 +623,9 @@ def workloads_from_sizing(
     kind = sizing.get("kind", "")
     rec = sizing.get("recommendation") or {}
     tokens_in, tokens_out, serving_share = _serving_volume(spec)
+    volume_note = _volume_note(spec)
+    if volume_note is not None:
+        notes.append(volume_note)
     # serving loses no training progress on an interruption, only the restart time
     ckpt_hours = (
         Decimal(str(getattr(getattr(spec, "training", None), "checkpoint_every_hours", 2.0) or 2.0))
@@ -542,8 +637,9 @@ def workloads_from_sizing(
     sizing_rec = (rec.get("accelerator_id"), int(rec.get("count") or 0))
     if not sizing.get("gpu_required", True):
         notes.append(
-            Msg("no GPU needed: only the external model API option applies; the CPU server is not priced")
+            Msg("no GPU needed: the plan prices the model API's tokens and the CPU server the agent runs on")
         )
+        cores, ram_gib = _cpu_needs(rec)
         return [
             Workload(
                 candidate_id="no-gpu",
@@ -553,6 +649,8 @@ def workloads_from_sizing(
                 tokens_out_per_month=tokens_out,
                 storage_gb=_storage_gb(rec, 1),
                 egress_gb_per_month=egress,
+                cpu_cores_needed=cores,
+                host_ram_gib_needed=ram_gib,
             )
         ], notes
     accs = _accelerators(price_snapshot)
@@ -571,22 +669,31 @@ def workloads_from_sizing(
         tp = max(1, int(layout.get("tensor_parallel") or 1))
         pp = max(1, int(layout.get("pipeline_parallel") or 1))
         per_server = _gpus_per_server(acc) if acc is not None else 8
-        # whole tensor-parallel groups per server (the server must hold one; see holds_tp_group)
-        gps = min(count, per_server)
-        if gps > tp and gps % tp:
-            gps -= gps % tp  # a server smaller than a TP group stays so: on-prem is then skipped
-        servers = math.ceil(count / gps)
+        # the shape the sizing's infrastructure block shows (planner.engine.shapes): whole
+        # tensor-parallel groups per server, SXM/OAM rounded up to a sold board, PCIe cards as needed
+        shape = server_shape(form_factor=acc.form_factor if acc is not None else "", count=count,
+                             max_per_server=per_server, tensor_parallel=tp)
+        if shape.buyable:
+            gps, servers = shape.gpus_per_server, shape.servers
+        else:
+            gps = min(count, per_server)
+            if gps > tp and gps % tp:
+                gps -= gps % tp  # a server smaller than a TP group stays so: on-prem is then skipped
+            servers = math.ceil(count / gps)
         power_w = None
         if acc is not None:
             from planner.engine.infra import servers_and_power
 
-            kw = _val(servers_and_power(acc=acc, count=count, gpus_per_server=gps).get("server_power_kw"))
+            kw = _val(servers_and_power(acc=acc, count=count, gpus_per_server=per_server, tensor_parallel=tp)
+                      .get("server_power_kw"))
             power_w = None if kw is None else Decimal(str(kw)) * 1000
+        site_limit = _site_limit(getattr(spec, "hardware", None), servers=servers, power_w=power_w)
         gpu_hours = _d(c.get("gpu_hours"))
         utilisation = None
+        share = None
         if kind in SERVING_KINDS and serving_share is not None:
             utilisation = serving_share  # the serving fleet runs the hours a day it serves
-        shape = buyable_shape(form_kind=_form_kind(acc.form_factor) if acc else "", need=gps, tp=tp)
+            share = _load_share(spec.serving)  # ... sized on the peak, filled by the volume
         out.append(
             Workload(
                 candidate_id=f"{acc_id} x{count}",
@@ -607,15 +714,40 @@ def workloads_from_sizing(
                 storage_gb=_storage_gb(rec, servers),
                 checkpoint_interval_hours=ckpt_hours,
                 utilisation=utilisation,
+                load_share=share,
                 egress_gb_per_month=egress,
                 meets_targets=c.get("meets_target") if isinstance(c.get("meets_target"), bool) else None,
                 sizing_recommended=(acc_id, count) == sizing_rec,
-                buyable_gpus_per_server=(shape[0],) if shape else (),
+                buyable_gpus_per_server=(shape.gpus_per_server,) if shape.buyable else (),
+                sold_only_in_cloud=sold_only_in_cloud(acc_id),
+                site_limit=site_limit,
             )
         )
     if not out:
         notes.append("the sizing found no fitting GPU configuration: nothing to price")
     return out, notes
+
+
+def _site_limit(hardware, *, servers: int, power_w: Decimal | None) -> str:
+    """Why the site (spec.hardware.power_budget_kw, racks) cannot hold these servers if bought; ""
+    when it can or sets no limit. Racks as the sizing counts them (RACK_BUDGET_KW air-cooled)."""
+    from planner.engine.infra import RACK_BUDGET_KW
+
+    budget_kw = getattr(hardware, "power_budget_kw", None)
+    racks = getattr(hardware, "racks", None)
+    if power_w is None or (budget_kw is None and racks is None):
+        return ""
+    need_kw = float(power_w) * servers / 1000
+    if budget_kw is not None and need_kw > budget_kw:
+        return Msg("needs {need:.1f} kW of IT power at full load; the site's budget is {budget:g} kW",
+                   need=need_kw, budget=budget_kw)
+    per_rack = int(RACK_BUDGET_KW * 1000 // float(power_w))
+    need_racks = math.ceil(servers / per_rack) if per_rack else None
+    if racks is not None and (need_racks is None or need_racks > racks):
+        return Msg("needs {need} racks of {rack_kw:g} kW; the site has {racks}", need=need_racks or servers,
+                   rack_kw=RACK_BUDGET_KW, racks=racks) if need_racks else Msg(
+            "one server draws more than a {rack_kw:g} kW air-cooled rack gives", rack_kw=RACK_BUDGET_KW)
+    return ""
 
 
 # ---- the entry point -------------------------------------------------------------------------
@@ -684,7 +816,8 @@ def build_cost_inputs_with_sources(
         servers=servers_from_snapshot(
             price_snapshot, rates=effective, fx=fx, as_of=opts.as_of, gpus_per_server=gps, tensor_parallel=tps
         ),
-        api_prices=api_prices_from_snapshot(rate_snapshot),
+        api_prices=chosen_api_prices(api_prices_from_snapshot(rate_snapshot), spec),
+        cpu_instances=cpu_instances_from_snapshot(price_snapshot),
         power_tariff_per_kwh=tariff,
         fx=fx,
         vat=vat_from_snapshots(price_snapshot, rate_snapshot),
@@ -697,7 +830,8 @@ def build_cost_inputs_with_sources(
                        gpu_needed=any(w.accelerator_id for w in workloads))
     notes += sources.notes
     inputs = CostInputs(workloads=tuple(workloads), prices=sources.book, rates=rates, options=sources.options,
-                        model_preset=(sizing.get("model") or {}).get("preset_id"))
+                        model_preset=(sizing.get("model") or {}).get("preset_id"),
+                        model_name=(sizing.get("model") or {}).get("name"))
     return inputs, notes, sources
 
 
@@ -722,6 +856,7 @@ def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_m
         sources.skipped += sources.residency["left_out"]
     if gpu_needed:
         sources.skipped += price_sources.not_priced_providers(price_snapshot, allowed=opts.data_residency)
+        sources.skipped += price_sources.history_skipped(price_snapshot, allowed=opts.data_residency)
     return sources
 
 
@@ -753,9 +888,9 @@ def price_sizing_result(
 
 def _structured(result: dict) -> dict:
     """The texts annotate() added (Msg) get their translation siblings like the engine's own, where the
-    engine stores them (planner.engine.messages.with_structured; idempotent on the engine's siblings)."""
+    engine stores them (catalog.domain.messages.with_structured; idempotent on the engine's siblings)."""
     try:
-        from planner.engine.messages import with_structured
+        from catalog.domain.messages import with_structured
     except ImportError:  # an engine without structured storage: the English texts stand
         return result
     return with_structured(_without_siblings(result))

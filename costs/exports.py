@@ -21,6 +21,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
@@ -62,9 +63,13 @@ def _total(option: dict, include_vat: bool) -> Decimal | None:
 def decision_order(result: dict, meets: dict[str, bool] | None = None) -> list[dict]:
     """The options in the order of the decision: those meeting the targets (or not known not
     to) first, then the cheapest; an option without a total last. A result that carries its
-    own decision order (``decision.order``: option ids) is taken as it is."""
+    own decision order (``decision.order``: positions in ``options``, or option ids) is taken as it is."""
     options = list(result.get("options") or [])
     order = ((result.get("decision") or {}).get("order") if isinstance(result.get("decision"), dict) else None)
+    if isinstance(order, list) and order and all(isinstance(i, int) and 0 <= i < len(options) for i in order):
+        # positions in `options` (costs.engine.decision.summary)
+        listed = set(order)
+        return [options[i] for i in order] + [o for n, o in enumerate(options) if n not in listed]
     if isinstance(order, list) and order:
         rank = {oid: i for i, oid in enumerate(order)}
         return sorted(options, key=lambda o: rank.get(o.get("id"), len(rank)))
@@ -187,8 +192,13 @@ def costs_csv(result: dict, *, meta: ExportMeta | None = None) -> bytes:
     cur = result.get("currency", "")
     for rank, o in enumerate(decision_order(result, meta.meets), start=1):
         head = [rank, option_label(o), str(KIND_LABELS.get(o.get("kind"), o.get("kind"))), _meets_text(o, meta.meets)]
-        for row in o.get("rows") or []:
-            row_label = str(ROW_LABELS.get(row.get("row"), row.get("row")))
+        budget, risk = _budget_and_risk_rows(o)
+        for row in budget + risk:
+            if row in risk:  # under the total: the expected cost of incidents is not in it
+                totals = o.get("totals") or {}
+                w.writerow([*head, _("Total"), "", "", "", "", _number(totals.get("net")),
+                            _number(totals.get("vat")), _number(totals.get("gross")), cur])
+            row_label = str(RISK_ROW_LABEL) if row in risk else str(ROW_LABELS.get(row.get("row"), row.get("row")))
             if row.get("lines") is None:  # an option priced in totals only (not the cheapest of its kind)
                 w.writerow([*head, row_label, "", "", "", "", _number(row.get("total_net")), "",
                             _number(row.get("total_gross")), cur])
@@ -202,10 +212,23 @@ def costs_csv(result: dict, *, meta: ExportMeta | None = None) -> bytes:
                     w.writerow([*head, row_label, label, "", "", "", "", "", "", cur, item, _number(qty, None),
                                 unit, _number(price, None), _number(months, None), _number(amount), date, source,
                                 basis])
-        totals = o.get("totals") or {}
-        w.writerow([*head, _("Total"), "", "", "", "", _number(totals.get("net")), _number(totals.get("vat")),
-                    _number(totals.get("gross")), cur])
+        if not risk:
+            totals = o.get("totals") or {}
+            w.writerow([*head, _("Total"), "", "", "", "", _number(totals.get("net")), _number(totals.get("vat")),
+                        _number(totals.get("gross")), cur])
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
+
+
+RISK_ROW_LABEL = gettext_lazy("Expected cost of incidents: not in the total")
+
+
+def _budget_and_risk_rows(option: dict) -> tuple[list[dict], list[dict]]:
+    """The rows of the total and, apart, the risk row (the expected cost of incidents) that a
+    result since issue 20 lists beside its total; an older result counted it in, so it stays."""
+    rows = list(option.get("rows") or [])
+    if not isinstance(option.get("risk"), dict):
+        return rows, []
+    return [r for r in rows if r.get("in_total", True)], [r for r in rows if not r.get("in_total", True)]
 
 
 # --- XLSX ------------------------------------------------------------------------------------
@@ -248,12 +271,22 @@ def _write_table(ws, headers: list[str], rows: list[list], *, start_row: int, mo
     ws.freeze_panes = ws.cell(row=start_row + 1, column=1)
 
 
+def _shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters at a word, without a dangling separator ("·", "-", ","); a
+    single word longer than the limit is the only thing ever cut inside."""
+    text = text.strip()
+    while len(text) > limit and " " in text:
+        text = text.rsplit(" ", 1)[0].rstrip(" ·-–—,;:")
+    return text[:limit].strip()
+
+
 def _sheet_title(text: str, used: set[str]) -> str:
-    base = "".join(ch for ch in text if ch not in "[]:*?/\\")[:SHEET_NAME_MAX].strip() or "1"
+    """A unique sheet name (Excel: at most 31 characters, none of []:*?/\\), shortened by words."""
+    base = _shorten("".join(ch for ch in text if ch not in "[]:*?/\\"), SHEET_NAME_MAX) or "1"
     title, n = base, 2
     while title.lower() in used:
         suffix = f" ({n})"
-        title = base[: SHEET_NAME_MAX - len(suffix)] + suffix
+        title = _shorten(base, SHEET_NAME_MAX - len(suffix)) + suffix
         n += 1
     used.add(title.lower())
     return title
@@ -270,10 +303,7 @@ def _option_sheet_name(rank: int, option: dict) -> str:
     kind = _sheet_kinds().get(option.get("kind"), option.get("kind") or "")
     d = option.get("detail") or {}
     what = d.get("accelerator") or d.get("model") or d.get("provider") or ""
-    text = f"{rank}. {kind}" + (f" · {what}" if what else "")
-    while len(text) > SHEET_NAME_MAX and " " in text:
-        text = text.rsplit(" ", 1)[0]
-    return text
+    return _shorten(f"{rank}. {kind}" + (f" · {what}" if what else ""), SHEET_NAME_MAX)
 
 
 def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[list]:
@@ -287,8 +317,15 @@ def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[l
             rank, option_label(o), str(KIND_LABELS.get(o.get("kind"), o.get("kind"))), _meets_text(o, meta.meets),
             _dec(totals.get("net")), _dec(totals.get("vat")), _dec(totals.get("gross")), _dec(month),
             _dec(unit.get("per_useful_gpu_hour_net")), _dec(unit.get("per_1m_tokens_net")),
-            _dec(unit.get("per_training_run_net")), _dec(q.get("p10")), _dec(q.get("p50")), _dec(q.get("p90")),
+            _dec(unit.get("per_training_run_net")),
+            # net beside "Total, net", gross beside "Total with VAT" (a result stored before the
+            # gross percentiles has net ones only, under p10..)
+            *(_dec(q.get(f"{k}_net", q.get(k))) for k in ("p10", "p50", "p90")),
+            *(_dec(q.get(f"{k}_gross")) for k in ("p10", "p50", "p90")),
             "; ".join(str(u) for u in o.get("unknowns") or []),
+            # beside the total, not in it; without a cost of an hour of downtime only its hours are known
+            _dec((o.get("risk") or {}).get("expected_downtime_net")),
+            _dec((o.get("risk") or {}).get("expected_downtime_hours_per_year")),
         ])
     return rows
 
@@ -296,7 +333,9 @@ def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[l
 def _summary_headers() -> list[str]:
     return [_("Rank"), _("Option"), _("Kind"), _("Meets the targets"), _("Total, net"), _("VAT"),
             _("Total with VAT"), _("Per month (average)"), _("Per useful GPU-hour, net"), _("Per 1M tokens, net"),
-            _("Per training run, net"), _("P10, net"), _("P50, net"), _("P90, net"), _("Unknown inputs")]
+            _("Per training run, net"), _("P10, net"), _("P50, net"), _("P90, net"),
+            _("P10, with VAT"), _("P50, with VAT"), _("P90, with VAT"), _("Unknown inputs"),
+            _("Expected cost of incidents, net (not in the total)"), _("Expected downtime, hours a year")]
 
 
 def inputs_rows(result: dict) -> list[list]:
@@ -309,7 +348,7 @@ def inputs_rows(result: dict) -> list[list]:
     for r in used.get("rates") or []:
         spec = RATE_SCHEMA.get(base_key(r.get("key", "")))
         name = render(spec.help) if spec is not None else r.get("key", "")
-        rows.append([_("rate"), name, _dec(r.get("value")), r.get("currency") or "",
+        rows.append([pgettext("rate card row", "rate"), name, _dec(r.get("value")), r.get("currency") or "",
                      _(r["unit"]) if r.get("unit") else "", r.get("source") or "", r.get("valid_from") or ""])
     for pair, text, on, source in _fx_lines(result):
         rows.append([_("FX rate"), pair, text, "", "", source, on])
@@ -349,7 +388,7 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
         ws.cell(row=i, column=1, value=label).font = BOLD
         ws.cell(row=i, column=2, value=value)
     start = len(block) + 3
-    money = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
+    money = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19}
     _write_table(ws, _summary_headers(), _summary_rows(ordered, result, meta), start_row=start, money_cols=money,
                  currency=cur)
     _fit_widths(ws, first_row=start)
@@ -371,20 +410,29 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
         sheet["A2"] = _("Utilisation %(u)s, efficiency %(e)s; rank %(rank)s of %(n)s") % {
             "u": _number(o.get("utilisation"), None), "e": _number(o.get("efficiency"), None),
             "rank": by_rank[oid], "n": len(ordered)}
-        rows = []
-        for row in o.get("rows") or []:
-            for ln in row.get("lines") or []:
-                inputs = "; ".join(
-                    f"{r['name']} = {r['value']} {r['unit']}".strip() + (f" [{r['source']}]" if r.get("source") else "")
-                    for r in line_inputs(ln.get("inputs") or {}))
-                rows.append([str(ROW_LABELS.get(row.get("row"), row.get("row"))), line_label(ln.get("key", "")),
-                             _dec(ln.get("upfront_net")), _dec(ln.get("monthly_net")), _dec(ln.get("terminal_net")),
-                             _dec(ln.get("total_net")), _dec(ln.get("vat")), _dec(ln.get("total_gross")), inputs])
+        budget, risk = _budget_and_risk_rows(o)
+
+        def line_rows(rows_of, label=None):
+            out = []
+            for row in rows_of:
+                for ln in row.get("lines") or []:
+                    inputs = "; ".join(
+                        f"{r['name']} = {r['value']} {r['unit']}".strip() + (f" [{r['source']}]" if r.get("source") else "")
+                        for r in line_inputs(ln.get("inputs") or {}))
+                    out.append([label or str(ROW_LABELS.get(row.get("row"), row.get("row"))),
+                                line_label(ln.get("key", "")),
+                                _dec(ln.get("upfront_net")), _dec(ln.get("monthly_net")), _dec(ln.get("terminal_net")),
+                                _dec(ln.get("total_net")), _dec(ln.get("vat")), _dec(ln.get("total_gross")), inputs])
+            return out
+
+        rows = line_rows(budget)
         totals = o.get("totals") or {}
         rows.append([_("Total"), "", None, None, None, _dec(totals.get("net")), _dec(totals.get("vat")),
                      _dec(totals.get("gross")), ""])
+        total_row = len(rows)
+        rows += line_rows(risk, str(RISK_ROW_LABEL))  # under the total, not in it
         _write_table(sheet, line_headers, rows, start_row=4, money_cols={3, 4, 5, 6, 7, 8}, currency=cur)
-        for cell in sheet[sheet.max_row]:
+        for cell in sheet[4 + total_row]:
             cell.font = BOLD
         items = [[str(ROW_LABELS.get(row.get("row"), row.get("row"))), line_label(ln.get("key", "")), *b]
                  for row in o.get("rows") or [] for ln in row.get("lines") or [] for b in breakdown_rows(ln)]

@@ -30,6 +30,7 @@ LINE_LABELS = {
     "gpu_time.idle": _("GPU time, idle (paid, no useful work)"),
     "gpu_time.api_tokens": _("Model API tokens (instead of GPU time)"),
     "gpu_time.commitment_after_horizon": _("Commitment still owed after the horizon"),
+    "gpu_time.rerun_after_failures": _("GPU time re-run after GPU-server failures"),
     "infrastructure.storage.nvme": _("Storage, NVMe"),
     "infrastructure.storage.ssd": _("Storage, SSD"),
     "infrastructure.storage.hdd": _("Storage, HDD"),
@@ -144,3 +145,23 @@ def option_label(option: dict) -> str:
     if engine_label.endswith("]") and " [" in engine_label:
         text += engine_label[engine_label.rindex(" [") :]
     return text
+
+
+def mc_range(stats: dict | None, *, gross: bool) -> dict | None:
+    """An option's Monte Carlo P10/P50/P90 (and mean) on the basis of the total shown beside them:
+    gross (with VAT) or net, with ``basis`` ("gross"/"net") and its label. A result stored before
+    the gross percentiles existed has net ones only (keys ``p10``..): they come back labelled net."""
+    if not stats:
+        return None
+    on = "gross" if gross else "net"
+    if f"p50_{on}" not in stats:
+        if "p50_net" in stats:
+            on = "net"
+        elif "p50" in stats:  # stored before issue 20: net, unlabelled
+            return {"p10": stats.get("p10"), "p50": stats.get("p50"), "p90": stats.get("p90"),
+                    "mean": stats.get("mean"), "basis": "net", "basis_label": gettext("without VAT")}
+        else:
+            return None
+    return {"p10": stats.get(f"p10_{on}"), "p50": stats.get(f"p50_{on}"), "p90": stats.get(f"p90_{on}"),
+            "mean": stats.get(f"mean_{on}"), "basis": on,
+            "basis_label": gettext("with VAT") if on == "gross" else gettext("without VAT")}

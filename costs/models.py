@@ -8,13 +8,14 @@ Admin-editable; a plan version stores the values it used (costs.selectors.rate_c
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from catalog.choices import Currency
 
 
 class RateCard(models.Model):
     key = models.CharField(
-        _("rate"),
+        pgettext_lazy("rate card row", "rate"),
         max_length=100,
         help_text=_("e.g. pue, engineering_rate_per_hour.mlops, egress_per_gb@dedicated"),
     )

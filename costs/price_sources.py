@@ -14,6 +14,11 @@ cost engine's INPUTS so the cost model itself is unchanged:
 - Freshness: every price an option uses is listed with its date and age, and a plan warns when one
   is older than its threshold (settings.PRICE_MAX_AGE_DAYS, frozen in the price snapshot).
 - Providers known but not priced (e.g. Selectel, Cloud.ru, VK Cloud) are named as not priced.
+- History: a composed offer priced only by a stale list that its provider has superseded (Yandex's
+  2022 table, after its list of 2026-01-23) is never priced; the plan names it in `skipped`.
+- Inferred GPUs: an offer on a shape whose GPU the provider does not name carries the written rule
+  (catalog vm_shapes.csv `accelerator_inference`); every option using it shows it
+  (`accelerator_inference` and a warning), and so do prices_used and freshness.prices.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ import datetime as dt
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
+from catalog.domain.messages import Msg
 from costs.engine.inputs import CloudOffer, CostOptions, PriceBook, ServerPrice
 from costs.engine.money import Price
-from planner.engine.messages import Msg
 
 HOURS_PER_MONTH = Decimal("730")
 DEFAULT_THRESHOLDS = {"fx": 7, "cloud": 90, "hardware": 180, "quote": 180}
@@ -66,7 +71,7 @@ def _components_text(o: dict) -> str:
 def composed_cloud_offers(price_snapshot: dict, *, training: bool) -> tuple[list[CloudOffer], dict]:
     """Engine offers from the snapshot's composed offers. Serving VMs do not pay the GPU-cluster
     fee; training on cluster-capable 8-GPU shapes does (multi-VM jobs need the InfiniBand cluster)."""
-    rows = [o for o in price_snapshot.get("composed_cloud_offers", []) if o.get("accelerator")]
+    rows = [o for o in price_snapshot.get("composed_cloud_offers", []) if o.get("accelerator") and not o.get("history")]
     clustered = {(o["provider"], o["instance_type"].removesuffix(", in a GPU cluster"), o["billing"])
                  for o in rows if o["in_gpu_cluster"]}
     groups: dict[tuple, dict[str, dict]] = {}
@@ -107,7 +112,33 @@ def composed_cloud_offers(price_snapshot: dict, *, training: bool) -> tuple[list
                                "includes_vat": o["includes_vat"]} for b, o in by_billing.items()},
             "source": _components_text(first),
         }
+        if first.get("accelerator_inference"):
+            meta[(provider, region, name)]["inference"] = first["accelerator_inference"]
     return offers, meta
+
+
+def history_skipped(price_snapshot: dict, *, allowed: tuple[str, ...] = ()) -> list[dict]:
+    """Composed offers kept only as history (a stale list superseded by the provider's newer list): named
+    in the plan's skipped list, one entry per provider and platform, never priced (within the chosen
+    jurisdictions only, when a residency is set)."""
+    _countries, regions = jurisdiction_maps(price_snapshot)
+    out: dict[tuple, dict] = {}
+    for o in price_snapshot.get("composed_cloud_offers", []):
+        if not o.get("history") or not o.get("accelerator"):
+            continue
+        if allowed and regions.get((o["provider"], o["region"])) not in allowed:
+            continue
+        platform = o["instance_type"].split(" ", 1)[0]
+        key = (o["provider"], platform)
+        if key not in out:
+            out[key] = {"candidate": "all", "kind": "cloud", "provider": o["provider"], "region": o["region"],
+                        "platform": platform, "reason": Msg(
+                            "{provider} {platform}: only a stale price list of {date} prices it, and {provider} "
+                            "has published a newer list ({newer}) without it; kept as history, not priced; ask "
+                            "{provider} for a quote and enter it as a supplier quote",
+                            provider=o["provider"], platform=platform, date=o["valid_from"] or "an undated list",
+                            newer=o["superseded_by_list_of"])}
+    return list(out.values())
 
 
 def catalog_cloud_meta(price_snapshot: dict) -> dict:
@@ -244,9 +275,11 @@ def apply_residency(book: PriceBook, *, allowed: tuple[str, ...], price_snapshot
     cloud = tuple(o for o in book.cloud_offers if keep("cloud", o.provider, o.region))
     dedicated = tuple(o for o in book.dedicated_offers if keep("dedicated", o.provider, None))
     api = tuple(a for a in book.api_prices if keep("api", a.provider, None))
+    cpu = tuple(c for c in book.cpu_instances if keep("cpu server", c.provider, c.region))
     summary = {"jurisdictions": list(allowed), "left_out": list(left.values()),
                "kept_on_premises": Msg("on-premises options stay: the servers are on the team's own premises")}
-    return replace(book, cloud_offers=cloud, dedicated_offers=dedicated, api_prices=api), summary
+    return replace(book, cloud_offers=cloud, dedicated_offers=dedicated, api_prices=api,
+                   cpu_instances=cpu), summary
 
 
 def not_priced_providers(price_snapshot: dict, *, allowed: tuple[str, ...]) -> list[dict]:
@@ -282,6 +315,8 @@ def _listed(r: dict) -> dict:
     out["source"] = r.get("source", "")
     if r.get("components"):
         out["components"] = r["components"]
+    if r.get("inference"):
+        out["inference"] = r["inference"]
     return out
 
 
@@ -291,7 +326,13 @@ def _brief(r: dict) -> dict:
     out.update({k: True for k in ("too_old", "stale") if r[k]})
     if r["kind"] != "list price":
         out["kind"] = r["kind"]
+    if r.get("inference"):
+        out["inference"] = r["inference"]
     return out
+
+
+def _inference_warning(r: dict) -> Msg:
+    return Msg("{row}: the provider does not name the GPU; {inference}", row=r["row"], inference=r["inference"])
 
 
 def _record_warnings(r: dict) -> list[Msg]:
@@ -338,6 +379,9 @@ def annotate(result: dict, *, sources: Sources, price_snapshot: dict, as_of: dt.
         aged = [_age(r, as_of, thresholds) for r in records]
         for r in aged:
             used[r["row"]] = r
+            if r.get("inference"):  # every option priced on an inferred GPU says so, shortlisted or not
+                opt["accelerator_inference"] = r["inference"]
+                opt["warnings"].append(_inference_warning(r))
         # shortlisted options list their prices (date, age, flags) and their warnings; every priced row
         # is in freshness.prices (by "row", with its source) and every warning in freshness.warnings
         if opt["id"] in short:
@@ -358,6 +402,10 @@ def annotate(result: dict, *, sources: Sources, price_snapshot: dict, as_of: dt.
     warnings: list[Msg] = []
     for r in list(used.values()) + fx_records:
         warnings.extend(_record_warnings(r))
+    if any(r["too_old"] and "RUB" in r["row"] for r in fx_records):
+        warnings.append(Msg("refresh the rouble rates from the Bank of Russia: python manage.py import_cbr_rates "
+                            "(online), or python manage.py import_cbr_rates --file XML_daily.xml (a saved copy of "
+                            "https://www.cbr.ru/scripts/XML_daily.asp, offline)"))
     for msgs in sources.expired_quotes.values():
         warnings.extend(msgs)
     prices = [_listed(r) for r in list(used.values()) + fx_records]

@@ -32,9 +32,12 @@ def summary_frame(result: dict) -> pd.DataFrame:
                 "per_useful_gpu_hour_net": _d(o["unit_costs"]["per_useful_gpu_hour_net"]),
                 "per_1m_tokens_net": _d(o["unit_costs"]["per_1m_tokens_net"]),
                 "per_training_run_net": _d(o["unit_costs"]["per_training_run_net"]),
-                "p10_net": _d(q.get("p10")),
-                "p50_net": _d(q.get("p50")),
-                "p90_net": _d(q.get("p90")),
+                "p10_net": _d(q.get("p10_net", q.get("p10"))),
+                "p50_net": _d(q.get("p50_net", q.get("p50"))),
+                "p90_net": _d(q.get("p90_net", q.get("p90"))),
+                "p10_gross": _d(q.get("p10_gross")),
+                "p50_gross": _d(q.get("p50_gross")),
+                "p90_gross": _d(q.get("p90_gross")),
                 "unknowns": "; ".join(o["unknowns"]),
             }
         )
@@ -192,7 +195,10 @@ def text_table(result: dict, *, limit: int | None = None) -> str:
             o = by_id[i]
             out.append(f"-- {o['label']}: {o['totals']['net']} / {o['totals']['gross']} {cur}")
             for row in o["rows"]:
-                out.append(f"   {row['row']:<16}{row['total_net']:>20}{row['total_gross']:>20}")
+                # the risk row is beside the total, not in it; without a cost of an hour down it is unpriced
+                net, gross = row["total_net"] or "not priced", row["total_gross"] or ""
+                note = "  (not in the total)" if row.get("in_total") is False else ""
+                out.append(f"   {row['row']:<16}{net:>20}{gross:>20}{note}")
             uc = o["unit_costs"]
             extra = [
                 f"per useful GPU-hour {uc['per_useful_gpu_hour_net']}"

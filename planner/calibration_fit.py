@@ -28,10 +28,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from catalog.domain.messages import Msg
 from planner.engine import compute, memory, serving
 from planner.engine.calibration import Calibration, Calibrations
 from planner.engine.hardware import AcceleratorSpec
-from planner.engine.messages import Msg
 from planner.engine.precision import peak_tflops
 from planner.engine.presets import get_preset, preset_arch
 

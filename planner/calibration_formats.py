@@ -27,10 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from catalog.domain.messages import Msg
 from planner.engine.errors import SpecValidationError
 from planner.engine.hardware import AcceleratorSpec
 from planner.engine.precision import PRECISIONS, peak_tflops
-from planner.engine.presets import get_preset, list_presets, preset_arch
+from planner.engine.presets import get_preset, list_presets, preset_arch, resolve_preset_id
 from planner.engine.resolve import resolve_accelerator
 from planner.engine.spec import MIN_GOODPUT
 
@@ -144,8 +145,9 @@ class DuplicateRunsError(RunFileError):
 def resolve_model(text: str) -> str:
     """A preset id for a model name or Hugging Face repo id ("meta-llama/Llama-3.1-8B-Instruct")."""
     raw = str(text or "").strip()
-    if get_preset(raw):
-        return raw
+    exact = resolve_preset_id(raw)  # a preset id, or a catalog model's Hugging Face id
+    if exact:
+        return exact
     base = raw.rstrip("/").split("/")[-1].lower()
     parts = [p for p in re.split(r"[-_\s]+", base) if p]
     tries = [base, "-".join(parts), "-".join(p for p in parts if p not in _MODEL_NAME_NOISE)]
@@ -161,13 +163,14 @@ def resolve_model(text: str) -> str:
 class Resolver:
     """Looks up models and accelerators for the validators (the catalog of the day)."""
 
-    def __init__(self, accelerators: Sequence[AcceleratorSpec]):
+    def __init__(self, accelerators: Sequence[AcceleratorSpec], aliases: dict[str, str] | None = None):
         self.accelerators = list(accelerators)
         self.by_id = {a.id: a for a in self.accelerators}
+        self.aliases = dict(aliases or {})  # names as nvidia-smi/rocm-smi/providers write them
 
     def accelerator(self, text: str) -> AcceleratorSpec:
         try:
-            acc, _note = resolve_accelerator(str(text), self.accelerators)
+            acc, _note = resolve_accelerator(str(text), self.accelerators, self.aliases)
         except SpecValidationError as exc:
             raise ValueError("; ".join(e.message for e in exc.errors)) from None
         return acc
@@ -416,12 +419,20 @@ def _meta(obj: dict, field: str):
 
 
 def _runtime_from_backend(backend: str | None, default: str) -> str:
-    b = (backend or "").lower()
-    if "sglang" in b:
+    """The engine a benchmark measured, from its --backend: sglang.bench_serving --backend vllm
+    measures a vLLM server, vllm bench serve --backend sglang an SGLang one. An OpenAI-compatible
+    client backend ("openai", "openai-chat") says nothing: the tool's own engine is assumed; any
+    other backend is returned as written, so the engine check names it."""
+    b = (backend or "").strip().lower()
+    if b.startswith("sglang"):
         return "sglang"
-    if b in ("tensorrt-llm", "trt", "trtllm"):
+    if b.startswith("vllm"):
+        return "vllm"
+    if b in ("tensorrt-llm", "trt", "trtllm", "trt-llm", "tensorrt_llm"):
         return "trtllm"
-    return default
+    if not b or b.startswith("openai") or b in ("oai", "oai-chat"):
+        return default
+    return b
 
 
 def _per_request(obj: dict, line: Callable, errors: list[RunError]) -> tuple[int | None, int | None]:
@@ -440,9 +451,13 @@ def _per_request(obj: dict, line: Callable, errors: list[RunError]) -> tuple[int
     return means[0], means[1]
 
 
+_COUNTED_NAME = re.compile(r"^\s*(?P<count>[1-9]\d{0,4})\s*[x×]\s*(?P<name>\S.*)$", re.IGNORECASE)
+
+
 def _serving_from_bench(obj: dict, *, context: dict, line_of: Callable, errors: list[RunError],
-                        default_runtime: str, model_key: str | None) -> dict:
-    """Canonical serving fields from a vLLM or SGLang result object plus the form's context."""
+                        default_runtime: str, latency: dict) -> dict:
+    """Canonical serving fields from a vLLM or SGLang result object plus the form's context
+    (`latency`: the TTFT and TPOT _latencies() chose)."""
     server = obj.get("server_info") if isinstance(obj.get("server_info"), dict) else {}
     n_in, n_out = _per_request(obj, line_of, errors)
     rate = obj.get("request_rate")
@@ -465,7 +480,11 @@ def _serving_from_bench(obj: dict, *, context: dict, line_of: Callable, errors: 
     p95 = obj.get("p95_ttft_ms"), obj.get("p95_tpot_ms")
     tp = pick("tensor_parallel", _meta(obj, "tensor_parallel"), server.get("tp_size"))
     pp = pick("pipeline_parallel", _meta(obj, "pipeline_parallel"), server.get("pp_size"))
-    count = pick("count", _meta(obj, "count"))
+    accelerator = pick("accelerator", _meta(obj, "accelerator"))
+    counted = _COUNTED_NAME.match(str(accelerator)) if isinstance(accelerator, str) else None
+    if counted:  # "--metadata gpu=4xNVIDIA_L40S": four L40S
+        accelerator = counted["name"]
+    count = pick("count", _meta(obj, "count"), int(counted["count"]) if counted else None)
     if count is None and tp is not None:
         # A benchmark drives one server: it runs on tp x pp (x data-parallel) GPUs.
         try:
@@ -473,8 +492,8 @@ def _serving_from_bench(obj: dict, *, context: dict, line_of: Callable, errors: 
         except (TypeError, ValueError):
             count = None  # the tensor_parallel error is reported by the validator
     return {
-        "model": pick("model", obj.get(model_key) if model_key else None, server.get("model_path")),
-        "accelerator": pick("accelerator", _meta(obj, "accelerator")),
+        "model": pick("model", obj.get("model_id"), server.get("model_path"), obj.get("model")),
+        "accelerator": accelerator,
         "count": count,
         "tensor_parallel": tp,
         "pipeline_parallel": pp,
@@ -485,8 +504,8 @@ def _serving_from_bench(obj: dict, *, context: dict, line_of: Callable, errors: 
         "concurrency": obj.get("max_concurrency"),
         "request_rate": rate,
         "num_prompts": obj.get("num_prompts") or obj.get("completed"),
-        "ttft_mean_ms": obj.get("mean_ttft_ms"), "ttft_p95_ms": p95[0],
-        "tpot_mean_ms": obj.get("mean_tpot_ms"), "tpot_p95_ms": p95[1],
+        "ttft_mean_ms": latency["ttft"], "ttft_p95_ms": p95[0],
+        "tpot_mean_ms": latency["tpot"], "tpot_p95_ms": p95[1],
         "output_tokens_per_s": obj.get("output_throughput"),
         "measured_on": pick("measured_on", obj.get("date")),
     }
@@ -509,33 +528,183 @@ def _json_safe(v):
     return v
 
 
-def parse_vllm_json(content: bytes, *, context: dict, resolver: Resolver) -> list[dict]:
+# What each tool writes that the other does not (detect_format; a file with neither is refused).
+_VLLM_KEYS = ("model_id", "tokenizer_id", "date", "endpoint_type", "burstiness", "request_goodput")
+_SGLANG_KEYS = ("server_info", "random_input_len", "sharegpt_output_len", "total_output_tokens_retokenized",
+                "random_range_ratio", "total_input_text_tokens")
+_BENCH_NAMES = {"model": "model_id", "concurrency": "max_concurrency", "ttft_p95_ms": "p95_ttft_ms",
+                "tpot_p95_ms": "p95_tpot_ms", "output_tokens_per_s": "output_throughput", "measured_on": "date"}
+# The central TTFT/TPOT a file may give, best first: the means, else medians (p50), else for TPOT the
+# inter-token latency (older sglang.bench_serving wrote only median_ttft_ms and median_itl_ms).
+_TTFT_KEYS = ("mean_ttft_ms", "median_ttft_ms")
+_TPOT_KEYS = ("mean_tpot_ms", "median_tpot_ms", "median_itl_ms", "mean_itl_ms")
+_PER_REQUEST_MS = {"ttfts": 1000.0, "itls": 1000.0, "e2els": 1000.0, "latencies": 1000.0}  # seconds -> ms
+
+
+def _json_objects(text: str) -> list[tuple[int, int, object]]:
+    """Every JSON value of a file, as (first line, end offset, value): one object (vllm bench serve
+    --save-result, possibly indented), or one per line (--append-result, sglang --output-file)."""
+    decoder = json.JSONDecoder()
+    out, pos, n = [], 0, len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            return out
+        line = text.count("\n", 0, pos) + 1
+        if len(out) >= MAX_RECORDS:
+            raise RunFileError([RunError(line, "file", f"at most {MAX_RECORDS} results per file")])
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise RunFileError([RunError(exc.lineno, "file", f"not JSON: {exc.msg}")]) from None
+        except RecursionError:
+            raise RunFileError([RunError(line, "file", "JSON nested too deeply")]) from None
+        out.append((line, end, value))
+        pos = end
+
+
+def _tool_of(obj: dict) -> str | None:
+    if any(k in obj for k in _SGLANG_KEYS):
+        return "sglang_jsonl"
+    if any(k in obj for k in _VLLM_KEYS):
+        return "vllm_json"
+    return None
+
+
+def _negative_latencies(obj: dict, line_of: Callable) -> list[RunError]:
+    """A latency below zero is a clock or parsing fault: the whole file is suspect."""
+    errors = []
+    for key, v in obj.items():
+        if key.endswith("_ms") and isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
+            errors.append(RunError(line_of(key), key, f"{v:g} ms: a negative latency (the benchmark's clock or "
+                                                      "its parser failed); the file cannot be used"))
+    for key in _PER_REQUEST_MS:
+        values = obj.get(key)
+        if not isinstance(values, list):
+            continue
+        flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
+        bad = [x for x in flat if isinstance(x, int | float) and not isinstance(x, bool) and x < 0]
+        if bad:
+            errors.append(RunError(line_of(key), key, f"{len(bad)} negative per-request latencies (the lowest "
+                                                      f"{min(bad):g} s); the file cannot be used"))
+    return errors
+
+
+def _latencies(obj: dict, line_of: Callable, errors: list[RunError], notes: list) -> dict:
+    """The TTFT and TPOT to record: means when the file has them; otherwise the medians, taken as
+    p50 and said so in the run's notes. A file with neither is refused, naming what it lacks."""
+    out = {}
+    for metric, keys, label in (("ttft", _TTFT_KEYS, "time to first token"),
+                                ("tpot", _TPOT_KEYS, "time per output token")):
+        key = next((k for k in keys if obj.get(k) is not None), None)
+        if key is None:
+            errors.append(RunError(line_of(keys[0]), keys[0], f"missing: the file records no {label} ("
+                                   f"{', '.join(keys)}); run the benchmark with streaming on a generative model"))
+            out[metric] = None
+            continue
+        out[metric] = obj[key]
+        if key.startswith("median_") and isinstance(obj[key], int | float):
+            if key.endswith("_itl_ms"):
+                notes.append(Msg("The file records no TPOT: its median inter-token latency ({value:.4g} ms) is "
+                                 "taken as the mean TPOT (p50, not a mean).", value=float(obj[key])))
+            else:
+                notes.append(Msg("The file records no mean {metric}: its median ({value:.4g} ms) is taken as the "
+                                 "mean (p50, not a mean; a long tail makes the mean higher).",
+                                 metric=metric.upper(), value=float(obj[key])))
+        elif key == "mean_itl_ms" and isinstance(obj[key], int | float):
+            notes.append(Msg("The file records no TPOT: its mean inter-token latency ({value:.4g} ms) is taken "
+                             "as the mean TPOT.", value=float(obj[key])))
+    return out
+
+
+def _count_of(values, test) -> int:
+    return sum(1 for v in values if test(v)) if isinstance(values, list) else 0
+
+
+def _request_warnings(obj: dict, line_of: Callable, errors: list[RunError], notes: list) -> None:
+    """Requests that failed or returned nothing: the tools leave failures out of their means and
+    count an empty answer as completed with a TTFT of 0, which pulls the mean TTFT down."""
+    completed = obj.get("completed")
+    if not isinstance(completed, int) or isinstance(completed, bool) or completed < 1:
+        return  # _per_request reports it
+    sent = obj.get("num_prompts")
+    failed = obj.get("failed")
+    if isinstance(failed, int) and not isinstance(failed, bool) and failed > 0:
+        sent = completed + failed
+    if isinstance(sent, int) and not isinstance(sent, bool) and sent > completed:
+        notes.append(Msg("{failed} of {sent} requests failed: the means cover only the {completed} that completed "
+                         "(the failed ones, often the slowest under load, are left out, so the means may be low).",
+                         failed=sent - completed, sent=sent, completed=completed))
+    empty = _count_of(obj.get("ttfts"), lambda t: isinstance(t, int | float) and t == 0)
+    if not empty:
+        empty = _count_of(obj.get("output_lens"), lambda t: t == 0)
+    if not empty:
+        empty = _count_of(obj.get("generated_texts"), lambda t: t == "")
+    median = obj.get("median_ttft_ms")
+    if isinstance(median, int | float) and not isinstance(median, bool) and median == 0:
+        errors.append(RunError(line_of("median_ttft_ms"), "median_ttft_ms", "0 ms: at least half the requests "
+                               "returned nothing (TTFT 0); the file cannot be used"))
+        return
+    if empty:
+        empty = min(empty, completed)
+        notes.append(Msg("{empty} of {completed} requests returned nothing (TTFT 0): the mean TTFT is about "
+                         "{percent:.0f} % low, and the output throughput counts no tokens for them.",
+                         empty=empty, completed=completed, percent=100.0 * empty / completed))
+
+
+def _read_bench(content: bytes, *, tool: str, context: dict, resolver: Resolver) -> list[dict]:
+    """Every run of a vLLM (--save-result, --append-result) or SGLang (--output-file) result file."""
     text = _decode(content)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RunFileError([RunError(exc.lineno, "file", f"not JSON: {exc.msg}")]) from None
-    except RecursionError:
-        raise RunFileError([RunError(1, "file", "JSON nested too deeply")]) from None
-    if not isinstance(obj, dict):
-        raise RunFileError([RunError(1, "file", "expected one JSON object (vllm bench serve --save-result)")])
-    line_of = _line_finder(text)
-    errors: list[RunError] = []
-    for key in ("mean_ttft_ms", "mean_tpot_ms"):
-        if key not in obj:
-            errors.append(RunError(1, key, "missing: not a vllm bench serve result with TTFT/TPOT "
-                                           "(run with --save-result, a generative model and streaming)"))
+    objects = _json_objects(text)
+    if not objects:
+        raise RunFileError([RunError(1, "file", "no benchmark result in the file")])
+    records, errors = [], []
+    default_runtime = "vllm" if tool == "vllm_json" else "sglang"
+    start = 0
+    for line, end, obj in objects:
+        chunk, base = text[start:end], text.count("\n", 0, start) + 1
+        start = end
+        if not isinstance(obj, dict):
+            errors.append(RunError(line, "file", "expected a JSON object per benchmark run"))
+            continue
+        found = _line_finder(chunk, base)
+
+        def line_of(key, found=found, line=line):
+            return found(key) or line
+
+        local: list[RunError] = _negative_latencies(obj, line_of)
+        notes: list = []
+        latency = _latencies(obj, line_of, local, notes)
+        _request_warnings(obj, line_of, local, notes)
+        if local:
+            errors += local
+            continue
+        fields = _serving_from_bench(obj, context=context, line_of=line_of, errors=local,
+                                     default_runtime=default_runtime, latency=latency)
+        names = dict(_BENCH_NAMES)
+        names["ttft_mean_ms"] = next(k for k in _TTFT_KEYS if obj.get(k) is not None)
+        names["tpot_mean_ms"] = next(k for k in _TPOT_KEYS if obj.get(k) is not None)
+        if "model_id" not in obj and isinstance(obj.get("server_info"), dict):
+            names["model"] = "server_info.model_path"
+        try:
+            rec = _clean_bench(fields, names, line_of, resolver, local, base_line=line)
+        except RunFileError as exc:
+            errors += exc.errors
+            if len(errors) >= MAX_ERRORS:
+                break
+            continue
+        rec["raw"] = {k: _json_safe(v) for k, v in _raw_summary(obj).items()}
+        rec["source_line"] = line
+        rec["notes"] = notes
+        records.append(rec)
     if errors:
         raise RunFileError(errors)
-    fields = _serving_from_bench(obj, context=context, line_of=line_of, errors=errors, default_runtime="vllm",
-                                 model_key="model_id")
-    names = {"model": "model_id", "concurrency": "max_concurrency", "ttft_mean_ms": "mean_ttft_ms",
-             "tpot_mean_ms": "mean_tpot_ms", "ttft_p95_ms": "p95_ttft_ms", "tpot_p95_ms": "p95_tpot_ms",
-             "output_tokens_per_s": "output_throughput", "measured_on": "date"}
-    record = _clean_bench(fields, names, line_of, resolver, errors)
-    record["raw"] = {k: _json_safe(v) for k, v in _raw_summary(obj).items()}
-    record["source_line"] = 1
-    return [record]
+    return records
+
+
+def parse_vllm_json(content: bytes, *, context: dict, resolver: Resolver) -> list[dict]:
+    return _read_bench(content, tool="vllm_json", context=context, resolver=resolver)
 
 
 def _clean_bench(fields, names, line_of, resolver, errors, base_line=None):
@@ -551,49 +720,7 @@ def _clean_bench(fields, names, line_of, resolver, errors, base_line=None):
 
 
 def parse_sglang_jsonl(content: bytes, *, context: dict, resolver: Resolver) -> list[dict]:
-    text = _decode(content)
-    records, errors = [], []
-    lines = text.splitlines()
-    if len(lines) > MAX_RECORDS:
-        raise RunFileError([RunError(MAX_RECORDS + 1, "file", f"at most {MAX_RECORDS} results per file")])
-    for n, raw_line in enumerate(lines, start=1):
-        if not raw_line.strip():
-            continue
-        try:
-            obj = json.loads(raw_line)
-        except json.JSONDecodeError as exc:
-            errors.append(RunError(n, "file", f"not a JSON object: {exc.msg}"))
-            continue
-        except RecursionError:
-            errors.append(RunError(n, "file", "JSON nested too deeply"))
-            continue
-        if not isinstance(obj, dict):
-            errors.append(RunError(n, "file", "expected one JSON object per line (sglang.bench_serving output)"))
-            continue
-        missing = [k for k in ("mean_ttft_ms", "mean_tpot_ms") if k not in obj]
-        if missing:
-            errors += [RunError(n, k, "missing: not an sglang.bench_serving result with TTFT/TPOT") for k in missing]
-            continue
-        fields = _serving_from_bench(obj, context=context, line_of=lambda _k, n=n: n, errors=errors,
-                                     default_runtime="sglang", model_key=None)
-        names = {"model": "server_info.model_path", "concurrency": "max_concurrency",
-                 "ttft_mean_ms": "mean_ttft_ms", "tpot_mean_ms": "mean_tpot_ms",
-                 "output_tokens_per_s": "output_throughput"}
-        try:
-            rec = _clean_bench(fields, names, lambda _k, n=n: n, resolver, [], base_line=n)
-        except RunFileError as exc:
-            errors += exc.errors
-            continue
-        rec["raw"] = {k: _json_safe(v) for k, v in _raw_summary(obj).items()}
-        rec["source_line"] = n
-        records.append(rec)
-        if len(errors) >= MAX_ERRORS:
-            break
-    if errors:
-        raise RunFileError(errors)
-    if not records:
-        raise RunFileError([RunError(1, "file", "no benchmark result in the file")])
-    return records
+    return _read_bench(content, tool="sglang_jsonl", context=context, resolver=resolver)
 
 
 def _parse_csv(content: bytes, *, required: Sequence[str], optional: Sequence[str], clean, resolver) -> list[dict]:
@@ -657,16 +784,26 @@ PARSERS = {"vllm_json": parse_vllm_json, "sglang_jsonl": parse_sglang_jsonl,
 
 
 def detect_format(content: bytes) -> str:
-    """Which of the four formats a file is in, from its content."""
+    """Which of the four formats a file is in, from its content: a JSON result by the keys its
+    tool writes (vLLM: model_id, date, ...; SGLang: server_info, random_input_len, ...)."""
     head = content[:4096].decode("utf-8-sig", errors="replace").lstrip()
     if head.startswith("{"):
+        text = content.decode("utf-8-sig", errors="replace")
         try:
-            obj = json.loads(content.decode("utf-8-sig"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return "sglang_jsonl"  # several objects, one per line
-        if isinstance(obj, dict) and ("server_info" in obj or "random_input_len" in obj) and "model_id" not in obj:
-            return "sglang_jsonl"
-        return "vllm_json"
+            objects = [obj for _line, _end, obj in _json_objects(text)]
+        except RunFileError:  # unreadable further on: judge by the first line, the reader reports the rest
+            try:
+                objects = [json.loads(text.splitlines()[0])]
+            except (json.JSONDecodeError, RecursionError, IndexError):
+                objects = []
+        for obj in objects:
+            if isinstance(obj, dict) and _tool_of(obj):
+                return _tool_of(obj)
+        if not objects:
+            raise RunFileError([RunError(1, "file", "not JSON: neither a vLLM/SGLang result nor a CSV")])
+        raise RunFileError([RunError(1, "file", "a JSON result from neither vllm bench serve --save-result (it writes "
+                                                "model_id and date) nor sglang.bench_serving --output-file (it writes "
+                                                "server_info or random_input_len); choose its format")])
     first = head.splitlines()[0] if head else ""
     if "sequence_length" in first or "step_time_s" in first:
         return "training_csv"

@@ -68,6 +68,9 @@ class MeasuredRun(models.Model):
     measured_on = models.DateField(_("measured on"), null=True, blank=True)
     # The source record as read (large per-request arrays left out).
     raw = models.JSONField(_("source record"), default=dict, blank=True)
+    # What reading the file assumed or found (medians taken as means, failed or empty requests):
+    # engine texts in their JSON form (catalog.domain.messages), rendered in the reader's language.
+    notes = models.JSONField(_("notes"), default=list, blank=True)
     # sha256 of the validated figures: the same run recorded twice would count twice in a fit.
     fingerprint = models.CharField(max_length=64, editable=False)
     # The run's own fit (calibration_services._stored_fit): tens of engine evaluations, done when the
@@ -92,6 +95,13 @@ class MeasuredRun(models.Model):
 
     def __str__(self):
         return f"{self.model_preset} on {self.count} x {self.accelerator} ({self.get_source_display()})"
+
+    @property
+    def note_texts(self) -> list[str]:
+        """The reading notes in the active language."""
+        from .i18n import render
+
+        return [render(n) for n in self.notes or []]
 
     @property
     def calibration_key(self) -> tuple[str, str, str]:

@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from catalog.domain.messages import to_data
 from planner.engine.calibration import NO_CALIBRATIONS, Calibrations
 
 from . import calibration_fit as fit
@@ -38,7 +39,7 @@ from .calibration_models import Calibration, MeasuredRun, RunKind, RunSource
 
 RUN_FIELDS = [f.name for f in MeasuredRun._meta.fields
               if f.name not in ("id", "team", "kind", "source", "source_name", "created_by", "created_at",
-                                "fingerprint", "fit_memo")]
+                                "fingerprint", "fit_memo", "notes")]
 # What makes two records the same run (not where it came from or what the file called things).
 SAME_RUN_FIELDS = [f for f in RUN_FIELDS if f not in ("raw", "source_line", "model_given", "accelerator_given")]
 
@@ -49,9 +50,9 @@ def fingerprint(kind: str, rec: dict) -> str:
 
 
 def catalog_resolver() -> Resolver:
-    from catalog.selectors import accelerator_specs
+    from catalog.selectors import accelerator_aliases, accelerator_specs
 
-    return Resolver(accelerator_specs(as_of=timezone.localdate()))
+    return Resolver(accelerator_specs(as_of=timezone.localdate()), accelerator_aliases())
 
 
 def _store(*, team, user, kind: str, source: str, records: list[dict], source_name: str = "") -> list[MeasuredRun]:
@@ -82,7 +83,8 @@ def _save(*, team, user, kind, source, records, source_name) -> list[MeasuredRun
     with transaction.atomic():
         for rec in records:
             run = MeasuredRun(team=team, kind=kind, source=source, source_name=source_name[:255], created_by=user,
-                              fingerprint=fingerprint(kind, rec), **{k: v for k, v in rec.items() if k in RUN_FIELDS})
+                              fingerprint=fingerprint(kind, rec), notes=[to_data(n) for n in rec.get("notes", ())],
+                              **{k: v for k, v in rec.items() if k in RUN_FIELDS})
             try:
                 run.full_clean(exclude=["team", "created_by", "raw", "fingerprint"], validate_constraints=False)
             except ValidationError as exc:  # a bound the validator missed: still a message, not a 500

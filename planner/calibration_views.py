@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from . import calibration_services as cs
-from . import selectors
+from . import i18n, selectors
 from .calibration_formats import RunFileError
 from .calibration_forms import RunForm, RunUploadForm
 from .calibration_models import Calibration, MeasuredRun, RunKind
@@ -78,6 +78,10 @@ def run_upload(request):
                 form.add_error(None, str(e))
         else:
             messages.success(request, _("%(n)d run(s) recorded from %(file)s.") % {"n": len(runs), "file": upload.name})
+            for run in runs:
+                for note in run.notes:
+                    messages.warning(request, _("Line %(line)s: %(note)s") % {
+                        "line": run.source_line or "-", "note": i18n.render(note)})
             return redirect(_board_url(team))
     status = 400 if request.method == "POST" else 200
     return render(request, "planner/calibration/upload.html", {"form": form}, status=status)

@@ -94,6 +94,16 @@ def _choice(label, help_text, choices, initial=None):
                                      choices=[("", _("default"))] + list(choices))
 
 
+def _model_api_field():
+    """The model API(s) the agent calls: the ones priced in the catalog, with their provider."""
+    from planner.api.services import priced_model_apis
+
+    return forms.MultipleChoiceField(
+        label=_("Model API"), required=False, choices=priced_model_apis(), widget=forms.CheckboxSelectMultiple,
+        help_text=_("The model API(s) the agent calls, priced per token; several are compared. "
+                    "None chosen: every priced model API is compared and the plan names the cheapest."))
+
+
 def _bool(label, help_text):
     return lambda: forms.NullBooleanField(
         label=label, help_text=help_text, required=False,
@@ -162,7 +172,9 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("serving.ttft_p95_ms", _num(_("Time to first token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
     SpecField("serving.tpot_p95_ms", _num(_("Time per output token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
     SpecField("serving.runtime", _choice(_("Serving engine"), _("Runtime that serves the model; sets memory budgets and measured efficiencies. Default: vllm."), [("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("hf_transformers", "Hugging Face Transformers")]), ("inference", "rag"), "workload"),
+    SpecField("serving.model_api", lambda: _model_api_field(), ("external_api", "rag"), "workload"),
     SpecField("serving.hours_per_day", _num(_("Hours per day in service"), _("Unit: hours. Default: 24."), min_value=0, max_value=24), SERVING_KINDS, "workload"),
+    SpecField("serving.requests_per_day", _num(_("Requests per day"), _("Volume: requests served in a day, e.g. 300 employees x 20 requests = 6000. Prices model-API tokens, traffic and the useful share of GPU time; requests per second is the peak that sizes the GPUs. At most requests per second x 3600 x hours per day. Unit: requests/day. Default: that maximum x 0.3 (a business-hours service averages about a third of its peak)."), min_value=0), SERVING_KINDS, "workload"),
     # RAG.
     SpecField("rag.documents", _int(_("Documents"), _("Documents in the corpus. Unit: count. Required for RAG."), min_value=1), ("rag", "external_api"), "workload"),
     SpecField("rag.tokens_per_document", _int(_("Tokens per document"), _("Unit: tokens. Default: 1000."), min_value=1), ("rag", "external_api"), "workload"),
@@ -184,6 +196,8 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("hardware.tensor_parallel", _int(_("Tensor-parallel degree"), _("Serving: GPUs one replica splits each layer over; with accelerator and count the plan evaluates exactly this layout. Must divide the attention heads. Default: searched."), min_value=1, max_value=64), ("inference", "rag"), "data"),
     SpecField("hardware.pipeline_parallel", _int(_("Pipeline stages"), _("Serving: stages one replica splits its layers into. Default: searched."), min_value=1, max_value=256), ("inference", "rag"), "data"),
     SpecField("hardware.gpus_per_server", _int(_("GPUs per server"), _("Unit: GPUs. Default: chosen by the engine."), min_value=1, max_value=16), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.power_budget_kw", _num(_("Site power budget"), _("IT power the site can give the servers at full load. Unit: kW. Bought (on-prem) options that need more are not chosen, and the plan says how many GPUs the budget allows. Default: no limit."), min_value=0.001, max_value=1000000), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.racks", _int(_("Racks available"), _("Racks free for the servers (air-cooled racks of 15 kW, as the sizing assumes). Unit: racks. Default: no limit."), min_value=1, max_value=100000), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.mfu", _num(_("Model FLOPs utilisation"), _("Share of peak compute achieved, 0–1. Default: a documented preset by GPU generation and scale."), min_value=0.01, max_value=1), LLM_KINDS + ("classic_training",), "data"),
 )
 FIELD_BY_PATH = {f.path: f for f in FIELDS}
@@ -215,7 +229,8 @@ def _preset_dict(preset) -> dict:
 
 
 COST_FIELDS = ("horizon_months", "currency", "include_vat", "utilisation", "efficiency", "runs", "runs_per_month",
-               "discount_rate", "vat_recoverable", "downtime_cost_per_hour", "data_residency", "overrides", "more")
+               "discount_rate", "vat_recoverable", "downtime_cost_per_hour", "decision_basis", "data_residency",
+               "overrides", "more")
 OPTIONAL_SHARES = ("utilisation", "efficiency")  # left out of the options when empty
 # optional cost options (issue 13), left out when empty
 OPTIONAL_COSTS = ("runs", "runs_per_month", "discount_rate", "downtime_cost_per_hour")
@@ -267,8 +282,18 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
         help_text=_("The company recovers input VAT on purchases (general tax regime): options are compared net."),
     )
     downtime_cost_per_hour = forms.FloatField(
-        label=_("Cost of an hour down"), required=False, min_value=0,
-        help_text=_("What one hour of outage costs the business, in the chosen currency. Empty = the rate card's."),
+        label=_("Cost of an hour of downtime"), required=False, min_value=0,
+        help_text=_("What one hour of outage costs the business, in the chosen currency. It prices the expected "
+                    "cost of incidents, shown beside each total and never inside it. Empty = not priced: each "
+                    "option shows its expected hours of downtime a year instead."),
+    )
+    decision_basis = forms.ChoiceField(
+        label=_("Decision rule"), required=False, initial="cheapest",
+        choices=[("cheapest", _("Cheapest budget")),
+                 ("risk_adjusted", _("Risk-adjusted: budget plus the expected cost of downtime")),
+                 ("fewest_gpus", _("Fewest GPUs, then the cheapest"))],
+        help_text=_("How the plan picks its option among those that meet the targets. Risk-adjusted needs the "
+                    "cost of an hour of downtime. Default: the cheapest budget."),
     )
     data_residency = forms.MultipleChoiceField(
         label=_("Data residency"), required=False, widget=forms.CheckboxSelectMultiple,
@@ -322,6 +347,8 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
         data.update({k: self.cleaned_data[k] for k in OPTIONAL_COSTS if self.cleaned_data.get(k) is not None})
         if self.cleaned_data.get("vat_recoverable"):
             data["vat_recoverable"] = True
+        if self.cleaned_data.get("decision_basis") not in (None, "", "cheapest"):
+            data["decision_basis"] = self.cleaned_data["decision_basis"]
         if self.cleaned_data.get("overrides"):
             data["overrides"] = self.cleaned_data["overrides"]
         if self.cleaned_data.get("data_residency"):
@@ -331,7 +358,7 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
     @classmethod
     def initial_from(cls, options: dict) -> dict:
         own = ("horizon_months", "currency", "include_vat", *OPTIONAL_SHARES, *OPTIONAL_COSTS, "vat_recoverable",
-               "data_residency")
+               "decision_basis", "data_residency")
         initial = {k: options[k] for k in own if k in options}
         if options.get("overrides"):
             initial["overrides"] = json.dumps(options["overrides"], indent=1)
@@ -460,7 +487,7 @@ class WorkloadForm(CostOptionsForm):
             if kind not in f.kinds or (f.sources and source not in f.sources):
                 continue
             value = self.cleaned_data.get(f.name)
-            if value is None or value == "":
+            if value is None or value == "" or value == []:
                 continue
             if f.path in ("training.zero_stage", "training.context_parallel"):
                 value = int(value)
@@ -481,12 +508,14 @@ class WorkloadForm(CostOptionsForm):
         spec = self.build_spec()
         if set(self.errors) - before:
             return cleaned
+        from planner.api.services import check_model_api
         from planner.engine.errors import SpecValidationError
         from planner.engine.spec import parse_workload_spec
 
         try:
             parsed = parse_workload_spec(spec)
             self._check_accelerator_pin(spec)
+            check_model_api(spec)
             self._check_serving_pin_fits(parsed)
         except SpecValidationError as exc:
             for err in exc.errors:

@@ -1,4 +1,4 @@
-"""Engine texts at the edges: Msg (planner.engine.messages) rendered through gettext in the
+"""Engine texts at the edges: Msg (catalog.domain.messages) rendered through gettext in the
 active language, with that language's number separators and plural forms.
 
 Pages, the PDF, XLSX and CSV exports and the API (by Accept-Language) all call these, so an
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from django.utils import translation
 
-from planner.engine import messages
+from catalog.domain import messages
 
 # Keys whose plain-string values are engine texts (translated as msgids when no structure is kept).
 TEXT_KEYS = frozenset({"text", "item", "explain", "why", "reason", "warnings", "assumptions", "notes", "remedies", "ranking",
                        "message", "note", "summary", "unit", "unknowns", "help", "source", "why_not",
                        "min_driver", "min_cuda", "min_framework", "layers", "metrics", "preflight_checklist",
-                       "monitoring", "intra_node", "inter_node", "user_traffic", "storage"})
+                       "monitoring", "intra_node", "inter_node", "user_traffic", "storage", "payment"})
 
 
 def conventions(language: str | None = None) -> messages.Conventions:

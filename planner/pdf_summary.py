@@ -33,7 +33,7 @@ def pdf_summary(version, view: dict) -> dict:
     from costs.exports import _fx_lines, _vat_text, decision_order
 
     from .i18n import localise
-    from .presentation import _localised, meets_by_candidate
+    from .presentation import _localised, meets_by_candidate, risk_view
 
     result = localise(version.result or {})
     costs = result.get("costs") or {}
@@ -46,6 +46,8 @@ def pdf_summary(version, view: dict) -> dict:
         "net": _dec((o.get("totals") or {}).get("net")), "vat": _dec((o.get("totals") or {}).get("vat")),
         "gross": _dec((o.get("totals") or {}).get("gross")),
         "meets": meets.get(o.get("candidate")), "color": PALETTE[(i - 1) % len(PALETTE)],
+        # the expected cost of incidents, beside the total and not in it
+        "risk": risk_view(o, include_vat),
     } for i, o in enumerate(ordered[:TABLE_ROWS], start=1)]
     return {
         "exported_on": timezone.localdate(),
@@ -58,8 +60,20 @@ def pdf_summary(version, view: dict) -> dict:
         "sources": price_sources(ordered[:3]),
         "chart": cumulative_svg(ordered[:TABLE_ROWS], costs.get("currency", ""), include_vat=include_vat),
         "uncertainty": uncertainty_svg(ordered[:TABLE_ROWS], (costs.get("monte_carlo") or {}).get("options") or {},
-                                       costs.get("currency", "")),
+                                       costs.get("currency", ""), include_vat=include_vat),
+        "uncertainty_basis": _uncertainty_basis(costs, include_vat),
     }
+
+
+def _uncertainty_basis(costs: dict, include_vat: bool) -> str:
+    """"with VAT"/"without VAT": the basis the page's P10/P50/P90 are on (that of the totals)."""
+    from costs.labels import mc_range
+
+    for stats in ((costs.get("monte_carlo") or {}).get("options") or {}).values():
+        q = mc_range(stats, gross=include_vat)
+        if q:
+            return q["basis_label"]
+    return ""
 
 
 def price_sources(options: list[dict]) -> list[str]:
@@ -119,10 +133,17 @@ def cumulative_svg(options: list[dict], currency: str, *, include_vat: bool = Fa
     return mark_safe("".join(parts))  # noqa: S308 - every text in it is escaped above
 
 
-def uncertainty_svg(options: list[dict], mc: dict, currency: str, *, width: int = 1000, row_px: int = 22) -> str:
-    """P10-P90 of each option's net total (the Monte Carlo runs on net totals) as a bar with a
-    P50 tick, numbered as the page-1 table's rows, each with its three figures written out."""
-    rows = [(i, mc[o["id"]]) for i, o in enumerate(options, start=1) if mc.get(o.get("id"))]
+def uncertainty_svg(options: list[dict], mc: dict, currency: str, *, include_vat: bool = False, width: int = 1000,
+                    row_px: int = 22) -> str:
+    """P10-P90 of each option's total as a bar with a P50 tick, on the basis of the totals (gross
+    with VAT, else net; the axis says which), numbered as the page-1 table's rows, each with its
+    three figures written out."""
+    from costs.labels import mc_range
+
+    rows = [(i, mc_range(mc[o["id"]], gross=include_vat)) for i, o in enumerate(options, start=1)
+            if mc.get(o.get("id"))]
+    rows = [(i, m) for i, m in rows if m]
+    basis = rows[0][1]["basis_label"] if rows else ""
     rows = [(i, [_dec(m.get(k)) for k in ("p10", "p50", "p90")]) for i, m in rows]
     rows = [(i, v) for i, v in rows if None not in v]
     if not rows:
@@ -139,7 +160,7 @@ def uncertainty_svg(options: list[dict], mc: dict, currency: str, *, width: int 
         v = peak * k / 4
         parts.append(f'<text x="{x(v):.1f}" y="{base + 11}" text-anchor="middle">{escape(str(num(v)))}</text>')
     parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 3}" text-anchor="middle">'
-                 f'{escape(currency)}, {escape(_("net of VAT"))}</text>')
+                 f'{escape(currency)}, {escape(str(basis))}</text>')
     for row, (i, (p10, p50, p90)) in enumerate(rows):
         color = PALETTE[(i - 1) % len(PALETTE)]
         cy = top + row_px * row + row_px / 2

@@ -66,6 +66,9 @@ COST_ROWS = {
     "engineering": (_("Engineering"), _("team hours for setup and support")),
     "downtime_risk": (_("Downtime risk"), _("incidents and recovery time")),
 }
+# The row of the cost table that is a risk figure, shown beside the total and never in it.
+RISK_ROW = "downtime_risk"
+RISK_LABEL = _("Expected cost of incidents: not in the total")
 OPTION_KINDS = {
     "cloud_on_demand": _("Cloud, on demand"),
     "cloud_spot": _("Cloud, spot"),
@@ -181,6 +184,7 @@ def _is_number(text: str) -> bool:
 COST_UNITS = (
     _("GPU-hours per running month"), _("M tokens per month"), _("hours per server"),
     _("hours per server-month"), _("instance-hours"), _("instance-hours per month (average)"),
+    _("instance-hours per month"), _("not given"), _("not given: costs.downtime_cost_per_hour (downtime is not priced)"),
     _("kWh per month (average)"), _("outage hours per month"), _("outage-equivalent hours per running month"),
     _("per instance per running month"), _("share of capex per month"), _("derived"),
     _("Traffic (internet egress)"),
@@ -221,7 +225,7 @@ def line_inputs(inputs: dict) -> list[dict]:
 def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     if not costs:
         return None
-    from costs.labels import line_label
+    from costs.labels import line_label, mc_range
     include_vat = bool(costs.get("include_vat"))
     currency = costs.get("currency", "")
     shortlisted = {i for ids in (costs.get("shortlist") or {}).values() for i in ids}
@@ -239,19 +243,28 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     labels = {o.get("id"): o.get("label") for o in all_options}
     view_options = []
     for o in options:
-        rows = []
+        rows, risk_row = [], None
         for row in o.get("rows") or []:
             label, measured = COST_ROWS.get(row.get("row"), (row.get("row"), ""))
             lines = [{**line, "label": line_label(line.get("key") or "") if line.get("key") else line.get("label"),
                       "inputs_list": line_inputs(line.get("inputs") or {}),
                       "breakdown": [breakdown_item(b) for b in line.get("breakdown") or []]}
                      for line in row.get("lines") or []]
-            rows.append({**row, "label": label, "measured_as": measured, "lines": lines,
-                         "total": row.get("total_gross" if include_vat else "total_net")})
+            view_row = {**row, "label": label, "measured_as": measured, "lines": lines,
+                        "total": row.get("total_gross" if include_vat else "total_net")}
+            if row.get("row") == RISK_ROW and _risk_apart(o):
+                risk_row = view_row  # listed under the total, beside it, not in it
+            else:
+                rows.append(view_row)
         view_options.append({
-            **o, "rows": rows, "total": _option_total(o, include_vat),
+            **o, "rows": rows, "risk_row": risk_row, "risk_view": risk_view(o, include_vat),
+            "total": _option_total(o, include_vat),
             "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
-            "uncertainty": mc.get(o.get("id")),
+            # on the basis of the total beside it (gross with VAT, else net), labelled
+            "uncertainty": mc_range(mc.get(o.get("id")), gross=include_vat),
+            # cost per million output tokens at the stated volume, on the basis of the total beside it
+            "per_1m_output_tokens": (o.get("unit_costs") or {}).get(
+                "per_1m_output_tokens_gross" if include_vat else "per_1m_output_tokens_net"),
         })
     break_even = [
         {**b, "a_label": labels.get(b.get("a")), "b_label": labels.get(b.get("b"))}
@@ -269,6 +282,7 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     }
     uncertainty_chart = {
         "currency": currency,
+        "basis_label": next((o["uncertainty"]["basis_label"] for o in view_options if o["uncertainty"]), ""),
         "labels": [o.get("label") for o in view_options if o["uncertainty"]],
         "p10": [float(o["uncertainty"]["p10"]) for o in view_options if o["uncertainty"]],
         "p50": [float(o["uncertainty"]["p50"]) for o in view_options if o["uncertainty"]],
@@ -281,6 +295,7 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         "currency": currency, "include_vat": include_vat, "horizon_months": costs.get("horizon_months"),
         "as_of": costs.get("as_of"), "country": costs.get("country"), "options": view_options,
         "options_total": len(costs.get("options") or []), "break_even": break_even,
+        "per_1m_output_tokens_shown": any(o["per_1m_output_tokens"] for o in view_options),
         "break_even_utilisation": [{**b, "own_label": labels.get(b.get("own")), "rent_label": labels.get(b.get("rent"))}
                                    for b in costs.get("break_even_utilisation") or []
                                    if b.get("own") in shown and b.get("rent") in shown],
@@ -291,6 +306,25 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
         "chart": chart, "uncertainty_chart": uncertainty_chart,
     }
+
+
+def _risk_apart(option: dict) -> bool:
+    """Results from before issue 20 counted the risk row in the total; only a result that says the
+    risk is apart (``risk``) shows it under the total."""
+    return isinstance(option.get("risk"), dict)
+
+
+def risk_view(option: dict, include_vat: bool) -> dict | None:
+    """The expected cost of incidents as the page shows it beside the total: an amount when the
+    user priced an hour of downtime, else the expected hours and what pricing them needs."""
+    risk = option.get("risk")
+    if not isinstance(risk, dict):
+        return None
+    # options kept in totals only carry the net figure (an outage bears no VAT: gross = net)
+    amount = _decimal((include_vat and risk.get("expected_downtime_gross")) or risk.get("expected_downtime_net"))
+    return {"label": RISK_LABEL, "amount": amount, "priced": bool(risk.get("priced")) and amount is not None,
+            "hours_per_year": risk.get("expected_downtime_hours_per_year"), "text": risk.get("text") or "",
+            "in_total": bool(risk.get("in_total"))}
 
 
 def decision_view(costs: dict, include_vat: bool) -> dict | None:
@@ -306,7 +340,7 @@ def decision_view(costs: dict, include_vat: bool) -> dict | None:
             return None
         o = by_id[r["id"]]
         return {**r, "label": _localised(o)["label"], "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
-                "shown_total": _option_total(o, include_vat)}
+                "shown_total": _option_total(o, include_vat), "risk": risk_view(o, include_vat)}
 
     out = {k: ref(decision.get(k)) for k in ("recommended", "cheapest_onprem", "cheapest_cloud",
                                                "cheapest_dedicated", "cheapest_hybrid", "api")}
@@ -318,13 +352,14 @@ def decision_view(costs: dict, include_vat: bool) -> dict | None:
     for r, raw in zip(out["ranked"], [r for r in decision.get("ranked") or [] if r.get("id") in by_id], strict=False):
         r["meets_targets"], r["sizing_recommended"] = raw.get("meets_targets"), raw.get("sizing_recommended")
     out.update({k: decision.get(k) for k in ("basis", "break_even", "sizing_recommendation", "statistic",
-                                             "efficiency", "onprem_missing", "ranked_by", "why_none")})
+                                             "efficiency", "onprem_missing", "ranked_by", "why_none", "site_limited")})
     return out
 
 
 def options_compare(version, option_ids: list[str]) -> dict | None:
     """2-4 deployment options of one version side by side: their four rows, totals, P50 and the
     break-even months between them. None when an id is not an option of this version."""
+    from costs.labels import mc_range
     costs = (version.result or {}).get("costs") or {}
     include_vat = bool(costs.get("include_vat"))
     by_id = {o.get("id"): _localised(o) for o in costs.get("options") or []}
@@ -333,7 +368,10 @@ def options_compare(version, option_ids: list[str]) -> dict | None:
     mc = (costs.get("monte_carlo") or {}).get("options") or {}
     chosen = [by_id[i] for i in option_ids]
     rows = []
+    apart = all(_risk_apart(o) for o in chosen)
     for key, (label, measured) in COST_ROWS.items():
+        if key == RISK_ROW and apart:
+            continue  # shown under the total, not as a row of it
         cells = []
         for o in chosen:
             row = next((r for r in o.get("rows") or [] if r.get("row") == key), {})
@@ -344,8 +382,11 @@ def options_compare(version, option_ids: list[str]) -> dict | None:
     return {
         "currency": costs.get("currency", ""), "include_vat": include_vat,
         "options": [{**o, "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
-                     "total": _option_total(o, include_vat), "p50": (mc.get(o.get("id")) or {}).get("p50")}
+                     "total": _option_total(o, include_vat),
+                     "p50": (mc_range(mc.get(o.get("id")), gross=include_vat) or {}).get("p50"),
+                     "risk": risk_view(o, include_vat)}
                     for o in chosen],
+        "risk_apart": apart, "risk_label": RISK_LABEL,
         "rows": rows,
         "break_even": [{**b, "a_label": labels.get(b["a"]), "b_label": labels.get(b["b"])} for b in pairs],
     }
@@ -362,9 +403,20 @@ def version_view(version) -> dict:
     sizing_v = sizing_view(sizing)
     if sizing_v:
         _price_alternatives(sizing_v, result.get("costs") or {})
-    return {"sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
+    return {"decision": plan_decision_view(result.get("decision")),
+            "sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
             "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
             "serving_curve": serving_curve_chart(sizing)}
+
+
+def plan_decision_view(decision: dict | None) -> dict | None:
+    """The plan's one decision (planner.plan_decision) as the page and the PDF show it."""
+    if not decision:
+        return None
+    out = dict(decision)
+    if out.get("hardware"):
+        out["hardware"] = {**out["hardware"], "layout_text": _layout(out["hardware"].get("layout"))}
+    return out
 
 
 def _price_alternatives(view: dict, costs: dict) -> None:
@@ -518,6 +570,9 @@ KEY_LABELS = {
     "constants": _("Efficiency constants"), "prefill_ms": _("Prefill time (engine only)"),
     "ttft_p95_ms": _("Time to first token, p95"), "tpot_p95_ms": _("Time per output token, p95"),
     "tpot_p50_ms": _("Time per output token, median"), "output_tokens_per_s_per_gpu": _("Output tokens/s per GPU"),
+    "ttft_p50_ms": _("Time to first token, median"), "ttft_p99_ms": _("Time to first token, p99"),
+    "tpot_p99_ms": _("Time per output token, p99"), "total_tokens_per_s_per_gpu": _("Input and output tokens/s per GPU"),
+    "in_flight_requests_per_replica": _("Requests in flight per replica"),
     "output_tokens_per_s_per_user": _("Speed per user"),
     "max_rps_per_replica_meeting_targets": _("Highest rate per replica within the targets"),
     "max_stable_rps_per_replica": _("Highest stable rate per replica"), "bottleneck": _("Bottleneck"),
@@ -541,6 +596,7 @@ UNIT_PLURALS = {
     "racks": lambda n: npgettext("unit", "rack", "racks", n),
     "replicas": lambda n: npgettext("unit", "replica", "replicas", n),
     "sequences": lambda n: npgettext("unit", "sequence", "sequences", n),
+    "requests": lambda n: npgettext("unit", "request", "requests", n),
     "params": lambda n: npgettext("unit", "parameter", "parameters", n),
     "hours": lambda n: npgettext("unit", "hour", "hours", n),
     "GPU-hours": lambda n: npgettext("unit", "GPU-hour", "GPU-hours", n),
@@ -709,12 +765,14 @@ def sizing_view(sizing: dict) -> dict | None:
         return None
     recommendation = dict(sizing.get("recommendation") or {})
     operations = {k: recommendation.pop(k) for k in OPERATIONS_KEYS if k in recommendation}
+    # no GPU (an agent on a model API): the server's reason leads, not a "GPU needed: no" row
+    no_gpu = recommendation.pop("gpu_needed", None) if sizing.get("gpu_required") is False else None
     headline = {
         "accelerator": recommendation.pop("accelerator", None),
         "accelerator_id": recommendation.pop("accelerator_id", None),
         "count": recommendation.pop("count", None),
         "layout": _layout(recommendation.pop("layout", None)),
-        "why": recommendation.pop("why", ""),
+        "why": recommendation.pop("why", "") or ((no_gpu or {}).get("explain") or ""),
     }
     # Never "meets the targets" next to a warning that says no layout does: a recommendation that
     # misses them (a pin that cannot, or nothing in the catalog that can) says so in the headline.
@@ -735,6 +793,7 @@ def sizing_view(sizing: dict) -> dict | None:
         {**c, "layout_text": _layout(c.get("layout"))} for c in (candidates.get("ranked") or [])[:MAX_ALTERNATIVES]
     ]
     return {
+        "training": sizing.get("kind") in ("pretraining", "finetuning", "classic_training"),
         "gpu_required": sizing.get("gpu_required"),
         "warnings": sizing.get("warnings") or [],
         "assumptions": sizing.get("assumptions") or [],
@@ -763,11 +822,12 @@ EXPORT_TYPES = {
 def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
     """(content, content type, file name) of a done version as CSV, XLSX or PDF."""
     from django.http import Http404
-    from django.utils.text import slugify
+
+    from .downloads import export_filename
 
     if fmt not in EXPORT_TYPES:
         raise Http404("unknown export format")
-    filename = f"{slugify(version.plan.name) or 'plan'}-v{version.number}.{fmt}"
+    filename = export_filename(version.plan.name, version.number, fmt)
     if fmt == "pdf":
         return render_pdf(version=version, request=request), EXPORT_TYPES[fmt], filename
     from costs import exports

@@ -21,6 +21,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from . import plan_decision
 from .choices import Role, VersionStatus
 from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from .selectors import hash_share_token
@@ -253,7 +254,41 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     except CostValidationError as exc:
         lines = "; ".join(str(e) for e in exc.errors)
         return ComputeOutcome(VersionStatus.FAILED, None, f"invalid cost options: {lines}", ENGINE_VERSION)
-    return ComputeOutcome(VersionStatus.DONE, {"sizing": sizing_dict, "costs": costs}, "", ENGINE_VERSION)
+    sizing_dict = _describe_decided(sizing_dict, costs, spec=spec, accelerators=accelerators_from_snapshot(price_snapshot),
+                                    calibrations=Calibrations.from_data(calibrations))
+    decision = plan_decision.build(sizing=sizing_dict, costs=costs, spec=inputs.get("spec") or {})
+    return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": sizing_dict, "costs": costs}, "",
+                          ENGINE_VERSION)
+
+
+def _describe_decided(sizing_dict: dict, costs: dict, *, spec, accelerators, calibrations) -> dict:
+    """One plan, one answer: when the cost decision chose another configuration than the sizing's
+    own pick (fewest GPUs meeting the targets), size again with the decided configuration chosen, so
+    the hardware, layout, memory, latency and run-time sections describe what the plan tells the
+    team to buy or rent. The sizing's own pick stays named under `fewest_gpus`."""
+    from planner.engine import size_workload
+
+    decided = ((costs.get("decision") or {}).get("recommended") or {})
+    if not decided or decided.get("kind") == "api":
+        return sizing_dict
+    option = next((o for o in costs.get("options") or [] if o.get("id") == decided.get("id")), {})
+    chosen = plan_decision.configuration_of(sizing_dict, decided.get("candidate"), option.get("detail") or {})
+    if chosen is None:
+        return sizing_dict
+    if not plan_decision.describes(sizing_dict, chosen):
+        own = sizing_dict.get("recommendation") or {}
+        redone = size_workload(spec=spec, accelerators=accelerators, calibrations=calibrations, chosen=chosen).to_dict()
+        if not plan_decision.describes(redone, chosen):  # not among the candidates: keep the sizing as it was
+            return sizing_dict
+        redone["fewest_gpus"] = {k: own.get(k) for k in ("accelerator_id", "accelerator", "count", "layout")}
+        sizing_dict = redone
+    # the recommendation's reason is the decision's rule, not the sizing's ranking
+    rec = sizing_dict["recommendation"]
+    rec.pop("why_i18n", None)
+    rec["why"] = decided.get("why") or rec.get("why")
+    if decided.get("why_i18n"):
+        rec["why_i18n"] = decided["why_i18n"]
+    return sizing_dict
 
 
 def _fault_injection_delay(setting: str = "FAULT_INJECTION_COMPUTE_DELAY_SECONDS") -> None:

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import presentation, selectors, services
 from .choices import VersionStatus
+from .downloads import attachment
 from .forms import CostOptionsForm, WorkloadForm
 from .models import PlanVersion, ShareLink
 
@@ -331,7 +332,7 @@ def version_export(request, plan_id: int, number: int, fmt: str):
         raise Http404("the version has no result yet")
     content, content_type, filename = presentation.export(version=version, fmt=fmt, request=request)
     response = HttpResponse(content, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = attachment(filename)
     return response
 
 

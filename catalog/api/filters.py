@@ -1,5 +1,6 @@
 """django-filter sets for the catalog API. `as_of=YYYY-MM-DD` keeps only rows valid on that date."""
 
+import re
 from decimal import Decimal
 
 import django_filters as df
@@ -11,9 +12,20 @@ from drf_spectacular.utils import extend_schema_field
 from catalog import models as m
 from catalog.selectors import valid_at
 
+INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+
 
 class _IntegerField(forms.IntegerField):
-    """Whole numbers only (django-filter's NumberFilter would take 0.5), as the schema says."""
+    """Whole numbers only, written as digits with an optional sign, as the schema's `integer`
+    says: django-filter's NumberFilter would take 0.5, and Django's IntegerField itself strips a
+    trailing `.0`, so `gpu_count=0.0` or `8.` would pass as integers."""
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            value = value.strip()
+            if value and not INTEGER_TEXT.fullmatch(value):
+                raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return super().to_python(value)
 
 
 class IntegerFilter(df.NumberFilter):

@@ -3,7 +3,8 @@
     .venv/bin/python catalog/data/derive_from_shared.py /work/shared/data
 
 Adds the columns the catalog needs and the shared files lack; every added value is explained
-in docs/CATALOG.md (form-factor class, minimum driver, accelerator mapping, flags).
+in docs/CATALOG.md (form-factor class, minimum driver, accelerator mapping, flags). Accelerators
+the shared table lacks are appended from accelerators_added.csv (sourced rows, catalog columns).
 """
 
 import csv
@@ -41,6 +42,11 @@ def derive_accelerators(shared: Path) -> None:
         row["min_driver"] = MIN_DRIVER.get(row["min_cuda"], "")
         row["source_date"] = ""
         row["retrieved_on"] = RETRIEVED_ON
+    # Accelerators the shared table lacks (GB300 NVL72, issue 22), already in the catalog's columns.
+    with (HERE / "accelerators_added.csv").open(encoding="utf-8", newline="") as handle:
+        added = list(csv.DictReader(handle))
+    assert all(list(row) == columns for row in added), "accelerators_added.csv must use the catalog's columns"
+    rows += added
     with (HERE / "accelerators.csv").open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()

@@ -18,6 +18,7 @@ import datetime as dt
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 from django.db import DatabaseError, transaction
 from django.utils import timezone
@@ -27,6 +28,7 @@ from catalog.feeds.fetch import FeedError, fetch
 from catalog.models import ExchangeRate, FeedImportRun
 
 SOURCE_TITLE = "Bank of Russia official exchange rates (XML_daily)"
+CBR_DAILY_PAGE = "https://www.cbr.ru/scripts/XML_daily.asp"
 RATE_PLACES = Decimal("0.00000001")  # ExchangeRate.rate has 8 decimal places
 
 
@@ -58,7 +60,7 @@ def parse_cbr_daily(body: bytes) -> tuple[dt.date, list[CbrRate]]:
     except ET.ParseError as exc:
         raise FeedError(f"malformed XML ({exc})") from None
     if root.tag != "ValCurs":
-        raise FeedError(f"root element is <{root.tag}>, expected <ValCurs>")
+        raise FeedError(f"not a Bank of Russia XML_daily file: the root element is <{root.tag}>, expected <ValCurs>")
     date_text = (root.get("Date") or "").strip()
     try:
         day = dt.datetime.strptime(date_text, "%d.%m.%Y").date()
@@ -120,7 +122,8 @@ def import_cbr_daily(*, url: str, timeout_s: float = 20.0, retrieved_on: dt.date
                 fields = {
                     "rate": value,
                     "source_title": SOURCE_TITLE,
-                    "source_url": url,
+                    "source_url": url if url.startswith(("http://", "https://"))
+                    else f"{CBR_DAILY_PAGE}?date_req={day.strftime('%d/%m/%Y')} (saved file {Path(url).name})",
                     "source_date": day,
                     "retrieved_on": read_on,
                     "notes": f"Valute ID {r.valute_id}, NumCode {r.num_code}: Value {r.value} RUB "

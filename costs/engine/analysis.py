@@ -15,9 +15,23 @@ from itertools import combinations
 import numpy as np
 
 Z90 = 1.2815515655446004  # the 90th percentile of the standard normal: P10/P90 bands
-# Spans of the tornado factors that have no Monte Carlo spread of their own (assumptions,
-# documented in docs/COSTS.md): hourly engineering rate, power tariff, equipment prices.
+# Spans of the price factors that have no rate-card spread of their own (assumptions, documented
+# in docs/COSTS.md, "Monte Carlo spreads"): hourly engineering rate, power tariff, equipment
+# prices. Each is the factor's P10/P90 distance from 1 in the tornado and in the Monte Carlo.
 TAG_SPANS = {"engineering": 0.25, "power": 0.25, "capex": 0.15}
+TAG_CLASSES = tuple(TAG_SPANS)  # line tags with a price spread; group class 0 is "no tag spread"
+# A price factor's Monte Carlo draw is cut at this many spans either side of 1 (a normal tail
+# would otherwise give a price below 0 in a long run of samples).
+TAG_CUT_SPANS = 2.0
+# Utilisation of a service varies by mc_utilisation_sd (absolute) but by at most this share of
+# the planned utilisation either side: a service planned for 4 h a day runs 2-6 h, not 0 h
+# (the absolute spread alone, cut at u0, ran a 1-hour-a-day service for no hours at all).
+UTILISATION_MAX_REL = 0.5
+# Efficiency of a job varies by mc_efficiency_sd (absolute) but by at most this share of its base
+# either side, and never above 1: the job's hours are work / efficiency, so at the default 0.8
+# the hours range over 0.8/1.0-0.8/0.6 = 0.8-1.33 x base.
+EFFICIENCY_MAX_REL = 0.5
+GROUPS = 8 * (1 + len(TAG_CLASSES))  # (market, foreign, downtime) x tag class
 
 
 def _money(x: float) -> str:
@@ -67,11 +81,17 @@ def break_even_utilisation(*, own: dict, rent: dict) -> dict:
     return {"utilisation": f"{u:.3f}", "state": "crossing"}
 
 
-class _Model:
-    """One option's lines as a linear model: total = sum((a + b*u) * multipliers of the line)."""
+def _tag_class(tag: str) -> int:
+    return TAG_CLASSES.index(tag) + 1 if tag in TAG_CLASSES else 0
 
-    def __init__(self, lin: dict, currency: str, u0: float, efficiency_driven: bool = False):
+
+class _Model:
+    """One option's lines as a linear model: total = sum((a + b*u) * multipliers of the line);
+    gross: the same x (1 + the line's VAT share of its net at the base)."""
+
+    def __init__(self, lin: dict, currency: str, u0: float, efficiency_driven: bool = False, e0: float = 1.0):
         self.u0 = u0
+        self.e0 = e0
         self.efficiency_driven = efficiency_driven
         self.lines = [
             (
@@ -81,16 +101,21 @@ class _Model:
                 ln["origin_currency"] not in ("", currency),
                 ln["downtime"],
                 ln["tag"],
+                1.0 + ln.get("vat_share", 0.0),
             )
             for ln in lin["lines"]
         ]
-        # the 8 multiplier groups (market, foreign, downtime) for the vectorised Monte Carlo
-        self.group_a = np.zeros(8)
-        self.group_b = np.zeros(8)
-        for a, b, market, foreign, downtime, _tag in self.lines:
-            g = 4 * market + 2 * foreign + downtime
+        # the multiplier groups (market, foreign, downtime, tag class) for the vectorised Monte Carlo
+        self.group_a = np.zeros(GROUPS)
+        self.group_b = np.zeros(GROUPS)
+        self.group_a_gross = np.zeros(GROUPS)
+        self.group_b_gross = np.zeros(GROUPS)
+        for a, b, market, foreign, downtime, tag, gross in self.lines:
+            g = 4 * market + 2 * foreign + downtime + 8 * _tag_class(tag)
             self.group_a[g] += a
             self.group_b[g] += b
+            self.group_a_gross[g] += a * gross
+            self.group_b_gross[g] += b * gross
         self.tags = {ln[5] for ln in self.lines}
 
     def total(
@@ -101,24 +126,46 @@ class _Model:
         fx: float = 1.0,
         inc: float = 1.0,
         tag_mult: dict[str, float] | None = None,
+        gross: bool = False,
     ) -> float:
         out = 0.0
-        for a, b, market, foreign, downtime, tag in self.lines:
+        for a, b, market, foreign, downtime, tag, g in self.lines:
             m = (drift if market else 1.0) * (fx if foreign else 1.0) * (inc if downtime else 1.0)
             if tag_mult and tag in tag_mult:
                 m *= tag_mult[tag]
-            out += (a + b * u) * m
+            out += (a + b * u) * m * (g if gross else 1.0)
         return out
 
 
-def _group_multipliers(drift: np.ndarray, fx: np.ndarray, inc: np.ndarray) -> np.ndarray:
-    """(8, samples): the multiplier of each (market, foreign, downtime) group in each sample."""
+def _group_multipliers(
+    drift: np.ndarray,
+    fx: np.ndarray,
+    inc: np.ndarray,
+    tags: dict[str, np.ndarray] | None = None,
+    groups: list[int] | None = None,
+) -> np.ndarray:
+    """(groups, samples): the multiplier of each (market, foreign, downtime, tag class) group in
+    each sample; ``groups`` (default all GROUPS) lists the groups some option has lines in."""
     one = np.ones_like(drift)
+    tags = tags or {}
     rows = []
-    for g in range(8):
-        market, foreign, downtime = g & 4, g & 2, g & 1
-        rows.append((drift if market else one) * (fx if foreign else one) * (inc if downtime else one))
-    return np.vstack(rows)
+    for g in range(GROUPS) if groups is None else groups:
+        cls, market, foreign, downtime = g // 8, g & 4, g & 2, g & 1
+        m = (drift if market else one) * (fx if foreign else one) * (inc if downtime else one)
+        if cls:
+            m = m * tags.get(TAG_CLASSES[cls - 1], one)
+        rows.append(m)
+    return np.vstack(rows) if rows else np.ones((0, len(drift)))
+
+
+def utilisation_room(u0: float, sd: float, z: float = Z90) -> float:
+    """How far a service's utilisation moves at z standard deviations (cut as in the Monte Carlo)."""
+    return min(z * sd, u0 * UTILISATION_MAX_REL, 1.0 - u0)
+
+
+def efficiency_room(e0: float) -> float:
+    """The largest move of efficiency either side of its base (symmetric, so the mean stays e0)."""
+    return max(0.0, min(e0 * EFFICIENCY_MAX_REL, 1.0 - e0))
 
 
 def _drift_multiplier(drift_per_year: np.ndarray, drift0: float, months: int) -> np.ndarray:
@@ -143,7 +190,13 @@ def analyse(
     months = len(calendar_drift)
     currency = options.currency
     models = {
-        i: _Model(linear[i], currency, float(by_id[i].utilisation), linear[i].get("efficiency_driven", False))
+        i: _Model(
+            linear[i],
+            currency,
+            float(by_id[i].utilisation),
+            linear[i].get("efficiency_driven", False),
+            float(by_id[i].efficiency),
+        )
         for i in linear
     }
     pairs = [(a, b) for a, b in _pairs(shortlist) if a in by_id and b in by_id]
@@ -172,7 +225,11 @@ def analyse(
                     }
                 )
 
-    # Monte Carlo: common random numbers for every option, so comparisons are paired
+    # Monte Carlo: common random numbers for every option, so comparisons are paired; each option
+    # responds only to its own uncertain inputs (docs/COSTS.md, "Monte Carlo spreads"): a service's
+    # utilisation, a job's efficiency (its work is fixed: hours = work / efficiency), the price
+    # drift of its market-priced lines, FX on its lines priced in another currency, the incident
+    # rate on its downtime lines, and the engineering, power and equipment prices of its lines
     v = {
         k: float(rates[k].value)
         for k in (
@@ -184,50 +241,74 @@ def analyse(
             "price_drift_per_year",
         )
     }
-    e0 = float(by_id[next(iter(by_id))].efficiency) if by_id else 1.0
     n = options.monte_carlo_samples
     rng = np.random.default_rng(options.seed)
-    du = rng.normal(0.0, v["mc_utilisation_sd"], n)
-    # efficiency varies symmetrically around e0: the spread is cut at the same distance on both
-    # sides (clipping one side only, at 1, biased the mean)
-    e_room = max(0.0, min(e0 - 0.05, 1.0 - e0))
-    e_s = e0 + np.clip(rng.normal(0.0, v["mc_efficiency_sd"], n), -e_room, e_room)
+    z_u = rng.standard_normal(n)
+    z_e = rng.standard_normal(n)
     drift_s = v["price_drift_per_year"] + rng.normal(0.0, v["mc_price_drift_sd"], n)
     fx_s = np.exp(rng.normal(0.0, v["mc_fx_sd"], n))
     inc_s = np.exp(rng.normal(-(v["mc_incident_sd"] ** 2) / 2, v["mc_incident_sd"], n))
+    tag_s = {
+        tag: 1.0 + np.clip(rng.standard_normal(n) * span / Z90, -TAG_CUT_SPANS * span, TAG_CUT_SPANS * span)
+        for tag, span in TAG_SPANS.items()
+    }
     dm = _drift_multiplier(drift_s, v["price_drift_per_year"], months)
 
     ids = list(models)
-    mults = _group_multipliers(dm, fx_s, inc_s)
-    a_mat = np.array([models[i].group_a for i in ids]).reshape(len(ids), 8)
-    b_mat = np.array([models[i].group_b for i in ids]).reshape(len(ids), 8)
-    u0 = np.array([models[i].u0 for i in ids])  # API options: slope 0, utilisation has no effect
+    k = len(ids)
+    # net a, net b, gross a, gross b of every option (4k x GROUPS): one product with the
+    # multipliers of the groups some option has lines in
+    coef = np.array(
+        [models[i].group_a for i in ids]
+        + [models[i].group_b for i in ids]
+        + [models[i].group_a_gross for i in ids]
+        + [models[i].group_b_gross for i in ids]
+    ).reshape(4 * k, GROUPS)
+    used = [int(g) for g in np.flatnonzero(np.any(coef != 0.0, axis=0))]
+    mults = _group_multipliers(dm, fx_s, inc_s, tag_s, groups=used)
+    prod = np.einsum("kg,gn->kn", coef[:, used], mults)  # not BLAS: its threads cost more than the sum
+    u0 = np.array([models[i].u0 for i in ids])
+    e0 = np.array([models[i].e0 for i in ids])
     driven = np.array([models[i].efficiency_driven for i in ids], dtype=bool)
-    # utilisation varies symmetrically around u0 within [0, 1] (a 24/7 fleet stays at 1: at full
-    # utilisation one-sided clipping biased every total low)
-    room = np.minimum(u0, 1.0 - u0)
-    u_s = u0[:, None] + np.clip(du[None, :], -room[:, None], room[:, None])
-    # jobs: the work is fixed, so lower efficiency means running longer to do it (more hours)
-    u_s = np.where(driven[:, None], u_s * (e0 / e_s)[None, :], u_s)
+    is_api = np.array([by_id[i].option.kind == "api" for i in ids], dtype=bool)
+    # services: utilisation varies symmetrically around u0 (a 24/7 fleet stays at 1: one-sided
+    # clipping biased every total low), by at most UTILISATION_MAX_REL of u0 (never to 0 hours)
+    room_u = np.where(driven | is_api, 0.0, np.minimum(u0 * UTILISATION_MAX_REL, 1.0 - u0))
+    u_s = u0[:, None] + np.clip(v["mc_utilisation_sd"] * z_u[None, :], -room_u[:, None], room_u[:, None])
+    # jobs: the work is fixed, so lower efficiency means running longer to do it (more hours);
+    # each job's efficiency varies around its own base
+    room_e = np.array([efficiency_room(e) for e in e0])
+    e_s = e0[:, None] + np.clip(v["mc_efficiency_sd"] * z_e[None, :], -room_e[:, None], room_e[:, None])
+    u_s = np.where(driven[:, None], u0[:, None] * e0[:, None] / np.maximum(e_s, 1e-9), u_s)
     u_eff = np.clip(u_s, 0.0, 1.0)
-    totals = a_mat @ mults + (b_mat @ mults) * u_eff
+    totals = prod[:k] + prod[k : 2 * k] * u_eff
+    totals_gross = prod[2 * k : 3 * k] + prod[3 * k :] * u_eff
     row = {i: k for k, i in enumerate(ids)}
     mc_options = {}
     if ids:
         qs = np.percentile(totals, [10, 50, 90], axis=1)
-        means = totals.mean(axis=1)
+        qg = np.percentile(totals_gross, [10, 50, 90], axis=1)
+        means, means_g = totals.mean(axis=1), totals_gross.mean(axis=1)
         for k, i in enumerate(ids):
             base = models[i].total(u=models[i].u0)
+            base_g = models[i].total(u=models[i].u0, gross=True)
             mc_options[i] = {
-                "p10": _money(qs[0, k]),
-                "p50": _money(qs[1, k]),
-                "p90": _money(qs[2, k]),
-                "mean": _money(means[k]),
+                "p10_net": _money(qs[0, k]),
+                "p50_net": _money(qs[1, k]),
+                "p90_net": _money(qs[2, k]),
+                "mean_net": _money(means[k]),
+                "p10_gross": _money(qg[0, k]),
+                "p50_gross": _money(qg[1, k]),
+                "p90_gross": _money(qg[2, k]),
+                "mean_gross": _money(means_g[k]),
                 # where the deterministic total (the headline) sits in the simulated spread
-                "base_percentile": round(float(np.mean(totals[k] <= base)) * 100, 1),
+                "base_percentile": round(float(np.mean(totals_gross[k] <= base_g if vat else totals[k] <= base))
+                                         * 100, 1),
             }
+    # paired comparisons on the basis the decision compares (gross when VAT is a cost)
+    compared_totals = totals_gross if vat else totals
     p_cheaper = [
-        {"a": a, "b": b, "p_a_cheaper": round(float(np.mean(totals[row[a]] < totals[row[b]])), 4)}
+        {"a": a, "b": b, "p_a_cheaper": round(float(np.mean(compared_totals[row[a]] < compared_totals[row[b]])), 4)}
         for a, b in pairs
     ]
 
@@ -243,24 +324,23 @@ def analyse(
         base = tot()
         sd = v
         factors = []
-        if not is_api:
-            room_u = min(Z90 * sd["mc_utilisation_sd"], u0, 1.0 - u0)
+        if not is_api and not m.efficiency_driven:
+            room_u = utilisation_room(u0, sd["mc_utilisation_sd"])
             lo_u, hi_u = u0 - room_u, u0 + room_u
             factors.append(("utilisation", f"{lo_u:.3f}", f"{hi_u:.3f}", tot(u=lo_u), tot(u=hi_u)))
-            lo_e, hi_e = (
-                max(0.05, e0 - Z90 * sd["mc_efficiency_sd"]),
-                min(1.0, e0 + Z90 * sd["mc_efficiency_sd"]),
-            )
-            if m.efficiency_driven:
-                factors.append(
-                    (
-                        "efficiency",
-                        f"{lo_e:.3f}",
-                        f"{hi_e:.3f}",
-                        tot(u=min(1.0, u0 * e0 / lo_e)),
-                        tot(u=min(1.0, u0 * e0 / hi_e)),
-                    )
+        if not is_api and m.efficiency_driven:
+            e_base = m.e0
+            room_e = min(Z90 * sd["mc_efficiency_sd"], efficiency_room(e_base))
+            lo_e, hi_e = e_base - room_e, e_base + room_e
+            factors.append(
+                (
+                    "efficiency",
+                    f"{lo_e:.3f}",
+                    f"{hi_e:.3f}",
+                    tot(u=min(1.0, u0 * e_base / lo_e)) if lo_e > 0 else tot(u=1.0),
+                    tot(u=min(1.0, u0 * e_base / hi_e)),
                 )
+            )
         d0 = sd["price_drift_per_year"]
         d_lo, d_hi = d0 - Z90 * sd["mc_price_drift_sd"], d0 + Z90 * sd["mc_price_drift_sd"]
         factors.append(
@@ -274,16 +354,19 @@ def analyse(
         )
         f_lo, f_hi = float(np.exp(-Z90 * sd["mc_fx_sd"])), float(np.exp(Z90 * sd["mc_fx_sd"]))
         factors.append(("fx", f"{f_lo:.3f}", f"{f_hi:.3f}", tot(fx=f_lo), tot(fx=f_hi)))
-        i_lo, i_hi = float(np.exp(-Z90 * sd["mc_incident_sd"])), float(np.exp(Z90 * sd["mc_incident_sd"]))
-        factors.append(
-            (
-                "incident_rate",
-                f"{i_lo:.3f}",
-                f"{i_hi:.3f}",
-                tot(inc=i_lo),
-                tot(inc=i_hi),
+        # the expected cost of incidents is not in the budget; the incident rate moves a budget only
+        # through billed work redone after failures (training on hourly cloud): shown where it does
+        if any(ln[4] for ln in m.lines):
+            i_lo, i_hi = float(np.exp(-Z90 * sd["mc_incident_sd"])), float(np.exp(Z90 * sd["mc_incident_sd"]))
+            factors.append(
+                (
+                    "incident_rate",
+                    f"{i_lo:.3f}",
+                    f"{i_hi:.3f}",
+                    tot(inc=i_lo),
+                    tot(inc=i_hi),
+                )
             )
-        )
         for tag, span in TAG_SPANS.items():
             if tag in m.tags:
                 factors.append(
@@ -315,8 +398,10 @@ def analyse(
         "monte_carlo": {
             "samples": n,
             "seed": options.seed,
-            "on": "net totals over the horizon",
+            "on": "net and gross budget totals over the horizon (the expected cost of downtime is not in them)",
+            "compared_on": "gross" if vat else "net",
             "symmetric": "utilisation and efficiency vary by the same amount either side of the base value",
+
             "spreads": {
                 k: str(rates[k].value)
                 for k in (

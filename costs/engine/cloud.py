@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
-from planner.engine.messages import Msg, figure
+from catalog.domain.messages import Msg, figure
 
 from .inputs import HOURS_PER_MONTH, CloudOffer, Workload
 from .lines import (
+    RISK_ROW,
     Context,
     Line,
     Usage,
@@ -22,6 +23,7 @@ from .lines import (
     hosts_text,
     item,
     layout_warnings,
+    load_share,
     price_show,
     schedule_of,
     show,
@@ -89,9 +91,12 @@ def cloud_option(
     spot_lost = ZERO
     if mode == "cloud_spot" and use.u > 0:
         # each running instance is reclaimed independently: the work since the last checkpoint
-        # (half an interval) plus the restart is run again after each interruption
+        # (half an interval) plus the restart is run again after each interruption. A training run
+        # is synchronous: any instance's interruption stops every instance, so each one re-runs that
+        # time once per interruption anywhere in the fleet (instances x the per-instance rate).
         interruptions = ctx.value("spot_interruptions_per_month")
-        spot_lost = interruptions * (w.checkpoint_interval_hours / 2 + w.restart_hours)
+        fleet_factor = instances if w.is_training else 1
+        spot_lost = interruptions * fleet_factor * (w.checkpoint_interval_hours / 2 + w.restart_hours)
         if use.uniform:
             billed = (billed[0] + spot_lost * use.u,) * n if n else ()
         else:
@@ -138,7 +143,7 @@ def cloud_option(
         ),
     )
     lines = gpu_time_lines(
-        paid=paid, paid_gpu_hours=paid_gpu_hours, useful_gpu_hours=gpus * use.total_hours * e
+        paid=paid, paid_gpu_hours=paid_gpu_hours, useful_gpu_hours=gpus * use.total_hours * e * load_share(w)
     )
     if committed:
         rest = max(0, TERM_MONTHS[mode] - n)
@@ -179,6 +184,8 @@ def cloud_option(
         gpu_hour_net=rate / offer.gpus_per_instance,
         use=use,
         active=active,
+        # billed by the hour: a redone hour is paid (a commitment pays every hour anyway)
+        rerun_billed_currency=None if committed else base.currency,
     )
     warnings = layout_warnings(w, hosts=instances, gpus_per_host=offer.gpus_per_instance, what="instance")
     if mode == "cloud_spot" and not w.is_training:
@@ -213,6 +220,7 @@ def cloud_option(
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful_hours(w, use, e) / n if n else ZERO,
         tokens_per_month=tokens(w),
+        output_tokens_per_month=w.tokens_out_per_month,
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
         warnings=tuple(warnings),
         detail={
@@ -239,7 +247,7 @@ def _spot_outage_line(ctx: Context, w: Workload, *, use: Usage, instances: int) 
     hours = use.u * interruptions * w.restart_hours * (ONE - reduction)
     hour_cost, hour_shown = ctx.money("downtime_cost_per_hour")
     return Line(
-        row="downtime_risk",
+        row=RISK_ROW,
         key="downtime_risk.spot_interruptions",
         label="Outages from spot interruptions",
         monthly=hours * hour_cost,
@@ -247,6 +255,7 @@ def _spot_outage_line(ctx: Context, w: Workload, *, use: Usage, instances: int) 
         origin_currency=ctx.rate("downtime_cost_per_hour").currency or ctx.currency,
         tag="downtime",
         utilisation_driven=True,
+        outage_hours=hours,
         inputs={
             "outage_hours_per_month": str(hours.normalize()),
             "restart_hours": str(w.restart_hours),

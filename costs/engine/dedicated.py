@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner.engine.messages import Msg
+from catalog.domain.messages import Msg
 
 from .inputs import HOURS_PER_MONTH, DedicatedOffer, Workload
 from .lines import (
@@ -108,6 +108,7 @@ def dedicated_option(
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful_hours(w, use, e) / n,
         tokens_per_month=tokens(w),
+        output_tokens_per_month=w.tokens_out_per_month,
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
         warnings=tuple(layout_warnings(w, hosts=servers, gpus_per_host=offer.gpus_per_server, what="server")),
         detail={

@@ -55,6 +55,7 @@ def hybrid_option(
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful_hours(w, use, e) / n if n else ZERO,
         tokens_per_month=tokens(w),
+        output_tokens_per_month=w.tokens_out_per_month,
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
         unknowns=own.unknowns,
         warnings=tuple(dict.fromkeys(own.warnings + burst.warnings)),

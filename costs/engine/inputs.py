@@ -25,6 +25,9 @@ OPTION_KINDS = (
     "api",
 )
 REDUNDANCY = ("none", "n_plus_1", "multi_zone")
+# How the decision picks among the options that meet the targets: the lowest budget total, the
+# lowest budget plus the expected cost of downtime, or the fewest GPUs (then the lowest budget).
+DECISION_BASES = ("cheapest", "risk_adjusted", "fewest_gpus")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,12 +60,40 @@ class Workload:
     # day / 24); None: the user's costs.utilisation or the rate-card default applies. The fleet
     # runs (and hourly cloud bills) this / efficiency, capped at 1: lower efficiency, more hours.
     utilisation: Decimal | None = None
+    # Serving: the average load over the serving hours / the peak the fleet is sized for (the volume
+    # of serving.requests_per_day against the peak held all the serving hours). The fleet runs all
+    # its serving hours, but only this share of them does useful work; None: 1 (jobs, no serving).
+    load_share: Decimal | None = None
     # Does this configuration meet the workload's targets (sizing's meets_target); None: unknown.
     meets_targets: bool | None = None
     # The sizing's own recommendation (its rule: fewest GPUs meeting the targets, ...).
     sizing_recommended: bool = False
-    # GPU server shapes that can be bought for this accelerator (HGX 4/8, PCIe 2/4/8 slots).
+    # GPU server shapes that can be bought for this accelerator (catalog/data/server_shapes.csv:
+    # HGX boards of 4/8, OAM boards of 8, PCIe chassis of 1-10 cards).
     buyable_gpus_per_server: tuple[int, ...] = ()
+    # The one cloud provider the accelerator is rented from, never sold as hardware (e.g. "AWS" for
+    # the A10G, catalog/data/cloud_only_accelerators.csv); "": it can be bought.
+    sold_only_in_cloud: str = ""
+    # Why the site cannot hold this configuration's servers if bought (its power budget or racks,
+    # spec.hardware.power_budget_kw / racks); "": it can, or the site set no limit.
+    site_limit: str = ""
+    # A workload with no GPU (an agent on a model API): the CPU server it runs on, as the sizing
+    # states it (physical cores, RAM in GiB); None: not stated, no CPU server priced.
+    cpu_cores_needed: int | None = None
+    host_ram_gib_needed: Decimal | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuInstance:
+    """A CPU-only cloud instance (catalog/data/cpu_instances.csv), priced per instance-hour."""
+
+    provider: str
+    region: str
+    instance_type: str
+    vcpus: int
+    physical_cores: int
+    ram_gib: Decimal
+    on_demand: Price
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +123,7 @@ class DedicatedOffer:
 @dataclass(frozen=True, kw_only=True)
 class ServerPrice:
     """Purchase price of one GPU server (with its GPUs) for on-prem: a server that can be bought
-    (a catalog platform, an HGX 4/8 board or a PCIe 2/4/8-slot chassis, or the user's quote)."""
+    (a catalog platform, an HGX 4/8 or OAM 8 board, a PCIe chassis of 1-10 cards, or the user's quote)."""
 
     accelerator_id: str
     gpus_per_server: int  # GPUs installed (and bought) per server
@@ -141,6 +172,7 @@ class PriceBook:
     dedicated_offers: tuple[DedicatedOffer, ...] = ()
     servers: tuple[ServerPrice, ...] = ()
     api_prices: tuple[ApiPrice, ...] = ()
+    cpu_instances: tuple[CpuInstance, ...] = ()
     power_tariff_per_kwh: Price | None = None
     fx: FxTable = field(default_factory=FxTable)
     vat: VatTable = field(default_factory=VatTable)
@@ -182,7 +214,10 @@ class CostOptions:
     runs_per_month: Decimal | None = None
     discount_rate: Decimal = Decimal("0")  # per year, for the NPV; 0: no discounting
     vat_recoverable: bool = False  # input VAT on purchases is recovered (general tax regime)
-    downtime_cost_per_hour: Decimal | None = None  # in the reporting currency; None: the rate card
+    # In the reporting currency. None: not given, and downtime is not priced (the risk figure
+    # states the expected hours of downtime instead; no rate-card default is assumed).
+    downtime_cost_per_hour: Decimal | None = None
+    decision_basis: str = "cheapest"  # one of DECISION_BASES
     support_lines: tuple[SupportLine, ...] = ()
 
 
@@ -204,3 +239,4 @@ class CostInputs:
     rates: dict[str, Rate]
     options: CostOptions
     model_preset: str | None = None  # the self-hosted model's preset id (None: a typed architecture)
+    model_name: str | None = None  # its display name, for texts (the cost engine reads no presets)

@@ -18,13 +18,16 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 
-from planner.engine.messages import Msg, figure
+from catalog.domain.messages import Msg, figure
 
 from .inputs import HOURS_PER_MONTH, PriceBook, Rate, Workload
 from .money import ONE, ZERO, Price
 from .rates import RATE_SCHEMA, ROLE_TEXT, ROLES, base_key, lookup
 
 ROWS = ("gpu_time", "infrastructure", "engineering", "downtime_risk")
+# The expected cost of incidents: a risk figure shown beside the budget, never inside its total
+# (issue 20, 2.); only a risk-adjusted decision basis adds it to what it compares.
+RISK_ROW = "downtime_risk"
 MILLION = Decimal("1000000")
 GB_PER_BYTE = Decimal("1e-9")
 
@@ -46,6 +49,9 @@ class Line:
     # months 1..N multipliers of ``monthly`` (None: 1 every month)
     schedule: tuple[Decimal, ...] | None = None
     breakdown: tuple[dict, ...] = ()
+    # expected hours of outage per month (times ``schedule`` like ``monthly``): what a risk line
+    # counts whether or not the cost of an hour of downtime is known
+    outage_hours: Decimal = ZERO
 
     def scaled(self, share: Decimal, *, key: str, label: str) -> Line:
         # explicit constructor: dataclasses.replace is several times slower in this hot path
@@ -64,6 +70,7 @@ class Line:
             inputs=self.inputs,
             schedule=self.schedule,
             breakdown=tuple({**b, "share": _num(share)} for b in self.breakdown) if share != ONE else self.breakdown,
+            outage_hours=self.outage_hours * share,
         )
 
     def months_factor(self, n: int) -> Decimal:
@@ -91,6 +98,7 @@ class Line:
                 {**b, "months": str(sum(schedule, ZERO).normalize())} if b.get("per") == "month" else b
                 for b in self.breakdown
             ),
+            outage_hours=self.outage_hours,
         )
 
 
@@ -425,11 +433,19 @@ def downtime_lines(
     gpu_hour_net: Decimal,
     use: Usage,
     active=None,
+    rerun_billed_currency: str | None = None,
 ) -> list[Line]:
     """Platform incidents (fleet-independent, the whole service down for MTTR) and GPU-server
     failures, which grow with the fleet: a failed server takes 1/hosts of a serving fleet's
     capacity away for MTTR; a synchronous training job loses the work since the last checkpoint
-    on every GPU, plus the restart."""
+    on every GPU, plus the restart.
+
+    The work a training job redoes after a failure is real money only where GPU time is billed by
+    the hour (cloud on demand and spot: ``rerun_billed_currency`` is the offer's currency): there
+    the redone GPU-hours are billed like any others, so they are a budget line in the GPU-time row
+    (with VAT and the rental price drift). Owned, committed and monthly-rented GPUs are paid for
+    every hour whether or not work is redone: the redone hours cost no extra cash, they take
+    capacity (and time), valued at the amortised/rented GPU-hour in the risk row."""
     months = sum(active, ZERO) if active is not None else Decimal(ctx.horizon_months)
     incidents_y = ctx.value(f"incidents_per_year.{kind}")
     mttr = ctx.value(f"mttr_hours.{kind}")
@@ -448,13 +464,14 @@ def downtime_lines(
     ]
     lines = [
         Line(
-            row="downtime_risk",
+            row=RISK_ROW,
             key="downtime_risk.outage",
             label="Expected outage cost",
             monthly=per_month * (mttr * hour_cost + penalty),
             vat=False,
             origin_currency=cur,
             tag="downtime",
+            outage_hours=per_month * mttr,
             inputs={"rates": shown},
             breakdown=(
                 item(
@@ -495,14 +512,19 @@ def downtime_lines(
         # on average half a checkpoint interval of work is redone, on every GPU, plus the restart
         redo_h = w.checkpoint_interval_hours / 2 + w.restart_hours
         lost_gpu_h = failures * redo_h * gpu_count * run_share
+        billed = rerun_billed_currency is not None
         lines.append(
             Line(
-                row="downtime_risk",
-                key="downtime_risk.lost_progress",
-                label="Training progress lost to GPU-server failures",
+                row="gpu_time" if billed else RISK_ROW,
+                key="gpu_time.rerun_after_failures" if billed else "downtime_risk.lost_progress",
+                label="GPU time re-run after GPU-server failures" if billed
+                else "Training progress lost to GPU-server failures",
                 monthly=lost_gpu_h * gpu_hour_net,
-                vat=False,
-                origin_currency=ctx.currency,
+                # billed GPU-hours: VAT and the rental price drift apply as to the GPU-time line
+                vat=billed,
+                market=billed,
+                origin_currency=rerun_billed_currency if billed else ctx.currency,
+                # incident-driven either way: the Monte Carlo's incident rate scales it
                 tag="downtime",
                 inputs={
                     "rates": [
@@ -531,13 +553,14 @@ def downtime_lines(
         hours = failures * mttr * share * (ONE - reduction) * run_share
         lines.append(
             Line(
-                row="downtime_risk",
+                row=RISK_ROW,
                 key="downtime_risk.hardware_failures",
                 label="Capacity lost to GPU-server failures",
                 monthly=hours * hour_cost,
                 vat=False,
                 origin_currency=cur,
                 tag="downtime",
+                outage_hours=hours,
                 inputs={"rates": [fail_shown, show(f"mttr_hours.{kind}", mttr, None, "hours", "")], "hosts": hosts},
                 breakdown=(
                     item(
@@ -669,9 +692,14 @@ def user_support_lines(ctx: Context, kind: str, *, gpus: int, servers: int, acti
     return out
 
 
+def load_share(w: Workload) -> Decimal:
+    """Serving: the share of running hours the traffic fills (average / peak load); 1 otherwise."""
+    return ONE if w.load_share is None else w.load_share
+
+
 def useful_hours(w: Workload, use: Usage, e: Decimal) -> Decimal:
-    """Useful GPU-hours over the horizon."""
-    return w.gpu_count * use.total_hours * e
+    """Useful GPU-hours over the horizon: running GPU-hours x efficiency x the serving load share."""
+    return w.gpu_count * use.total_hours * e * load_share(w)
 
 
 def tokens(w: Workload) -> Decimal | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from planner.engine.messages import Msg, figure
+from catalog.domain.messages import Msg, figure
 
 from .inputs import HOURS_PER_MONTH, ServerPrice, Workload
 from .lines import (
@@ -331,6 +331,7 @@ def onprem_option(
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful / n,
         tokens_per_month=tokens(w),
+        output_tokens_per_month=w.tokens_out_per_month,
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,
         unknowns=tuple(unknowns),
         warnings=tuple(warnings),
@@ -340,6 +341,9 @@ def onprem_option(
             "capex_net": str(capex_total),
             "gpus": w.gpu_count,
             "gpus_bought": servers * server.gpus_per_server,
+            # servers are bought whole (an HGX board of 4 or 8, a catalog system): GPUs beyond the
+            # layout's, the N+1 server not counted (the sizing's servers block says so in words)
+            "spare_gpus": ceil_div(w.gpu_count, server.gpus_per_server) * server.gpus_per_server - w.gpu_count,
             "gpus_per_server": server.gpus_per_server,
             "server_power_w": str(power_w) if power_w is not None else None,
             "accelerator": w.accelerator_name or w.accelerator_id,

@@ -17,6 +17,8 @@ class OptionCost:
     lines: tuple[Line, ...]
     useful_gpu_hours_per_month: Decimal  # average over the horizon
     tokens_per_month: Decimal | None
+    # output tokens a month at the stated volume (serving.requests_per_day x output_tokens x days)
+    output_tokens_per_month: Decimal | None = None
     training_gpu_hours_per_run: Decimal | None
     unknowns: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # risks the total does not show in full (e.g. spot for serving)

@@ -9,11 +9,20 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal, InvalidOperation
 
-from planner.engine.messages import Msg
+from catalog.domain.messages import Msg
 from planner.engine.presets import get_preset
 
 from .errors import CostValidationError, FieldError
-from .inputs import OPTION_KINDS, REDUNDANCY, ApiPrice, CostOptions, HybridSplit, ServerPrice, SupportLine
+from .inputs import (
+    DECISION_BASES,
+    OPTION_KINDS,
+    REDUNDANCY,
+    ApiPrice,
+    CostOptions,
+    HybridSplit,
+    ServerPrice,
+    SupportLine,
+)
 from .money import CURRENCIES, Price
 from .rates import validate_rate
 
@@ -46,6 +55,7 @@ KNOWN_KEYS = {
     "discount_rate",
     "vat_recoverable",
     "downtime_cost_per_hour",
+    "decision_basis",
     "support_lines",
 }
 SUPPORT_PER = ("month", "year", "once")
@@ -64,6 +74,17 @@ ISO_COUNTRIES = frozenset(
     UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW""".split()
 )
 MIN_SAMPLES, MAX_SAMPLES = 1_000, 50_000  # 50k x ~50 options keeps the arrays near 20 MB
+
+
+_RISK_NEEDS_COST = Msg(
+    "the risk-adjusted decision basis needs the cost of an hour of downtime: enter it, or choose another basis"
+)
+
+
+def downtime_cost_given(options: CostOptions) -> bool:
+    """The user priced an hour of downtime (the option, or a rate override); no rate-card default
+    stands in for it."""
+    return options.downtime_cost_per_hour is not None or "downtime_cost_per_hour" in options.overrides
 
 
 class _Collector:
@@ -358,6 +379,16 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         kw["downtime_cost_per_hour"] = c.decimal(
             data["downtime_cost_per_hour"], "downtime_cost_per_hour", lo=Decimal(0)
         )
+    if "decision_basis" in data:
+        if data["decision_basis"] not in DECISION_BASES:
+            c.err("decision_basis", Msg("unknown decision basis {value}; expected one of: {bases}",
+                                        value=repr(data["decision_basis"]), bases=", ".join(DECISION_BASES)))
+        else:
+            kw["decision_basis"] = data["decision_basis"]
+            if data["decision_basis"] == "risk_adjusted" and data.get("downtime_cost_per_hour") is None and (
+                not isinstance(data.get("overrides"), dict) or "downtime_cost_per_hour" not in data["overrides"]
+            ):
+                c.err("downtime_cost_per_hour", _RISK_NEEDS_COST)
     if "support_lines" in data:
         kw["support_lines"] = _support_lines(c, data["support_lines"])
     if "server_prices" in data:
@@ -410,6 +441,13 @@ def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:
         c.err("runs", Msg("must be at least 1"))
     if options.runs_per_month is not None and options.runs_per_month <= 0:
         c.err("runs_per_month", Msg("must be greater than 0"))
+    if options.downtime_cost_per_hour is not None and options.downtime_cost_per_hour < 0:
+        c.err("downtime_cost_per_hour", Msg("must not be negative"))
+    if options.decision_basis not in DECISION_BASES:
+        c.err("decision_basis", Msg("unknown decision basis {value}; expected one of: {bases}",
+                                    value=repr(options.decision_basis), bases=", ".join(DECISION_BASES)))
+    elif options.decision_basis == "risk_adjusted" and not downtime_cost_given(options):
+        c.err("downtime_cost_per_hour", _RISK_NEEDS_COST)
     if c.errors:
         raise CostValidationError(c.errors)
 

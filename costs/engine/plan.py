@@ -12,12 +12,13 @@ from decimal import Decimal
 from functools import cached_property
 from itertools import accumulate
 
-from planner.engine.messages import Msg, figure, with_structured
+from catalog.domain.messages import Msg, figure, with_structured
 
 from . import analysis, decision
 from .cloud import MODE_TEXT
 from .errors import CostValidationError, FieldError
 from .inputs import HOURS_PER_MONTH, CostInputs, Rate, ServerPrice, Workload
+from .lines import RISK_ROW
 from .model import (
     ROWS,
     Context,
@@ -33,7 +34,7 @@ from .model import (
     usage,
 )
 from .money import CENT, ONE, ZERO, cents
-from .options import check_options_for_service, validate_options
+from .options import check_options_for_service, downtime_cost_given, validate_options
 from .rates import apply_overrides, missing_rates
 
 ENGINE_VERSION = "costs-2.0"
@@ -73,26 +74,63 @@ class PricedOption:
     lines: tuple[LineTotals, ...]
     utilisation: Decimal
     efficiency: Decimal
+    # the user gave the cost of an hour of downtime: the risk lines are money (else hours only)
+    risk_priced: bool = True
+
+    # ``lines`` holds every line, the risk row's too (listed beside the total); the budget (net,
+    # VAT, cash flow, terminal) is what will be paid: every line but the expected cost of incidents.
+
+    @cached_property
+    def budget_lines(self) -> tuple[LineTotals, ...]:
+        return tuple(lt for lt in self.lines if lt.line.row != RISK_ROW)
+
+    @cached_property
+    def risk_lines(self) -> tuple[LineTotals, ...]:
+        return tuple(lt for lt in self.lines if lt.line.row == RISK_ROW)
 
     @cached_property
     def net(self) -> Decimal:
-        return sum((lt.net for lt in self.lines), ZERO)
+        return sum((lt.net for lt in self.budget_lines), ZERO)
 
     @cached_property
     def vat(self) -> Decimal:
-        return sum((lt.vat for lt in self.lines), ZERO)
+        return sum((lt.vat for lt in self.budget_lines), ZERO)
+
+    @cached_property
+    def risk_net(self) -> Decimal:
+        """The expected cost of incidents over the horizon, net (not in the budget)."""
+        return sum((lt.net for lt in self.risk_lines), ZERO)
+
+    @cached_property
+    def risk_vat(self) -> Decimal:
+        return sum((lt.vat for lt in self.risk_lines), ZERO)
+
+    @cached_property
+    def outage_hours_per_year(self) -> Decimal:
+        """Expected hours of outage a year, averaged over the horizon (known without a cost of an hour)."""
+        n = len(self.lines[0].months_net) if self.lines else 0
+        if not n:
+            return ZERO
+        hours = sum((lt.line.outage_hours * lt.line.months_factor(n) for lt in self.risk_lines), ZERO)
+        return hours * 12 / n
+
+    @staticmethod
+    def _flow(lines, net: bool) -> tuple[Decimal, ...]:
+        if net:
+            upfront = sum((lt.upfront_net for lt in lines), ZERO)
+            months = [sum(col, ZERO) for col in zip(*(lt.months_net for lt in lines), strict=True)]
+        else:
+            upfront = sum((lt.upfront_vat for lt in lines), ZERO)
+            months = [sum(col, ZERO) for col in zip(*(lt.months_vat for lt in lines), strict=True)]
+        return (upfront, *months)
 
     @cached_property
     def _flow_net(self) -> tuple[Decimal, ...]:
-        upfront = sum((lt.upfront_net for lt in self.lines), ZERO)
-        months = [sum(col, ZERO) for col in zip(*(lt.months_net for lt in self.lines), strict=True)]
-        return (upfront, *months)
+        return self._flow(self.budget_lines, True)
 
     @cached_property
     def _flow_vat(self) -> tuple[Decimal, ...]:
-        upfront = sum((lt.upfront_vat for lt in self.lines), ZERO)
-        months = [sum(col, ZERO) for col in zip(*(lt.months_vat for lt in self.lines), strict=True)]
-        return (upfront, *months)
+        return self._flow(self.budget_lines, False)
 
     def cash_flow(self, *, vat: bool) -> list[Decimal]:
         """Months 0..N, without the terminal amount (shown separately)."""
@@ -101,7 +139,7 @@ class PricedOption:
         return [a + b for a, b in zip(self._flow_net, self._flow_vat, strict=True)]
 
     def terminal(self, *, vat: bool) -> Decimal:
-        return sum((lt.terminal_net + (lt.terminal_vat if vat else ZERO) for lt in self.lines), ZERO)
+        return sum((lt.terminal_net + (lt.terminal_vat if vat else ZERO) for lt in self.budget_lines), ZERO)
 
     def cumulative(self, *, vat: bool) -> list[Decimal]:
         """Cumulative cash months 0..N with the terminal amount (book value credited, commitment
@@ -111,17 +149,29 @@ class PricedOption:
         return out
 
     def basis_total(self, basis) -> Decimal:
-        """The total a decision compares: net or gross, discounted when a rate is given."""
+        """The total a decision compares: net or gross, discounted when a rate is given; the
+        expected cost of downtime is added only on the risk-adjusted basis."""
+        risk = basis.with_risk
         if not basis.discount_rate:
-            return self.net + (self.vat if basis.vat else ZERO)
-        return self.npv(basis.discount_rate, vat=basis.vat)
+            total = self.net + (self.vat if basis.vat else ZERO)
+            return total + (self.risk_net + (self.risk_vat if basis.vat else ZERO) if risk else ZERO)
+        out = self.npv(basis.discount_rate, vat=basis.vat)
+        if risk:
+            out += self._npv(self.risk_lines, basis.discount_rate, vat=basis.vat)
+        return out
 
     def npv(self, rate: Decimal, *, vat: bool) -> Decimal:
-        flow = self.cash_flow(vat=vat)
+        return self._npv(self.budget_lines, rate, vat=vat)
+
+    def _npv(self, lines, rate: Decimal, *, vat: bool) -> Decimal:
+        flow = list(self._flow(lines, True)) if lines else [ZERO] * (len(self._flow_net))
+        if vat and lines:
+            flow = [a + b for a, b in zip(flow, self._flow(lines, False), strict=True)]
         n = len(flow) - 1
         factors = [ONE / (ONE + rate) ** (Decimal(m) / 12) for m in range(n + 1)]
         total = sum((v * f for v, f in zip(flow, factors, strict=True)), ZERO)
-        return total + self.terminal(vat=vat) * factors[-1]
+        terminal = sum((lt.terminal_net + (lt.terminal_vat if vat else ZERO) for lt in lines), ZERO)
+        return total + terminal * factors[-1]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +201,7 @@ class CostResult:
                     line_cache=cache,
                     runs=self.jobs.get(p.option.option_id),
                     basis=self.basis,
+                    currency=self.meta.get("currency"),
                 )
                 for p in self.options
             ],
@@ -214,7 +265,7 @@ def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
 
 
 def _price(
-    option: OptionCost, cal: _Calendar, u: Decimal, e: Decimal, memo: dict | None = None
+    option: OptionCost, cal: _Calendar, u: Decimal, e: Decimal, memo: dict | None = None, risk_priced: bool = True
 ) -> PricedOption:
     """``memo`` shares the totals of line objects that several options reuse (engineering,
     storage, outage lines are built once per plan); the option keeps the lines alive."""
@@ -226,7 +277,7 @@ def _price(
         if lt is None or lt.line is not ln:
             lt = memo[id(ln)] = _line_totals(ln, cal)
         totals.append(lt)
-    return PricedOption(option=option, lines=tuple(totals), utilisation=u, efficiency=e)
+    return PricedOption(option=option, lines=tuple(totals), utilisation=u, efficiency=e, risk_priced=risk_priced)
 
 
 def _line_net(ln: Line, cal: _Calendar, drift_sum: Decimal) -> Decimal:
@@ -239,10 +290,30 @@ def _line_net(ln: Line, cal: _Calendar, drift_sum: Decimal) -> Decimal:
     return ln.upfront + ln.monthly * months + ln.terminal
 
 
+def _line_vat_share(ln: Line, cal: _Calendar, net: Decimal) -> float:
+    """A line's VAT as a share of its net total (0 for a line without VAT): the Monte Carlo's
+    gross totals scale each line's simulated net by 1 + this share. VAT is proportional to each
+    month's net, so the share is exact unless the VAT rate changes within the horizon, where it
+    weighs the rates by the base case's months."""
+    if not ln.vat or not net:
+        return 0.0
+    vat_months = cal.vat[1:]
+    if ln.schedule is not None:
+        drift = cal.drift if ln.market else (ONE,) * cal.n
+        months = sum((s * f * v for s, f, v in zip(ln.schedule, drift, vat_months, strict=True)), ZERO)
+    elif ln.market and cal.has_drift:
+        months = sum((f * v for f, v in zip(cal.drift, vat_months, strict=True)), ZERO)
+    else:
+        months = sum(vat_months, ZERO)
+    vat = ln.upfront * cal.vat[0] + ln.monthly * months + ln.terminal * cal.vat[-1]
+    return float(vat / net)
+
+
 def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
-    """Net total without VAT, for the u = 0 and u = 1 evaluations of the linear model."""
+    """Net budget total without VAT (risk lines left out, as in PricedOption.net), for the u = 0
+    and u = 1 evaluations of the linear model."""
     drift_sum = sum(cal.drift, ZERO)
-    return sum((_line_net(ln, cal, drift_sum) for ln in option.lines), ZERO)
+    return sum((_line_net(ln, cal, drift_sum) for ln in option.lines if ln.row != RISK_ROW), ZERO)
 
 
 # ---- validation ------------------------------------------------------------------------------
@@ -274,8 +345,10 @@ def _validate_workloads(workloads: tuple[Workload, ...]) -> None:
         for tier, gb in w.storage_gb.items():
             if gb < 0:
                 errors.append(FieldError(path=f"{p}.storage_gb.{tier}", message=Msg("must not be negative")))
-        if w.utilisation is not None and not 0 <= w.utilisation <= 1:
-            errors.append(FieldError(path=f"{p}.utilisation", message=Msg("must be between 0 and 1")))
+        for name in ("utilisation", "load_share"):
+            v = getattr(w, name)
+            if v is not None and not 0 <= v <= 1:
+                errors.append(FieldError(path=f"{p}.{name}", message=Msg("must be between 0 and 1")))
     if errors:
         raise CostValidationError(errors)
 
@@ -312,6 +385,16 @@ def _rates_with_options(inputs: CostInputs, notes: list) -> dict[str, Rate]:
             unit="per hour of outage",
             currency=o.currency,
             source="user input: costs.downtime_cost_per_hour",
+        )
+    elif not downtime_cost_given(o):
+        # no hidden default: without the user's cost of an hour of downtime the risk lines count
+        # hours, not money (each option's risk says what pricing them needs)
+        rates["downtime_cost_per_hour"] = Rate(
+            value=ZERO,
+            unit="per hour of outage",
+            currency=o.currency,
+            source="not given: costs.downtime_cost_per_hour (downtime is not priced)",
+            valid_from=o.as_of,  # the plan date: as of it, no value is given
         )
     missing = missing_rates(rates)
     if missing:
@@ -387,6 +470,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     )
     e = o.efficiency if o.efficiency is not None else rates["efficiency_default"].value
     n = o.horizon_months
+    downtime_priced = downtime_cost_given(o)
 
     priced: list[PricedOption] = []
     recipes: dict[str, Callable[[Decimal], OptionCost | None]] = {}
@@ -406,7 +490,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     def add(recipe: Callable[[Decimal], OptionCost | None], job: _Job, w: Workload) -> None:
         opt = recipe(job.u)
         if opt is not None:
-            priced.append(_price(opt, cal, job.u, e, line_memo))
+            priced.append(_price(opt, cal, job.u, e, line_memo, risk_priced=downtime_priced))
             recipes[opt.option_id] = recipe
             jobs[opt.option_id] = job
 
@@ -470,7 +554,9 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                         or Msg("no dedicated server offer with {accelerator_id}", accelerator_id=_accelerator_text(w)),
                     }
                 )
-        all_servers = _servers_for(inputs.prices.servers, o.user_servers, w)
+        # an accelerator rented only as one cloud's instances is never bought (owned or hybrid)
+        not_sold = w.sold_only_in_cloud and Msg("sold only as {provider} instances", provider=w.sold_only_in_cloud)
+        all_servers = [] if not_sold else _servers_for(inputs.prices.servers, o.user_servers, w)
         servers = [sp for sp in all_servers if holds_tp_group(w, sp.gpus_per_server)]
         if "onprem" in o.options:
             for sp in servers:
@@ -486,7 +572,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": "onprem",
-                        "reason": _tp_reason(w, len(all_servers), "server")
+                        "reason": not_sold or _tp_reason(w, len(all_servers), "server")
                         or Msg("no purchase price of a server with {accelerator_id}; enter a quote in costs.server_prices", accelerator_id=_accelerator_text(w)),
                     }
                 )
@@ -511,7 +597,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                     {
                         "candidate": w.candidate_id,
                         "kind": "hybrid",
-                        "reason": Msg("needs a server price, an on-demand offer and at least two servers to split"),
+                        "reason": not_sold or Msg("needs a server price, an on-demand offer and at least two servers to split"),
                     }
                 )
     if "api" in o.options:
@@ -524,6 +610,8 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
             tokens_out_per_month=w0.tokens_out_per_month,
             storage_gb=w0.storage_gb,
             egress_gb_per_month=w0.egress_gb_per_month,
+            cpu_cores_needed=w0.cpu_cores_needed,
+            host_ram_gib_needed=w0.host_ram_gib_needed,
         )
         api_job = _Job(u=ZERO, job=False, one_off=False, runs=ZERO, efficiency_driven=False)
         if not api_prices:
@@ -547,9 +635,12 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         discount_rate=o.discount_rate,
         horizon_months=n,
         recoverable=o.vat_recoverable,
+        rule=o.decision_basis,
+        downtime_priced=downtime_priced,
     )
     by_workload = {w.candidate_id: w for w in workloads}
-    picks = decision.pick(priced=priced, workloads=by_workload, basis=basis, model_preset=inputs.model_preset)
+    picks = decision.pick(priced=priced, workloads=by_workload, basis=basis, model_preset=inputs.model_preset,
+                           model_name=inputs.model_name)
     shortlist = _shortlist(
         priced,
         recommended=workloads[0].candidate_id if workloads else None,
@@ -629,15 +720,18 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
 def _servers_for(
     catalog: tuple[ServerPrice, ...], user: tuple[ServerPrice, ...], w: Workload
 ) -> list[ServerPrice]:
-    """The user's own quote wins over a catalog price for the same accelerator; then a catalog
-    system that includes the GPUs (e.g. DGX), then the buyable shape chosen for this layout."""
+    """The user's own quote wins over a catalog price for the same accelerator; then the buyable
+    shape chosen for this layout (a catalog system that includes the GPUs, e.g. DGX, before one
+    built from the GPU's price), then any catalog system that holds the tensor-parallel group."""
     mine = [s for s in user if s.accelerator_id == w.accelerator_id]
     if mine:
         return mine[-1:]
     hits = [s for s in catalog if s.accelerator_id == w.accelerator_id]
     for group in (
-        [s for s in hits if s.price.basis != "derived" and holds_tp_group(w, s.gpus_per_server)],
+        # the sold shape the sizing shows (e.g. a 4-GPU HGX board for 3 GPUs), a listed system first
+        [s for s in hits if s.price.basis != "derived" and s.gpus_per_server in w.buyable_gpus_per_server],
         [s for s in hits if s.gpus_per_server in w.buyable_gpus_per_server],
+        [s for s in hits if s.price.basis != "derived" and holds_tp_group(w, s.gpus_per_server)],
         [s for s in hits if s.gpus_per_server == w.gpus_per_server],
         [s for s in hits if holds_tp_group(w, s.gpus_per_server)],
         hits,
@@ -709,16 +803,21 @@ def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar, u0: 
     ones = {ln.key: ln for ln in at1.lines}
     out = []
     for ln in at0.lines:
-        a, b = line(total(ln), total(ones[ln.key]) if ln.key in ones else total(ln))
+        if ln.row == RISK_ROW:
+            continue  # the budget's model: the expected cost of incidents is not in it
+        t_anchor = total(ln)
+        a, b = line(t_anchor, total(ones[ln.key]) if ln.key in ones else t_anchor)
         out.append(
             {
                 "key": ln.key,
                 "a": float(a),
                 "b": float(b),
+                "vat_share": _line_vat_share(ln, cal, t_anchor),
                 "market": ln.market,
                 "tag": ln.tag,
                 "origin_currency": ln.origin_currency,
-                "downtime": ln.row == "downtime_risk",
+                # incident-driven budget lines (GPU time re-run after failures) follow the incident rate
+                "downtime": ln.tag == "downtime",
             }
         )
     a, b = line(_fast_total(at0, cal), _fast_total(at1, cal))
@@ -782,6 +881,9 @@ def _cents_str(values) -> list[str]:
     return [str(v.quantize(CENT)) for v in values]
 
 
+_LINE_MONEY = ("upfront_net", "monthly_net", "terminal_net", "total_net", "vat", "total_gross")
+
+
 def _line_dict(lt: LineTotals, n: int, cache: dict) -> dict:
     # lines shared by many options (engineering, storage, outage) are serialised once
     hit = cache.get(id(lt))
@@ -818,6 +920,7 @@ def option_to_dict(
     line_cache: dict | None = None,
     runs: Decimal | None = None,
     basis=None,
+    currency: str | None = None,
 ) -> dict:
     """One option as JSON. ``detailed=False`` leaves out the lines and the month-by-month
     lists (a plan keeps them for its shortlisted options; every option keeps row totals, totals
@@ -825,17 +928,43 @@ def option_to_dict(
     o = p.option
     line_cache = {} if line_cache is None else line_cache
     n = len(p.lines[0].months_net) if p.lines else 0
+    priced_risk = p.risk_priced
     rows = []
     for row in ROWS:
         lts = [lt for lt in p.lines if lt.line.row == row]
+        unpriced = row == RISK_ROW and not priced_risk
+        lines = [_line_dict(lt, n, line_cache) for lt in lts] if detailed else None
+        if unpriced and lines:
+            # counted in hours only: no money until the user gives the cost of an hour of downtime
+            # (no "0 per hour" price either: the quantities stay, the price is not given)
+            lines = [{**d, **dict.fromkeys(_LINE_MONEY), "breakdown": [
+                {**b, "unit_price": None, "amount": None, "price": None, "basis": "not given"}
+                if b.get("rate") == "downtime_cost_per_hour" else b for b in d.get("breakdown") or []]}
+                for d in lines]
         rows.append(
             {
                 "row": row,
-                "total_net": _s(sum((lt.net for lt in lts), ZERO)),
-                "total_gross": _s(sum((lt.net + lt.vat for lt in lts), ZERO)),
-                "lines": [_line_dict(lt, n, line_cache) for lt in lts] if detailed else None,
+                # the risk row is listed beside the total, never in it (the other rows make the total)
+                **({"in_total": False} if row == RISK_ROW else {}),
+                "total_net": None if unpriced else _s(sum((lt.net for lt in lts), ZERO)),
+                "total_gross": None if unpriced else _s(sum((lt.net + lt.vat for lt in lts), ZERO)),
+                "lines": lines,
             }
         )
+    hours_y = p.outage_hours_per_year.quantize(Decimal("0.1"))
+    risk = {
+        "priced": priced_risk,
+        "expected_downtime_net": _s(p.risk_net) if priced_risk else None,
+        "expected_downtime_hours_per_year": str(hours_y),
+    }
+    if detailed:  # the options a plan keeps in full say it in words (kept short for the others)
+        risk.update({
+            "in_total": bool(basis is not None and basis.with_risk),
+            "expected_downtime_gross": _s(p.risk_net + p.risk_vat) if priced_risk else None,
+            "text": Msg("expected cost of incidents: not in the total") if priced_risk else Msg(
+                "{hours} expected hours of downtime a year; enter the cost of an hour of downtime to price it",
+                hours=figure(hours_y)),
+        })
     net, vat = p.net, p.vat
     cash_flow = None
     if detailed:
@@ -851,6 +980,7 @@ def option_to_dict(
         }
     useful_h = o.useful_gpu_hours_per_month * n
     tokens = (o.tokens_per_month or ZERO) * n
+    out_tokens = (o.output_tokens_per_month or ZERO) * n
     job = None
     if runs is not None and runs > 0:
         owned = o.kind in OWNING or o.kind in ("dedicated", "cloud_commit_1y", "cloud_commit_3y")
@@ -876,6 +1006,7 @@ def option_to_dict(
         "utilisation": str(p.utilisation),
         "efficiency": str(p.efficiency),
         "rows": rows,
+        "risk": risk,
         "totals": {
             "net": _s(net),
             "vat": _s(vat),
@@ -891,6 +1022,12 @@ def option_to_dict(
         "unit_costs": {
             "per_useful_gpu_hour_net": _s(net / useful_h, UNIT_COST) if useful_h else None,
             "per_1m_tokens_net": _s(net / tokens * 1_000_000, UNIT_COST) if tokens else None,
+            # the option's whole cost over the horizon / the output tokens served in it at the
+            # stated volume (serving.requests_per_day x output_tokens): what a million answers cost
+            "per_1m_output_tokens_net": _s(net / out_tokens * 1_000_000, UNIT_COST) if out_tokens else None,
+            "per_1m_output_tokens_gross": _s((net + vat) / out_tokens * 1_000_000, UNIT_COST) if out_tokens else None,
+            "output_tokens": str(out_tokens),
+            "currency": currency,
             "per_training_run_net": _s(net / runs) if runs else None,
             "useful_gpu_hours": _s(useful_h),
             "tokens": str(tokens),

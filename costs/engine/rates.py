@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from planner.engine.messages import Msg
+from catalog.domain.messages import Msg
 
 from .errors import CostValidationError, FieldError
 from .inputs import Rate

@@ -16,6 +16,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from planner import calibration_services as cs
+from planner import i18n
 from planner.calibration_formats import DuplicateRunsError, RunFileError
 from planner.calibration_models import Calibration, MeasuredRun
 from planner.selectors import teams_for_user
@@ -51,6 +52,9 @@ class RunOut(serializers.Serializer):
     accelerator = serializers.CharField()
     count = serializers.IntegerField()
     figures = serializers.DictField()
+    notes = serializers.ListField(child=serializers.CharField(), help_text=(
+        "What reading the file assumed or found, in the request's language (medians taken as means, "
+        "failed or empty requests and their effect on the means)."))
     created_by = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
 
@@ -97,6 +101,7 @@ def run_data(r: MeasuredRun) -> dict:
     return {"id": r.id, "team": r.team_id, "kind": r.kind, "source": r.source, "model_preset": r.model_preset,
             "accelerator": r.accelerator, "count": r.count,
             "figures": {k: getattr(r, k) for k in FIGURES if getattr(r, k) not in (None, "")},
+            "notes": [i18n.render(n) for n in (r.notes or [])],
             "created_by": r.created_by.get_username() if r.created_by else None, "created_at": r.created_at}
 
 

@@ -53,6 +53,14 @@ class FieldConflict(FieldErrors):
     status_code = status.HTTP_409_CONFLICT
 
 
+class CredentialsRejected(FieldErrors):
+    """401 for a username and password that do not authenticate (the token endpoint). The
+    challenge names the header the API does take, so a client knows what to send next."""
+
+    status_code = status.HTTP_401_UNAUTHORIZED
+    challenge = 'Token realm="api"'
+
+
 class Conflict(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."
@@ -130,6 +138,8 @@ def _exception_to_problem(exc) -> tuple[int, list[dict], dict] | None:
     if isinstance(exc, OperationalError | InterfaceError):  # database down: retry later (config/middleware.py)
         message = _("The database is unavailable. Please try again in a minute.")
         return 503, [{"field": None, "message": message}], {"Retry-After": "30"}
+    if isinstance(exc, CredentialsRejected):
+        headers["WWW-Authenticate"] = exc.challenge
     if isinstance(exc, FieldErrors):
         return exc.status_code, [{"field": f, "message": str(m)} for f, m in exc.errors], headers
     if isinstance(exc, RequestDataTooBig):

@@ -16,7 +16,7 @@ Two conventions follow the parsers exactly:
 
 from __future__ import annotations
 
-from costs.engine.inputs import OPTION_KINDS, REDUNDANCY
+from costs.engine.inputs import DECISION_BASES, OPTION_KINDS, REDUNDANCY
 from costs.engine.money import CURRENCIES
 from costs.engine.options import (
     ISO_COUNTRIES,
@@ -32,7 +32,7 @@ from costs.engine.rates import RATE_SCHEMA
 from planner.engine import spec as S
 from planner.engine.architecture import MODEL_TYPES
 from planner.engine.precision import PRECISIONS
-from planner.engine.presets import get_preset, preset_arch, preset_ids
+from planner.engine.presets import get_preset, hf_id_aliases, preset_arch, preset_ids
 from planner.engine.serving_constants import RUNTIMES
 
 NAME_MAX = 200  # _Reader.text default
@@ -214,7 +214,12 @@ def _model_presets(group: str) -> list[str]:
 def _model(group: str) -> dict:
     name = _text()
     one = lambda key, schema: _obj({key: schema, "name": name}, required=[key], nullable=False)  # noqa: E731
-    branches = [one("preset", _enum(_model_presets(group), nullable=False)),
+    ids = _model_presets(group)
+    aliases = [hf for hf, pid in hf_id_aliases().items() if pid in ids]
+    preset = _enum(ids + aliases, nullable=False,
+                   description="A preset id (GET /api/v1/presets/) or, as an alias, a catalog model's Hugging Face id "
+                               "(e.g. \"deepseek-ai/DeepSeek-R1-0528\"; matched case-insensitively).")
+    branches = [one("preset", preset),
                 one("architecture", _architecture(group))]
     if group != "classic":  # a config.json gives no FLOPs per sample
         branches.append(one("hf_config", _hf_config()))
@@ -283,7 +288,26 @@ def _serving() -> dict:
         "tpot_p95_ms": _num(0, 600_000, exclusive_min=True),
         "hours_per_day": _num(0, 24, exclusive_min=True),
         "runtime": _enum(RUNTIMES),
+        "requests_per_day": _num(0, exclusive_min=True, description=(
+            "Volume: requests a day, priced for model-API tokens, egress and the useful share "
+            "(requests_per_second is the peak that sizes capacity). At most requests_per_second x 3600 x "
+            "hours_per_day. Default: that maximum x 0.3 (average-to-peak ratio).")),
+        "model_api": _model_api(),
     })
+
+
+def _model_api() -> dict:
+    # planner.api.schema adds the enum of the model APIs the catalog prices today (a database read).
+    one = {"type": "string", "maxLength": 200, "pattern": r"^\s*[^/]*[^/\s][^/]*/.*\S.*$",
+           "example": "OpenAI/gpt-4o-mini"}
+    return {
+        "nullable": True,
+        "oneOf": [one, {"type": "array", "items": one, "maxItems": S.MAX_MODEL_APIS}],
+        "description": "The model API(s) an agent calls, \"provider/model\" as the catalog prices it "
+                       "(GET the catalog's API prices; the enum is the catalog of the day); several are "
+                       "compared. Omitted: every priced model API is compared and the plan names the "
+                       "cheapest. Not priced: a field error.",
+    }
 
 
 ENCODER_PRESETS = _presets(("encoder",))
@@ -323,6 +347,9 @@ def _hardware(kind: str) -> dict:
         "count": _int(1, 65536),
         "mfu": _num(0, 1, exclusive_min=True),
         "gpus_per_server": _int(1, 16),
+        "power_budget_kw": _num(0, 1e6, exclusive_min=True, description="IT power (kW) the site can give the "
+                                "servers at full load; owned options must fit in it."),
+        "racks": _int(1, 100000),
     }
     if kind in ("inference", "rag"):  # serving layouts; training takes training.tensor_parallel
         props["tensor_parallel"] = _int(1, 64)
@@ -330,7 +357,11 @@ def _hardware(kind: str) -> dict:
     return _obj(props)
 
 
-def workload_spec_schema(kind: str) -> dict:
+def workload_spec_schema(kind: str, *, external_generator: bool = False) -> dict:
+    """One complete alternative of WorkloadSpec. kind rag has two, told apart by rag.generator:
+    a self-hosted generator needs the model; an external-API generator may leave it out. Two
+    whole schemas rather than an anyOf of constraint-only branches, so client generators keep
+    the model typed (issue 23 part 5)."""
     group = {"classic_training": "classic", "external_api": "any"}.get(kind, "llm")
     props: dict = {
         "kind": {"type": "string", "enum": [kind]},
@@ -355,22 +386,34 @@ def workload_spec_schema(kind: str) -> dict:
         props["rag"] = _rag(required=kind == "rag")
     if kind == "rag":
         required.append("rag")
-    extra = None
-    if kind == "rag":  # the model may be left out when an external API generates the answers
-        required.remove("model")
-        props["model"] = {**props["model"], "nullable": True}
-        extra = {"anyOf": [
-            {"required": ["model"], "properties": {"model": _NOT_NULL}},
-            {"properties": {"rag": {"required": ["generator"], "properties": {"generator": {"enum": ["external_api"]}}}}},
-        ]}
-    return _obj(props, required=required, nullable=False, extra=extra)
+        generators = [g for g in S.GENERATORS if (g == "external_api") == external_generator]
+        rag = props["rag"]
+        if external_generator:  # the answers come from a paid API: no model to size
+            required.remove("model")
+            props["model"] = {**props["model"], "nullable": True}
+            props["rag"] = {**rag, "required": [*rag["required"], "generator"],
+                            "properties": {**rag["properties"], "generator": {"type": "string", "enum": generators}}}
+        else:
+            props["rag"] = {**rag, "properties": {**rag["properties"],
+                                                   "generator": {"type": "string", "enum": [*generators, None],
+                                                                 "nullable": True}}}
+    return _obj(props, required=required, nullable=False)
 
 
 def workload_spec_component() -> dict:
     return {
-        "oneOf": [{"$ref": f"#/components/schemas/WorkloadSpec_{kind}"} for kind in S.KINDS],
-        "description": "A WorkloadSpec (docs/WORKLOADSPEC.md); `kind` selects the sections it takes.",
+        "oneOf": [{"$ref": f"#/components/schemas/{name}"} for name in WORKLOAD_SPEC_VARIANTS],
+        "description": "A WorkloadSpec (docs/WORKLOADSPEC.md); `kind` selects the sections it takes "
+                       "(kind rag: WorkloadSpec_rag with a self-hosted generator and its model, or "
+                       "WorkloadSpec_rag_external_generator with rag.generator external_api).",
     }
+
+
+# component name -> (kind, external_generator)
+WORKLOAD_SPEC_VARIANTS = {
+    **{f"WorkloadSpec_{kind}": (kind, False) for kind in S.KINDS},
+    "WorkloadSpec_rag_external_generator": ("rag", True),
+}
 
 
 # --- cost options ----------------------------------------------------------------------
@@ -452,6 +495,10 @@ def _cost_options_schema() -> dict:
         "discount_rate": {**_num(0), "maximum": 1, "exclusiveMaximum": True},
         "vat_recoverable": _not_null(_bool()),
         "downtime_cost_per_hour": _num(0),
+        "decision_basis": {"type": "string", "enum": list(DECISION_BASES),
+                           "description": "How the decision picks: cheapest budget (default), risk_adjusted "
+                                          "(budget + expected cost of downtime; needs downtime_cost_per_hour), "
+                                          "fewest_gpus (then the cheapest)."},
         "support_lines": {"type": "array", "items": price_item({
             "label": {"type": "string", "minLength": 1, "pattern": r"\S"},
             "amount": amount, "currency": currency,
@@ -465,7 +512,8 @@ def _cost_options_schema() -> dict:
 
 
 def input_components() -> dict:
-    out = {f"WorkloadSpec_{kind}": workload_spec_schema(kind) for kind in S.KINDS}
+    out = {name: workload_spec_schema(kind, external_generator=ext)
+           for name, (kind, ext) in WORKLOAD_SPEC_VARIANTS.items()}
     out["WorkloadSpec"] = workload_spec_component()
     out["CostOptions"] = cost_options_schema()
     return out

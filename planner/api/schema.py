@@ -30,6 +30,12 @@ SPEC_EXAMPLES = {
         "rag": {"documents": 1_000_000, "tokens_per_document": 800, "queries_per_second": 2},
         "serving": {"input_tokens": 3000, "output_tokens": 300, "requests_per_second": 2},
     },
+    "rag_external_generator": {
+        "kind": "rag", "name": "Document search, answers from a model API",
+        "rag": {"documents": 200_000, "tokens_per_document": 1200, "generator": "external_api"},
+        "serving": {"input_tokens": 4000, "output_tokens": 300, "requests_per_second": 1,
+                    "model_api": "OpenAI/gpt-4o-mini"},
+    },
     "classic_training": {
         "kind": "classic_training", "name": "ResNet-50 on ImageNet",
         "model": {"preset": "resnet-50"},
@@ -38,13 +44,14 @@ SPEC_EXAMPLES = {
     "external_api": {
         "kind": "external_api", "name": "Agent on an external model API",
         "rag": {"documents": 100_000, "generator": "external_api"},
-        "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 1},
+        "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 1,
+                    "requests_per_day": 6000},
     },
 }
 
 TITLES = {
     "inference": "LLM serving", "finetuning": "QLoRA fine-tuning", "pretraining": "Pre-training",
-    "rag": "RAG", "classic_training": "Vision training", "external_api": "External model API (no GPU)",
+    "rag": "RAG", "rag_external_generator": "RAG with answers from a model API", "classic_training": "Vision training", "external_api": "External model API (no GPU)",
 }
 
 
@@ -131,10 +138,26 @@ SPEC_BODIES = ("WorkloadInRequest", "WorkloadUpdateInRequest", "PatchedWorkloadU
                "PlanCreateInRequest", "EstimateInRequest")
 
 
+def _model_api_enum(components: dict) -> None:
+    """serving.model_api takes only the model APIs the catalog prices (the server refuses others), so
+    the document lists them, as the calibration schema lists accelerator ids."""
+    from .body_schema import catalog_enum
+    from .services import priced_model_apis
+
+    enum = catalog_enum(lambda: [key for key, _label in priced_model_apis()])
+    for name, component in components.items():
+        model_api = ((component.get("properties") or {}).get("serving") or {}).get("properties", {}).get("model_api")
+        if name.startswith("WorkloadSpec_") and model_api:
+            one, many = model_api["oneOf"]
+            one.update(enum)
+            many["items"] = {**many["items"], **enum}
+
+
 def _input_schemas(components: dict) -> None:
     from .input_schema import input_components
 
     components.update(input_components())
+    _model_api_enum(components)
     for name in SPEC_BODIES:
         props = components.get(name, {}).get("properties", {})
         for field, ref in (("spec", "WorkloadSpec"), ("costs", "CostOptions")):

@@ -163,7 +163,7 @@ class VersionOut(VersionSummaryOut):
     inputs = ObjectField(help_text='Frozen inputs: {"spec": WorkloadSpec, "costs": cost options}.')
     calibrations = ObjectField(help_text="The team's active calibrations this version used "
                                          "(docs/CALIBRATION.md); empty lists: the presets.")
-    result = ObjectField(allow_null=True, help_text='{"sizing": ..., "costs": ...}; null until done.')
+    result = ObjectField(allow_null=True, help_text='{"decision": the one decided option (hardware, layout, provider, payment mode, budget, targets; docs/API.md), "sizing": ..., "costs": ...}; null until done.')
     exports = serializers.DictField(child=serializers.CharField(), help_text="Download URLs by format.")
 
 

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 
 from catalog.api import quotes
 
-from . import calibration, views
+from . import calibration, token_login, views
 from .errors import json_not_found
 
 app_name = "api"
@@ -19,6 +19,7 @@ urlpatterns = [
     path("me/", views.MeView.as_view(), name="me"),
     path("teams/", views.TeamListView.as_view(), name="team-list"),
     path("tokens/", views.TokenListView.as_view(), name="token-list"),
+    path("tokens/password/", token_login.TokenPasswordView.as_view(), name="token-password"),
     path("tokens/<int:pk>/", views.TokenDetailView.as_view(), name="token-detail"),
     path("workloads/", views.WorkloadListView.as_view(), name="workload-list"),
     path("workloads/<int:pk>/", views.WorkloadDetailView.as_view(), name="workload-detail"),

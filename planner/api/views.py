@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from config.pagination import StrictPageNumberPagination
 from planner.choices import FINISHED_STATUSES, VersionStatus
+from planner.downloads import attachment
 from planner.i18n import for_api
 from planner.models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from planner.selectors import can_edit, share_link_resolve, teams_for_user
@@ -604,7 +605,7 @@ def _export_response(version: PlanVersion, fmt: str, request) -> HttpResponse:
         raise Conflict(_("Only a done version can be exported; this one is %(status)s.") % {"status": version.status})
     content, content_type, filename = export_version(version=version, fmt=fmt, request=request._request)
     response = HttpResponse(content, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = attachment(filename)
     return response
 
 

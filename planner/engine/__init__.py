@@ -8,13 +8,14 @@ Public interface:
 
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
-from .result import SizingResult
+from .result import Configuration, SizingResult
 from .sizing import ENGINE_VERSION, size_workload
 from .spec import WorkloadSpec, parse_workload_spec
 
 __all__ = [
     "ENGINE_VERSION",
     "AcceleratorSpec",
+    "Configuration",
     "FieldError",
     "SizingResult",
     "SpecValidationError",

@@ -5,6 +5,9 @@ linear biases unless `attention_bias`), encoders are BERT-style (biases everywhe
 with bias, learned positions, 2 token types, pooler). MoE layers hold `experts` routed experts
 plus `shared_experts` always-on experts of width `moe_ffn_hidden_size` and a router.
 MLA (DeepSeek-V3) caches `kv_lora_rank + qk_rope_head_dim` values per token per layer.
+Hybrid models (Qwen3.5) have `linear_attention_layers` (Gated DeltaNet) that cache nothing per
+token but hold a fixed recurrent state of `linear_state_values_per_layer` values per sequence,
+kept in float32 (the config's `mamba_ssm_dtype`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ class ModelArch:
     local_layers: int = 0  # layers whose attention is limited to sliding_window
     flops_per_sample: float | None = None  # non-transformers: forward FLOPs (2 per MAC)
     embedding_dim: int | None = None  # embedding models: output vector size
+    linear_attention_layers: int = 0  # hybrid models: layers with a fixed state instead of a KV cache
+    linear_state_values_per_layer: int = 0  # values of that state per sequence per layer
+    mtp_layers: int = 0  # multi-token-prediction layers shipped with the checkpoint (not in params)
     preset_id: str = ""
     source: str = ""
 
@@ -134,21 +140,36 @@ def kv_values_per_token_per_layer(a: ModelArch) -> int:
     return 2 * a.kv_heads * a.head_dim
 
 
+LINEAR_STATE_BYTES_PER_VALUE = 4  # float32: Qwen3.5 config `mamba_ssm_dtype`
+
+
+def kv_layers(a: ModelArch) -> int:
+    """Layers that cache K/V per token (all but the linear-attention layers of a hybrid model)."""
+    return a.layers - a.linear_attention_layers
+
+
+def linear_state_bytes_per_sequence(a: ModelArch) -> float:
+    """Fixed recurrent state of the linear-attention layers, per sequence (0 for other models)."""
+    return float(a.linear_attention_layers * a.linear_state_values_per_layer * LINEAR_STATE_BYTES_PER_VALUE)
+
+
 def kv_cache_bytes_per_token(a: ModelArch, *, kv_precision: str) -> float:
-    """Bytes of KV cache one token adds in every layer (full-attention view)."""
+    """Bytes of KV cache one token adds in every KV-caching layer (full-attention view)."""
     if not a.has_kv_cache:
         return 0.0
-    return a.layers * kv_values_per_token_per_layer(a) * BYTES_PER_VALUE[kv_precision]
+    return kv_layers(a) * kv_values_per_token_per_layer(a) * BYTES_PER_VALUE[kv_precision]
 
 
 def kv_cache_bytes_per_sequence(a: ModelArch, *, tokens: int, kv_precision: str) -> float:
-    """KV bytes for one sequence of `tokens`, local (sliding-window) layers capped at the window."""
+    """KV bytes for one sequence of `tokens`, local (sliding-window) layers capped at the window,
+    plus the fixed state of linear-attention layers."""
     if not a.has_kv_cache:
         return 0.0
     per_layer_token = kv_values_per_token_per_layer(a) * BYTES_PER_VALUE[kv_precision]
     local = a.local_layers if a.sliding_window else 0
     local_tokens = min(tokens, a.sliding_window) if a.sliding_window else tokens
-    return per_layer_token * ((a.layers - local) * tokens + local * local_tokens)
+    return (per_layer_token * ((kv_layers(a) - local) * tokens + local * local_tokens)
+            + linear_state_bytes_per_sequence(a))
 
 
 def forward_flops_per_token(a: ModelArch, *, context_tokens: int = 0) -> float:

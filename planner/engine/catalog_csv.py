@@ -46,3 +46,17 @@ def load_accelerators_csv(path: str | Path) -> list[AcceleratorSpec]:
                 )
             )
     return out
+
+
+def load_accelerator_aliases(path: str | Path) -> dict[str, str]:
+    """catalog/data/accelerator_aliases.csv as {alias key: accelerator id} (resolve.alias_key)."""
+    from .resolve import alias_key
+
+    out: dict[str, str] = {}
+    with Path(path).open(encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            key = alias_key(row["alias"])
+            if key in out and out[key] != row["accelerator"]:
+                raise ValueError(f"alias {row['alias']!r} names both {out[key]} and {row['accelerator']}")
+            out[key] = row["accelerator"]
+    return out

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from catalog.domain.messages import Msg
+
 from .architecture import ModelArch
-from .messages import Msg
 from .precision import BYTES_PER_VALUE, EIGHT_BIT
 
 # ------------------------------------------------------------------------------ constants

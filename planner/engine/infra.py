@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
+from catalog.domain.messages import Msg
+
 from .compute import generation_of
 from .hardware import AcceleratorSpec
-from .messages import Msg
+from .shapes import ServerShape, server_shape, sold_shapes
 
 GB = 1e9
 GIB = 1024**3
@@ -43,13 +45,26 @@ def _q(value, unit: str, explain: str) -> dict:
     return {"value": value, "unit": unit, "explain": explain}
 
 
-def servers_and_power(*, acc: AcceleratorSpec, count: int, gpus_per_server: int) -> dict:
-    per_server = min(count, gpus_per_server)
-    servers = math.ceil(count / gpus_per_server)
-    out = {
-        "servers": _q(servers, "servers", Msg("GPUs in total: {count}, at most {gpus_per_server} per server ({form_factor})", count=count, gpus_per_server=gpus_per_server, form_factor=acc.form_factor)),
-        "gpus_per_server": _q(per_server, "GPUs", Msg("GPUs in each server")),
-    }
+def servers_and_power(*, acc: AcceleratorSpec, count: int, gpus_per_server: int, tensor_parallel: int = 1,
+                      as_instances: bool = False) -> dict:
+    """Servers in a shape vendors sell (planner.engine.shapes): an SXM/OAM need is rounded up to a
+    whole board (the spare GPUs are bought and draw power), PCIe servers hold the cards needed.
+    `as_instances`: rented cloud instances of `gpus_per_server` GPUs each (the provider's shape)."""
+    if as_instances:
+        servers, per_server = math.ceil(count / max(1, gpus_per_server)), gpus_per_server
+        out = {
+            "servers": _q(servers, "servers", Msg("{count} {count:plural:GPU|GPUs} on cloud instances of {gpus} each",
+                                                  count=count, gpus=per_server)),
+            "gpus_per_server": _q(per_server, "GPUs", Msg("GPUs in each cloud instance")),
+        }
+    else:
+        shape = server_shape(form_factor=acc.form_factor, count=count, max_per_server=gpus_per_server,
+                             tensor_parallel=tensor_parallel)
+        servers, per_server = shape.servers, shape.gpus_per_server
+        out = {
+            "servers": _q(servers, "servers", _servers_explain(shape, acc)),
+            "gpus_per_server": _q(per_server, "GPUs", _per_server_explain(shape)),
+        }
     if acc.tdp_w:
         server_w = (per_server * acc.tdp_w + HOST_BASE_W) * COOLING_PSU_FACTOR
         total_kw = server_w * servers / 1000
@@ -68,6 +83,33 @@ def servers_and_power(*, acc: AcceleratorSpec, count: int, gpus_per_server: int)
     return out
 
 
+def _servers_explain(shape: ServerShape, acc: AcceleratorSpec) -> Msg:
+    if shape.sold_as == "board":
+        return Msg("{count} {count:plural:GPU|GPUs} needed, {servers} x {gpus}-GPU {board} board ({form_factor}): {spare} spare",
+                   count=shape.needed, servers=shape.servers, gpus=shape.gpus_per_server, board=shape.board_name,
+                   form_factor=acc.form_factor, spare=shape.spare)
+    if shape.sold_as == "chassis":
+        return Msg("{count} {count:plural:GPU|GPUs} needed, {servers} x PCIe server with {gpus} of {slots} GPU slots filled: {spare} spare",
+                   count=shape.needed, servers=shape.servers, gpus=shape.gpus_per_server, slots=shape.slots,
+                   spare=shape.spare)
+    return Msg("GPUs in total: {count}, at most {gpus_per_server} per server ({form_factor})", count=shape.needed,
+               gpus_per_server=shape.gpus_per_server, form_factor=acc.form_factor)
+
+
+def _per_server_explain(shape: ServerShape) -> Msg:
+    if shape.sold_as == "board":
+        return Msg("GPUs in each server: SXM/OAM GPUs are sold on whole boards of {sizes}",
+                   sizes=" / ".join(str(s) for s in _sizes(shape)))
+    if shape.sold_as == "chassis":
+        return Msg("GPUs in each server: PCIe cards are sold one by one for chassis of {sizes} slots",
+                   sizes=" / ".join(str(s) for s in _sizes(shape)))
+    return Msg("GPUs in each server")
+
+
+def _sizes(shape: ServerShape) -> tuple[int, ...]:
+    return sold_shapes().get(shape.form_kind, ("", ()))[1]
+
+
 def nvlink_needed(*, acc: AcceleratorSpec, tp: int, kind: str, count: int, zero: int = 0) -> dict:
     has = "nvlink" in acc.interconnect.lower() or "infinity fabric" in acc.interconnect.lower() or "ici" in acc.interconnect.lower()
     if tp > 1:
@@ -82,8 +124,11 @@ def nvlink_needed(*, acc: AcceleratorSpec, tp: int, kind: str, count: int, zero:
 
 
 def host_cpu_ram(*, kind: str, count: int, gpus_per_server: int, acc: AcceleratorSpec, vision: bool,
-                 extra_ram_bytes: float = 0.0, extra_ram_why: str = Msg("vector index held in RAM")) -> dict:
-    per_server = min(count, gpus_per_server)
+                 extra_ram_bytes: float = 0.0, extra_ram_why: str = Msg("vector index held in RAM"),
+                 tensor_parallel: int = 1) -> dict:
+    # the GPUs of the server bought (servers_and_power's shape), spare board GPUs included
+    per_server = server_shape(form_factor=acc.form_factor, count=count, max_per_server=gpus_per_server,
+                              tensor_parallel=tensor_parallel).gpus_per_server
     if kind in ("pretraining", "finetuning", "classic_training"):
         key = "vision_training" if vision else "llm_training"
         cores = CPU_CORES_PER_GPU[key] * per_server + 4

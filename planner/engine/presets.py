@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from catalog.domain.messages import Msg
+
 from .architecture import ModelArch, count_params
-from .messages import Msg
 
 PRESETS_CSV = Path(__file__).with_name("data") / "model_presets.csv"
 
@@ -34,6 +35,7 @@ class Preset:
     source_where: str
     verified: str
     notes: str
+    hf_id: str
     row: dict
 
 
@@ -61,6 +63,7 @@ def _load() -> dict[str, Preset]:
                 source_where=r["source_where"],
                 verified=r["verified"],
                 notes=r["notes"],
+                hf_id=r.get("hf_id", ""),
                 row=dict(r),
             )
     return out
@@ -78,6 +81,7 @@ def list_presets(*, model_type: str | None = None) -> list[dict]:
             "active_params": p.active_params,
             "source": p.source_title,
             "verified": p.verified,
+            "hf_id": p.hf_id or None,
         }
         for p in _load().values()
         if model_type is None or p.model_type == model_type
@@ -86,6 +90,26 @@ def list_presets(*, model_type: str | None = None) -> list[dict]:
 
 def preset_ids() -> list[str]:
     return list(_load())
+
+
+@cache
+def _by_hf_id() -> dict[str, str]:
+    return {p.hf_id.lower(): p.id for p in _load().values() if p.hf_id}
+
+
+def resolve_preset_id(name: str) -> str | None:
+    """The preset id for a preset id or a catalog model's Hugging Face id (case-insensitive), else None."""
+    if not isinstance(name, str):
+        return None
+    name = name.strip()
+    if name in _load():
+        return name
+    return _by_hf_id().get(name.lower())
+
+
+def hf_id_aliases() -> dict[str, str]:
+    """Hugging Face id -> preset id, for every preset that has one (as spelled on Hugging Face)."""
+    return {p.hf_id: p.id for p in _load().values() if p.hf_id}
 
 
 def get_preset(preset_id: str) -> Preset | None:
@@ -167,6 +191,9 @@ def preset_arch(preset_id: str) -> ModelArch:
             sliding_window=_int(r["sliding_window"]),
             local_layers=_int(r["local_layers"]) or 0,
             embedding_dim=_int(r["embedding_dim"]),
+            linear_attention_layers=_int(r.get("linear_attention_layers", "")) or 0,
+            linear_state_values_per_layer=_int(r.get("linear_state_values_per_layer", "")) or 0,
+            mtp_layers=_int(r.get("mtp_layers", "")) or 0,
         )
     else:
         fs = r["flops_per_sample"]

@@ -6,7 +6,7 @@ import copy
 import math
 from dataclasses import dataclass, field
 
-from .messages import with_structured
+from catalog.domain.messages import with_structured
 
 
 def q(value, unit: str, explain: str) -> dict:
@@ -17,6 +17,33 @@ def q(value, unit: str, explain: str) -> dict:
         elif value.is_integer() and abs(value) < 2**53 and unit in ("bytes", "FLOP", "GPUs", "replicas", "sequences"):
             value = int(value)
     return {"value": value, "unit": unit, "explain": explain}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Configuration:
+    """One candidate configuration: an accelerator, a GPU count and (optionally) its parallel layout.
+    The plan's decision names one; the sizing then describes that configuration (its hardware,
+    layout, memory, latency or run time) instead of its own fewest-GPU pick."""
+
+    accelerator_id: str
+    count: int
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+    # the option's server shape (GPUs per bought server or per cloud instance); None: the catalog's maximum
+    gpus_per_server: int | None = None
+    as_instances: bool = False  # rented cloud instances of that many GPUs, not servers bought in sold shapes
+
+    @classmethod
+    def of_candidate(cls, row: dict) -> Configuration:
+        """From a sizing candidate row ({"accelerator_id", "count", "layout": {...}})."""
+        lay = row.get("layout") or {}
+        return cls(accelerator_id=row["accelerator_id"], count=int(row["count"]),
+                   tensor_parallel=lay.get("tensor_parallel"), pipeline_parallel=lay.get("pipeline_parallel"))
+
+    def matches(self, accelerator_id: str, count: int, tp: int, pp: int) -> bool:
+        return (accelerator_id == self.accelerator_id and int(count) == self.count
+                and (self.tensor_parallel is None or int(tp) == self.tensor_parallel)
+                and (self.pipeline_parallel is None or int(pp) == self.pipeline_parallel))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,7 +63,7 @@ class SizingResult:
 
     def to_dict(self) -> dict:
         """JSON-ready; every engine text keeps its English string and gains an `<key>_i18n`
-        sibling with its template and parameters (planner.engine.messages.with_structured)."""
+        sibling with its template and parameters (catalog.domain.messages.with_structured)."""
         return with_structured({
             "engine_version": self.engine_version,
             "kind": self.kind,

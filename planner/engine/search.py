@@ -465,17 +465,34 @@ def _compress(eng, idx, shape):
                         for f in eng.__dataclass_fields__})
 
 
-def _operating_point(e, s: ServingInputs, replicas, max_stable) -> dict:
-    """Open loop at rps / replicas and closed loop at concurrency / replicas: the worse of each figure."""
+OP_KEYS = ("T", "ttft", "ttft_p50", "ttft_p95", "ttft_p99", "tpot_p95", "tpot_p99", "n_running", "compute_s",
+           "memory_s", "comm_s", "rate", "queued_s", "in_flight")
+
+
+def _operating_point(e, s: ServingInputs, replicas, max_stable, ttft_t, tpot_t) -> dict:
+    """The one operating point a plan reports: the binding one of the two stated loads.
+
+    Both loads are evaluated per replica (replicas share them evenly, as a load balancer spreads
+    them): the open loop at rps / replicas and the closed loop of concurrency / replicas clients.
+    The binding load is the one nearer its p95 targets (max of TTFT p95 / target and TPOT p95 /
+    target; on a tie the higher rate); every figure (step time, latencies and their percentiles,
+    rate, running batch, bottleneck parts) comes from it, so they agree with each other by Little's
+    law. The other load is lighter on the targets: a binding load that meets them means both do."""
     rps = s.requests_per_second
     op_open = e.steady(rps / replicas)
-    op_closed = e.closed_loop(np.ceil(s.concurrency / replicas), cap=max_stable)
-    op = {k: np.maximum(op_open[k], op_closed[k]) for k in ("T", "ttft", "ttft_p95", "tpot_p95", "n_running")}
-    heavier = op_open["T"] >= op_closed["T"]
-    for k in ("compute_s", "memory_s", "comm_s"):
-        op[k] = np.where(heavier, op_open[k], op_closed[k])
-    op["queued_s"] = op_closed["queued_s"]
-    op["rate"] = np.maximum(op_closed["rate"], rps / replicas)
+    op_open["rate"] = rps / replicas + 0.0 * op_open["T"]
+    op_open["queued_s"] = np.zeros_like(op_open["T"])
+    op_closed = e.closed_loop(s.concurrency / replicas, cap=max_stable)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for o in (op_open, op_closed):
+            o["in_flight"] = o["rate"] * (o["ttft"] + (s.output_tokens - 1.0) * o["T"])  # Little's law
+            o["score"] = np.maximum(np.where(np.isfinite(o["ttft_p95"]), o["ttft_p95"] / ttft_t, np.inf),
+                                    np.where(np.isfinite(o["tpot_p95"]), o["tpot_p95"] / tpot_t, np.inf))
+            o["score"] = np.where(np.isnan(o["score"]), 0.0, o["score"])
+    closed = (op_closed["score"] > op_open["score"]) | (
+        (op_closed["score"] == op_open["score"]) & (op_closed["rate"] >= op_open["rate"]))
+    op = {k: np.where(closed, op_closed[k], op_open[k]) for k in OP_KEYS}
+    op["closed_loop"] = closed
     op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
     return op
 
@@ -522,13 +539,13 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
         if s.count_pin:
             meets = meets & (replicas * tp_e * pp_e <= s.count_pin)
             replicas = np.maximum(np.floor(s.count_pin / (tp_e * pp_e)), 1.0)
-        op = _operating_point(e, s, replicas, max_stable)
+        op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
         if not s.count_pin:
             # Rounding to whole clients per replica can still miss by a hair: one more replica there.
             short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
             if short.any():
                 replicas = np.where(short, replicas + 1.0, replicas)
-                op = _operating_point(e, s, replicas, max_stable)
+                op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
         count = replicas * tp_e * pp_e
         meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))
                  & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)))

@@ -13,7 +13,7 @@ from dataclasses import fields, replace
 import numpy as np
 
 from . import memory
-from .architecture import ModelArch, kv_cache_bytes_per_token
+from .architecture import ModelArch, kv_cache_bytes_per_token, linear_state_bytes_per_sequence
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .serving_constants import (
@@ -47,7 +47,8 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     kv_split = np.ones_like(tp) if arch.is_mla else np.minimum(tp, float(arch.kv_heads or 1))
     kvpt_gpu = kvpt / (kv_split * pp)
     reserve = isl + osl if rt.kv_reservation == "full" else isl + osl / 2.0
-    per_seq = kvpt_gpu * reserve
+    # + the fixed state of linear-attention layers (hybrid models), split like the heads and layers
+    per_seq = kvpt_gpu * reserve + linear_state_bytes_per_sequence(arch) / (tp * pp)
     n_kv = np.where(per_seq > 0, np.floor(np.maximum(pool, 0.0) / np.where(per_seq > 0, per_seq, 1.0)),
                     np.where(pool > 0, 1e9, 0.0))
     n_max = np.minimum(n_kv, float(rt.max_running_seqs))
@@ -174,12 +175,17 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
         worse = other["ttft_p95"] > s["ttft_p95"]
         s = {k: np.where(worse, other[k], s[k]) for k in s}
     ok = mem["fits"] & np.isfinite(s["T"])
+    ms = lambda key: np.where(ok, s[key] * 1e3, np.inf)  # noqa: E731
+    osl = np.asarray(output_tokens, dtype=float)
     out.update({
-        "ttft_ms": np.where(ok, s["ttft"] * 1e3, np.inf), "ttft_p95_ms": np.where(ok, s["ttft_p95"] * 1e3, np.inf),
-        "tpot_ms": np.where(ok, s["T"] * 1e3, np.inf), "tpot_p50_ms": np.where(ok, s["T"] * 1e3, np.inf),
-        "tpot_p95_ms": np.where(ok, s["tpot_p95"] * 1e3, np.inf),
+        "ttft_ms": ms("ttft"), "ttft_p50_ms": ms("ttft_p50"), "ttft_p95_ms": ms("ttft_p95"), "ttft_p99_ms": ms("ttft_p99"),
+        "tpot_ms": ms("T"), "tpot_p50_ms": ms("T"), "tpot_p95_ms": ms("tpot_p95"), "tpot_p99_ms": ms("tpot_p99"),
         "throughput_rps": np.where(ok, s["rate"], 0.0),
-        "output_tokens_per_s_per_gpu": np.where(ok, s["rate"] * np.asarray(output_tokens, dtype=float) / gpus, 0.0),
+        # requests in flight per replica (Little's law: rate x mean latency; a closed loop's clients)
+        "in_flight_requests": np.where(ok, s["rate"] * (s["ttft"] + (osl - 1.0) * s["T"]), 0.0),
+        "output_tokens_per_s_per_gpu": np.where(ok, s["rate"] * osl / gpus, 0.0),
+        "total_tokens_per_s_per_gpu": np.where(
+            ok, s["rate"] * (osl + np.asarray(input_tokens, dtype=float)) / gpus, 0.0),
         "output_tokens_per_s_per_user": np.where(ok, 1.0 / np.maximum(s["T"], 1e-12), 0.0),
         "running_sequences": np.where(ok, s["n_running"], 0.0),
         "queued_ms": np.where(ok, s["queued_s"] * 1e3, np.inf),

@@ -30,7 +30,10 @@ from .precision import weight_bytes_per_param
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, MOE_TILE_ROWS, PP_HOP_S, REQUEST_OVERHEAD_S
 
 Z95 = 1.645  # one-sided 95 % normal quantile
+Z99 = 2.326  # one-sided 99 % normal quantile
+LN2 = float(np.log(2.0))  # median of an exponential wait = ln(2) x mean
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
+LN100 = float(np.log(100.0))  # p99 of an exponential wait = ln(100) x mean
 BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
 MOE_ITERATIONS = 6  # fixed-point passes for MoE (experts touched depend on T); converged to <1 % on the published MoE rows (10 passes: same)
 # Without stated targets a plan keeps p95 latencies within these multiples of one request alone
@@ -154,7 +157,7 @@ class Engine:
                 "own": self.isl * (c_pre + self.comm_per_token_s) + (chunks - 1.0) * (fixed + w1), "w1": w1,
                 "moe": bool(np.any(self.expert_weight_bytes)), "slots": np.maximum(self.n_max, 1.0),
                 "slot_exp": np.sqrt(2.0 * (np.maximum(self.n_max, 1.0) + 1.0)) - 1.0,
-                "tpot_share": Z95 * self.isl * c_pre / np.sqrt(np.maximum(self.osl, 1.0))}
+                "tpot_sd": self.isl * c_pre / np.sqrt(np.maximum(self.osl, 1.0))}
 
     def _slopes(self, lam):
         k = self._k
@@ -211,26 +214,38 @@ class Engine:
         rho = lam * self.isl * T / np.maximum(self.budget - n_decode, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
         residence = 1.5 * T + own + wait + self.osl * T
-        # p95: the whole running step, the prompts sharing the step (Poisson), an exponential queue tail.
-        root = np.sqrt(lam * T)
-        ttft_p95 = 2.0 * T + own + self.isl * k["c_pre"] * Z95 * root + wait * LN20 + self.request_overhead_s
-        # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry.
-        tpot_p95 = T + k["tpot_share"] * root
         n_running = lam * residence
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
         rho_s = n_running / k["slots"]
         slot_wait = np.where(rho_s < 1.0, residence / k["slots"] * rho_s ** k["slot_exp"]
                              / np.maximum(1.0 - rho_s, 1e-9), np.inf)
-        ttft = residence - self.osl * T + slot_wait + self.request_overhead_s
-        ttft_p95 = ttft_p95 + slot_wait * LN20
+        # TTFT's distribution, term by term (docs/SIZING.md, "Percentiles"): the rest of the running
+        # step (uniform over one step: mean and median half a step, p95/p99 the whole step), this
+        # prompt's own prefill, the prompts sharing its step (Poisson, normal approximation: sd
+        # isl x c_pre x sqrt(lam T)) and the two queue waits (exponential with their means: median
+        # ln 2, p95 ln 20, p99 ln 100 times the mean). Each percentile sums its terms' percentiles.
+        root = np.sqrt(lam * T)
+        share_sd = self.isl * k["c_pre"] * root
+        waits = wait + slot_wait
+        fixed_part = T + own + self.request_overhead_s
+        ttft = fixed_part + 0.5 * T + waits
+        ttft_p50 = fixed_part + 0.5 * T + waits * LN2
+        ttft_p95 = fixed_part + T + Z95 * share_sd + waits * LN20
+        ttft_p99 = fixed_part + T + Z99 * share_sd + waits * LN100
+        # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry (normal:
+        # median = mean = T).
+        tpot_sd = k["tpot_sd"] * root
+        tpot_p95 = T + Z95 * tpot_sd
+        tpot_p99 = T + Z99 * tpot_sd
         stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (rho_s < 1.0)
+        out = {"T": T, "ttft": ttft, "ttft_p50": ttft_p50, "ttft_p95": ttft_p95, "ttft_p99": ttft_p99,
+               "tpot_p95": tpot_p95, "tpot_p99": tpot_p99, "stable": stable}
         if not parts:
-            return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "stable": stable}
+            return out
         step_t, compute, memory, comm = self.step_s(n_decode, lam * self.isl * T)
-        return {"T": T, "ttft": ttft, "ttft_p95": ttft_p95, "tpot_p95": tpot_p95, "n_running": n_running,
-                "n_decode": n_decode, "stable": stable, "compute_s": compute, "memory_s": memory, "comm_s": comm,
-                "tokens_per_step": tokens_step}
+        return {**out, "n_running": n_running, "n_decode": n_decode, "compute_s": compute, "memory_s": memory,
+                "comm_s": comm, "tokens_per_step": tokens_step}
 
     def unloaded(self):
         """One request alone: TTFT = its prefill, TPOT = one decode step."""
@@ -298,19 +313,26 @@ class Engine:
         clients = np.asarray(clients, dtype=float)
         cap = self.max_stable_rate() if cap is None else cap
 
+        cohort = self.cohort_s(clients)
+
         def fewer(lam):
             s = self.steady(lam, parts=False)
-            return s["stable"] & (lam * (s["ttft"] + (self.osl - 1.0) * s["T"]) <= clients)
+            return s["stable"] & (lam * (s["ttft"] + cohort + (self.osl - 1.0) * s["T"]) <= clients)
         lam = self._bisect(fewer, cap)
         s = self.steady(lam)
-        cycle = s["ttft"] + (self.osl - 1.0) * s["T"]
+        # The cohort wait is part of every request's cycle, so it is in the balance above: the rate,
+        # the step time and the latencies are one operating point (Little's law on the loop holds).
+        cycle = s["ttft"] + cohort + (self.osl - 1.0) * s["T"]
         queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
         queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
-        cohort = self.cohort_s(clients)
+        # Cohort wait: uniform between none and twice its mean (mean and median c, p95/p99 ~2c).
         s["ttft"] = s["ttft"] + queued + cohort
+        s["ttft_p50"] = s["ttft_p50"] + queued + cohort
         s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort
+        s["ttft_p99"] = s["ttft_p99"] + queued + 2.0 * cohort
         s["rate"] = lam
         s["queued_s"] = queued
+        s["clients"] = clients + 0.0 * lam
         return s
 
 

@@ -9,14 +9,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from catalog.domain.messages import Msg
+
 from . import compute, infra, memory, search, serving
-from .architecture import kv_cache_bytes_per_token, kv_values_per_token_per_layer
+from .architecture import (
+    kv_cache_bytes_per_token,
+    kv_layers,
+    kv_values_per_token_per_layer,
+    linear_state_bytes_per_sequence,
+)
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
-from .messages import Msg
 from .precision import has_eight_bit_units, weight_bytes_per_param
 from .resolve import resolve_accelerator
-from .result import SizingResult, q
+from .result import Configuration, SizingResult, q
 from .sizing_serving import size_serving
 from .spec import WorkloadSpec
 
@@ -54,9 +60,12 @@ def _fmt_gib(b: float) -> str:
 
 
 def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec],
-                  calibrations: Calibrations = NO_CALIBRATIONS) -> SizingResult:
+                  calibrations: Calibrations = NO_CALIBRATIONS, chosen: Configuration | None = None) -> SizingResult:
     """Size a workload on the given catalog; `calibrations` (a team's measured efficiencies) replace
-    the engines' presets by name (planner/engine/calibration.py)."""
+    the engines' presets by name (planner/engine/calibration.py). `chosen`: the configuration the plan
+    decided on (one of this sizing's candidates); the result's recommendation, memory, serving and
+    run-time sections then describe it instead of the sizing's own pick (fewest GPUs meeting the
+    targets). A chosen configuration that is not among the candidates is ignored."""
     accs = list(accelerators)
     full_catalog = list(accs)
     warnings: list[str] = []
@@ -70,9 +79,9 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
     if not accs:
         warnings.append(Msg("the accelerator catalog is empty: no candidates can be evaluated"))
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
-        return _training(spec, accs, warnings, calibrations)
+        return _training(spec, accs, warnings, calibrations, chosen)
     return _serving(spec, accs, warnings, calibrations, full_catalog=full_catalog,
-                    pinned=bool(spec.hardware.accelerator))
+                    pinned=bool(spec.hardware.accelerator), chosen=chosen)
 
 
 # ------------------------------------------------------------------------------------- model
@@ -102,8 +111,11 @@ def _model_section(spec: WorkloadSpec) -> dict:
         note = ""
         if a.sliding_window and a.local_layers:
             note = Msg("; {local_layers} layers keep at most {sliding_window} tokens (sliding window)", local_layers=a.local_layers, sliding_window=a.sliding_window)
+        if a.linear_attention_layers:
+            how = Msg("2 (K,V) x {layers} full-attention layers x {kv_heads} KV heads x {head_dim} head_dim", layers=kv_layers(a), kv_heads=a.kv_heads, head_dim=a.head_dim)
+            note += Msg("; {linear_layers} linear-attention layers hold no per-token KV but a fixed state of {state_bytes:,.0f} bytes per sequence", linear_layers=a.linear_attention_layers, state_bytes=linear_state_bytes_per_sequence(a))
         out["kv_cache_bytes_per_token"] = q(kv_cache_bytes_per_token(a, kv_precision=p.kv_cache), "bytes",
-                                            Msg("{how} x {v:g} bytes ({kv_cache}){note}", how=how, v=per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (a.layers * per_layer)), kv_cache=p.kv_cache, note=note))
+                                            Msg("{how} x {v:g} bytes ({kv_cache}){note}", how=how, v=per_layer and (kv_cache_bytes_per_token(a, kv_precision=p.kv_cache) / (kv_layers(a) * per_layer)), kv_cache=p.kv_cache, note=note))
     else:
         out["kv_cache_bytes_per_token"] = q(0, "bytes", Msg("no KV cache: not an autoregressive decoder"))
     if a.flops_per_sample:
@@ -115,7 +127,7 @@ def _model_section(spec: WorkloadSpec) -> dict:
 
 
 def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str],
-              calibrations: Calibrations = NO_CALIBRATIONS) -> SizingResult:
+              calibrations: Calibrations = NO_CALIBRATIONS, chosen: Configuration | None = None) -> SizingResult:
     a, t, p, hw = spec.model, spec.training, spec.precision, spec.hardware
     vision = spec.kind == "classic_training"
     if t.method == "full":
@@ -150,13 +162,18 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     best: list[dict] = []
     rec_i = None
     if res is not None and res.get("mem") is not None and len(res["a"]):
-        cost_key = np.where(np.isfinite(res["cost"]), res["cost"], np.inf)
-        order = np.lexsort((cost_key, res["wall"], ~res["meets"]))
+        # what a team would run: within the deadline (30 days without one), then the cheapest where
+        # prices are known (else the fewest GPU-hours), then the shorter wall-clock; never the largest
+        # cluster first for a job that one GPU finishes in an hour
+        cost_key = np.where(np.isfinite(res["cost"]), _tie_bucket(res["cost"]), np.inf)  # priced before unpriced
+        order = np.lexsort((res["wall"], _tie_bucket(res["gpu_hours"]), res["count"], cost_key, ~res["meets"]))
         candidates = _training_rows(res, cat, order[:TOP_CANDIDATES])
         best_rows = _first_per_accelerator(
             res["a"], ~res["meets"], np.where(res["meets"], _cost_or_gpu_hours(res), res["wall"]), res["count"])
         best = _training_rows(res, cat, best_rows[np.argsort(res["wall"][best_rows], kind="stable")])
-        rec_i = _pick_training(res, best_rows)
+        rec_i = _chosen_training_row(res, cat, chosen)
+        if rec_i is None:
+            rec_i = _pick_training(res, best_rows)
         if not res["meets"].any():
             fastest = int(np.argmin(res["wall"]))
             warnings.append(
@@ -230,10 +247,13 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         if tokens is not None:
             compute_section["tokens_per_second_per_gpu"] = q(tokens / (float(step_hours) * 3600 * count), "tokens/s",
                                                              Msg("steady-state throughput while steps run (before goodput)"))
-        recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings)
+        recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings,
+                                                  gpus_per_server=chosen and chosen.gpus_per_server,
+                                                  as_instances=bool(chosen and chosen.as_instances))
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
-        "ranking": Msg("fits, then meets the deadline (30 days without one), then shorter wall-clock, then lower cost"),
+        "ranking": Msg("fits, then meets the deadline (30 days without one), then lower cost (priced accelerators "
+                       "first; within 2 % a tie), then fewer GPUs, then fewer GPU-hours, then shorter wall-clock"),
         "ranked": candidates,
         "best_per_accelerator": best,
         "not_fitting": not_fitting,
@@ -250,6 +270,19 @@ def _first_per_accelerator(a_idx: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     order = np.lexsort(tuple(reversed(keys)) + (a_idx,))
     _, first = np.unique(a_idx[order], return_index=True)
     return order[first]
+
+
+# Costs (or GPU-hours) within 2 % of each other are a tie when ranking alternatives: a budget cannot
+# tell them apart (cloud prices alone move more than that from month to month), so the smaller cluster
+# ranks first instead of one whose extra GPUs save a rounding error.
+COST_TIE_SHARE = 0.02
+
+
+def _tie_bucket(values: np.ndarray) -> np.ndarray:
+    """log-spaced buckets COST_TIE_SHARE wide: equal buckets are ties."""
+    v = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(v) & (v > 0), np.floor(np.log(np.maximum(v, 1e-300)) / np.log1p(COST_TIE_SHARE)), v)
 
 
 def _cost_or_gpu_hours(res: dict) -> np.ndarray:
@@ -269,6 +302,24 @@ def _pick_training(res: dict, best_rows: np.ndarray) -> int:
     if priced.any():
         rows = rows[priced]
     return int(rows[np.lexsort((res["count"][rows], _cost_or_gpu_hours(res)[rows]))[0]])
+
+
+def _chosen_training_row(res: dict, cat: search.CatalogArrays, chosen: Configuration | None) -> int | None:
+    """The row of the decided configuration: of its rows (accelerator, count, TP, PP), the one the
+    ranking puts first (meets the deadline, then shorter wall-clock)."""
+    if chosen is None:
+        return None
+    ids = np.array([a.id for a in cat.accelerators])[res["a"]]
+    lay, li = res["layouts"], res["lay"]
+    mask = (ids == chosen.accelerator_id) & (res["count"] == chosen.count)
+    if chosen.tensor_parallel is not None:
+        mask &= lay["tp"][li] == chosen.tensor_parallel
+    if chosen.pipeline_parallel is not None:
+        mask &= lay["pp"][li] == chosen.pipeline_parallel
+    rows = np.flatnonzero(mask)
+    if not len(rows):
+        return None
+    return int(rows[np.lexsort((res["wall"][rows], ~res["meets"][rows]))[0]])
 
 
 def _training_rows(res: dict, cat: search.CatalogArrays, idx: np.ndarray) -> list[dict]:
@@ -549,11 +600,13 @@ def _peak_explain(acc: AcceleratorSpec, compute: str, column: str) -> Msg:
                model=acc.model, compute=compute, fmt=fmt, peak_column=column)
 
 
-def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, warnings) -> dict:
+def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, warnings, *,
+                             gpus_per_server: int | None = None, as_instances: bool = False) -> dict:
     t, d = spec.training, spec.data
     count = lay["count"]
-    gps = int(cat.gpus_per_server[res["a"][i]])
-    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
+    gps = gpus_per_server or int(cat.gpus_per_server[res["a"][i]])
+    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps, tensor_parallel=lay["tp"],
+                                 as_instances=as_instances)
     servers = sp["servers"]["value"]
     wall = float(res["wall"][i])
     # Data-parallel gradient all-reduce must hide behind compute: bytes per GPU per step / step time.
@@ -583,7 +636,8 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
     }
     paged = float(res["mem"]["host_optimizer"][res["lay"][i]]) * min(count, gps)
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training",
-                              extra_ram_bytes=paged, extra_ram_why=Msg("paged optimizer states of the server's GPUs"))
+                              extra_ram_bytes=paged, extra_ram_why=Msg("paged optimizer states of the server's GPUs"),
+                              tensor_parallel=lay["tp"])
     if spec.kind == "classic_training" and wall > 0:
         images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
         cores = host["cpu_cores_per_server"]["value"]
@@ -609,7 +663,7 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
 
 
 def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
-             full_catalog: list[AcceleratorSpec], pinned: bool) -> SizingResult:
+             full_catalog: list[AcceleratorSpec], pinned: bool, chosen: Configuration | None = None) -> SizingResult:
     a, s = spec.model, spec.serving
     if spec.rag is not None and s.input_tokens < spec.rag.top_k * spec.rag.chunk_tokens:
         warnings.append(Msg("serving.input_tokens ({input_tokens}) is below the {top_k} x {chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing", input_tokens=s.input_tokens, top_k=spec.rag.top_k, chunk_tokens=spec.rag.chunk_tokens))
@@ -618,7 +672,7 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
     memory_section, compute_section, serving_section, cands, recommendation, rec_acc = ({}, {}, {}, {}, {}, None)
     if accs:
         memory_section, compute_section, serving_section, cands, recommendation, rec_acc = size_serving(
-            spec, accs, warnings, calibrations, full_catalog=full_catalog, pinned=pinned)
+            spec, accs, warnings, calibrations, full_catalog=full_catalog, pinned=pinned, chosen=chosen)
     # Embedding ingest time is quoted on the recommended accelerator.
     rag_section = _rag_section(spec, rec_acc) if spec.kind == "rag" else {}
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),

@@ -11,12 +11,13 @@ import math
 
 import numpy as np
 
+from catalog.domain.messages import Msg
+
 from . import infra, memory, search
 from .calibration import Calibrations
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
-from .messages import Msg
-from .result import q
+from .result import Configuration, q
 from .serving_constants import RUNTIME_SPECS
 from .spec import WorkloadSpec
 
@@ -58,15 +59,40 @@ def candidate(res, cat, ai: int, li: int, s) -> dict:
         "fits": bool(res["fits"][ai, li]), "meets_target": bool(res["meets"][ai, li]),
         "batch_per_replica": fin(round(float(op["n_running"][ai, li]), 1)),
         "max_concurrent_sequences_per_replica": int(min(res["n_kv"][ai, li], 1e9)),
-        "ttft_ms": fin(float(op["ttft"][ai, li]) * 1e3), "ttft_p95_ms": fin(float(op["ttft_p95"][ai, li]) * 1e3),
-        "tpot_ms": fin(float(op["T"][ai, li]) * 1e3), "tpot_p95_ms": fin(float(op["tpot_p95"][ai, li]) * 1e3),
-        "output_tokens_per_s_per_gpu": fin(float(op["rate"][ai, li]) * s.output_tokens / (tp * pp)),
+        **latency_figures(op, ai, li),
+        **throughput_figures(op, ai, li, s, tp * pp),
         "max_rps_per_replica_meeting_targets": fin(_g(res, "rate_meeting", ai, li)),
         "bottleneck": str(res["bottleneck"][ai, li]),
         "sustained_rps_per_replica": fin(float(op["rate"][ai, li])),
         "kv_bytes_per_gpu": fin(float(op["n_running"][ai, li]) * float(res["mem"]["kv_per_seq_bytes"][ai, li])),
         "kv_memory_left_bytes_per_gpu": float(res["mem"]["kv_pool_bytes"][ai, li]),
         "cost_usd_per_hour": float(price) if math.isfinite(price) else None,
+    }
+
+
+def latency_figures(op, ai: int, li: int) -> dict:
+    """TTFT and TPOT of one operating point in ms: mean, median, p95, p99 (None where unbounded)."""
+    def ms(key):
+        v = float(op[key][ai, li]) * 1e3
+        return v if math.isfinite(v) else None
+    return {"ttft_ms": ms("ttft"), "ttft_p50_ms": ms("ttft_p50"), "ttft_p95_ms": ms("ttft_p95"),
+            "ttft_p99_ms": ms("ttft_p99"), "tpot_ms": ms("T"), "tpot_p50_ms": ms("T"), "tpot_p95_ms": ms("tpot_p95"),
+            "tpot_p99_ms": ms("tpot_p99")}
+
+
+def throughput_figures(op, ai: int, li: int, s, gpus: int) -> dict:
+    """Throughput of one operating point: every replica serves the same share, so per GPU deployed =
+    one replica's rate x tokens / its GPUs; per user = 1 / TPOT; in flight = rate x mean latency."""
+    rate, T = float(op["rate"][ai, li]), float(op["T"][ai, li])
+    ok = math.isfinite(rate) and math.isfinite(T) and T > 0
+    return {
+        "output_tokens_per_s_per_gpu": rate * s.output_tokens / gpus if ok else None,
+        "total_tokens_per_s_per_gpu": rate * (s.input_tokens + s.output_tokens) / gpus if ok else None,
+        "output_tokens_per_s_per_user": 1.0 / T if ok else None,
+        # an overloaded layout's queue grows without bound: no finite figure (None, not inf)
+        "in_flight_requests_per_replica": (float(op["in_flight"][ai, li])
+                                           if ok and math.isfinite(float(op["in_flight"][ai, li])) else None),
+        "load_model": ("closed_loop" if float(op["closed_loop"][ai, li]) == 1.0 else "open_loop") if ok else None,
     }
 
 
@@ -166,7 +192,7 @@ def _fine_grained_moe_uncalibrated(spec: WorkloadSpec, accelerator_id: str, cali
 
 
 def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
-                 full_catalog: list[AcceleratorSpec], pinned: bool):
+                 full_catalog: list[AcceleratorSpec], pinned: bool, chosen: Configuration | None = None):
     """(memory, compute, serving, candidates, recommendation, recommended accelerator) sections."""
     a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
     si = serving_inputs(spec, calibrations)
@@ -176,7 +202,7 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     candidates, best, curves, rec = [], [], [], None
     if order is not None:
         candidates = [candidate(res, cat, int(ai[k]), int(li[k]), s) for k in order[:TOP_CANDIDATES]]
-        rec = (int(ai[rec_key[0]]), int(li[rec_key[0]]))
+        rec = _chosen(res, cat, ai, li, order, chosen) or (int(ai[rec_key[0]]), int(li[rec_key[0]]))
         seen = set()
         for k in order:
             if int(ai[k]) not in seen:
@@ -193,7 +219,11 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
                            "points": curve(res, x[0], x[1], s)})
     if rec is None and pinned and hw.count:
         _refuse_pin(spec, res, cat, full_catalog, calibrations)
-    if rec is None:
+    if rec is None and not np.isfinite(cat.peak_tflops).any():
+        names = ", ".join(acc.model for acc in cat.accelerators)
+        warnings.append(Msg("{accelerators}: no published tensor peak for {compute} compute in the catalog, so the serving "
+                            "model cannot time it (memory alone is not checked here)", accelerators=names, compute=p.compute))
+    elif rec is None:
         warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way "
                             "pipeline parallelism"))
     elif not res["meets"][rec]:
@@ -212,7 +242,9 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     }
     memory_section, serving_section, recommendation = {}, {}, {}
     if rec is not None:
-        memory_section, serving_section, recommendation = _details(spec, res, cat, rec, warnings, calibrations)
+        memory_section, serving_section, recommendation = _details(spec, res, cat, rec, warnings, calibrations,
+                                                                   gpus_per_server=chosen and chosen.gpus_per_server,
+                                                                   as_instances=bool(chosen and chosen.as_instances))
     cands = {
         "evaluated": res["evaluated"],
         "ranking": Msg("fits, then meets the p95 latency targets at the stated load, then lower price per hour (GPU count "
@@ -318,7 +350,21 @@ def _sub_search(spec, accs, calibrations, *, keep_count: bool, keep_acc: bool = 
     return candidate(res, cat, int(ai[k]), int(li[k]), spec.serving)
 
 
-def _details(spec, res, cat, rec, warnings, calibrations):
+def _chosen(res, cat, ai, li, order, chosen: Configuration | None) -> tuple[int, int] | None:
+    """(accelerator, layout) of the decided configuration: its first entry in the ranking."""
+    if chosen is None:
+        return None
+    for k in order:
+        a, lay = int(ai[k]), int(li[k])
+        count = _g(res, "count", a, lay)
+        if math.isfinite(count) and chosen.matches(cat.accelerators[a].id, int(count), int(res["tp"][lay]),
+                                                  int(res["pp"][lay])):
+            return a, lay
+    return None
+
+
+def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: int | None = None,
+             as_instances: bool = False):
     s, p, d = spec.serving, spec.precision, spec.data
     ai, li = rec
     acc = cat.accelerators[ai]
@@ -378,13 +424,30 @@ def _details(spec, res, cat, rec, warnings, calibrations):
             "mean at the stated load: the running step, this prompt's prefill in the next step, queueing for the "
             "step token budget ({budget}) and for a free slot, + {ro:.0f} ms per-request overhead",
             budget=rt.step_token_budget, ro=float(consts["request_overhead_s"]) * 1e3)),
+        "ttft_p50_ms": q(float(op["ttft_p50"][ai, li]) * 1e3, "ms", Msg(
+            "median at the stated load: half a running step, the exponential queue waits at ln 2 of their means")),
         "ttft_p95_ms": q(float(op["ttft_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile at the stated load")),
+        "ttft_p99_ms": q(float(op["ttft_p99"][ai, li]) * 1e3, "ms", Msg(
+            "99th percentile at the stated load: the whole running step, the prompts sharing it at +2.33 sd, the "
+            "queue waits at ln 100 of their means")),
         "tpot_ms": q(T * 1e3, "ms", Msg("mean engine step with {n:.1f} sequences running: decodes plus the prompt chunks "
                                         "of arriving requests", n=running)),
-        "tpot_p50_ms": q(T * 1e3, "ms", Msg("median time per output token")),
+        "tpot_p50_ms": q(T * 1e3, "ms", Msg("median time per output token: a request's mean over its steps is "
+                                            "near-normal, so its median is the mean step")),
         "tpot_p95_ms": q(float(op["tpot_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile: steps vary with the prompts they carry")),
-        "output_tokens_per_s_per_gpu": q(rate * s.output_tokens / gpus, "tokens/s", Msg("per GPU at the stated load")),
+        "tpot_p99_ms": q(float(op["tpot_p99"][ai, li]) * 1e3, "ms", Msg("99th percentile, the same variation at +2.33 sd")),
+        "output_tokens_per_s_per_gpu": q(rate * s.output_tokens / gpus, "tokens/s", Msg(
+            "per GPU deployed at the stated load: {rate:.3g} requests/s per replica x {osl} output tokens / {g} GPUs per "
+            "replica", rate=rate, osl=s.output_tokens, g=gpus)),
+        "total_tokens_per_s_per_gpu": q(rate * (s.input_tokens + s.output_tokens) / gpus, "tokens/s", Msg(
+            "input + output tokens per GPU deployed at the stated load")),
         "output_tokens_per_s_per_user": q(1.0 / T, "tokens/s", Msg("one user's streaming speed (1 / TPOT)")),
+        "in_flight_requests_per_replica": q(float(op["in_flight"][ai, li]), "requests", Msg(
+            "requests in flight per replica at this operating point (Little's law: requests/s x (TTFT + (output "
+            "tokens - 1) x TPOT)); the {load} binds", load=Msg("closed loop of {c:g} clients per replica",
+                                                                c=s.concurrency / replicas)
+            if float(op["closed_loop"][ai, li]) == 1.0 else Msg("open loop of {r:.3g} requests/s per replica",
+                                                                r=s.requests_per_second / replicas))),
         "max_rps_per_replica_meeting_targets": q(lam_t, "requests/s", Msg("highest Poisson rate one replica serves within the "
                                                                            "p95 targets ({targets})", targets=targets)),
         "max_stable_rps_per_replica": q(_g(res, "max_stable_rate", ai, li), "requests/s",
@@ -403,13 +466,15 @@ def _details(spec, res, cat, rec, warnings, calibrations):
     if s.ttft_p95_ms and np.isfinite(op["ttft_p95"][ai, li]) and float(op["ttft_p95"][ai, li]) * 1e3 > s.ttft_p95_ms:
         warnings.append(Msg("TTFT p95 {ttft:.0f} ms exceeds the {target:g} ms target", ttft=float(op["ttft_p95"][ai, li]) * 1e3,
                             target=s.ttft_p95_ms))
-    gps = int(cat.gpus_per_server[ai])
-    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps)
+    gps = gpus_per_server or int(cat.gpus_per_server[ai])
+    sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps, tensor_parallel=tp,
+                                 as_instances=as_instances)
     servers = sp["servers"]["value"]
     from .sizing import _rag_index_bytes  # noqa: PLC0415 (RAG helpers live with the other kinds)
 
     index_ram = spec.kind == "rag" and _rag_index_bytes(spec)[0] or 0.0
-    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram)
+    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram,
+                              tensor_parallel=tp)
     weights_bytes = res["weights_bytes"]
     storage = {
         "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),

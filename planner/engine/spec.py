@@ -12,11 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from catalog.domain.messages import Msg
+
 from .architecture import MODEL_TYPES, ModelArch
 from .errors import FieldError, SpecValidationError
-from .messages import Msg
 from .precision import PRECISIONS
-from .presets import arch_from_fields, get_preset, preset_arch, preset_ids
+from .presets import arch_from_fields, get_preset, preset_arch, preset_ids, resolve_preset_id
 from .serving_constants import DEFAULT_RUNTIME, RUNTIMES
 
 KINDS = ("pretraining", "finetuning", "inference", "rag", "classic_training", "external_api")
@@ -97,6 +98,34 @@ class ServingSpec:
     tpot_p95_ms: float | None = None
     hours_per_day: float = 24.0
     runtime: str = "vllm"  # serving engine: vllm | sglang | trtllm | hf_transformers
+    # Volume (average traffic), apart from the peak above that sizes capacity: what token-priced
+    # options, egress and the useful share are priced on. None: AVERAGE_TO_PEAK_RATIO of the peak.
+    requests_per_day: float | None = None
+    # The model API(s) an agent calls, "provider/model" (several: compared); (): every priced one.
+    # Checked against the catalog's API prices when the plan is priced (costs.adapters).
+    model_api: tuple[str, ...] = ()
+
+    @property
+    def peak_requests_per_day(self) -> float:
+        """The most a day can hold: the peak held through every serving hour."""
+        return self.requests_per_second * 3600.0 * self.hours_per_day
+
+    @property
+    def volume_requests_per_day(self) -> float:
+        """Requests a day that are priced: the given volume, else the peak x AVERAGE_TO_PEAK_RATIO."""
+        if self.requests_per_day is not None:
+            return self.requests_per_day
+        return self.peak_requests_per_day * AVERAGE_TO_PEAK_RATIO
+
+
+# Average traffic over the serving hours / the peak rate the capacity is sized for, used when
+# serving.requests_per_day is not given (docs/WORKLOADSPEC.md "Peak and volume"). A planning
+# assumption, not a measurement: the busiest hour of an office-hours service carries about 1.5-2x
+# its average hour (telephony's busy-hour share: 10-15 % of a business line's daily traffic, which
+# falls in 8-10 hours), and the peak a p95 latency target is planned for sits about 1.5-2x above
+# that hour's mean (Poisson-like bursts over seconds-long windows). 1 / (2.25 ... 4) = 0.25-0.44;
+# 0.3 lies in that band, nearer its low end. Give requests_per_day to price the real volume.
+AVERAGE_TO_PEAK_RATIO = 0.3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +157,10 @@ class HardwareSpec:
     gpus_per_server: int | None = None
     tensor_parallel: int | None = None  # serving: pin the layout (with accelerator + count: exact what-if)
     pipeline_parallel: int | None = None
+    # What the site has (issue 20, 7.): IT power the servers may draw at full load, and racks free.
+    # The decision keeps owned options within them; the plan says what they allow at most.
+    power_budget_kw: float | None = None
+    racks: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -430,11 +463,11 @@ def _read_model(r: _Reader, m: Mapping, path: str) -> tuple[ModelArch | None, st
         return None, ""
     key = given[0]
     if key == "preset":
-        pid = m["preset"]
-        if not isinstance(pid, str) or get_preset(pid.strip()) is None:
-            r.err(f"{path}.preset", Msg("unknown preset {pid}; allowed: {preset_ids}", pid=repr(pid), preset_ids=', '.join(preset_ids())))
+        pid = resolve_preset_id(m["preset"])
+        if pid is None:
+            r.err(f"{path}.preset", Msg("unknown preset {pid}; allowed: {preset_ids} (or a catalog model's Hugging Face id)", pid=repr(m["preset"]), preset_ids=', '.join(preset_ids())))
             return None, ""
-        return preset_arch(pid.strip()), f"preset:{pid.strip()}"
+        return preset_arch(pid), f"preset:{pid}"
     value = m[key]
     if not isinstance(value, Mapping):
         r.err(f"{path}.{key}", Msg("must be an object"))
@@ -517,6 +550,8 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         gpus_per_server=r.integer(h, "gpus_per_server", "hardware", minimum=1, maximum=16),
         tensor_parallel=r.integer(h, "tensor_parallel", "hardware", minimum=1, maximum=64),
         pipeline_parallel=r.integer(h, "pipeline_parallel", "hardware", minimum=1, maximum=256),
+        power_budget_kw=r.number(h, "power_budget_kw", "hardware", minimum=0.0, maximum=1e6, strict_min=True),
+        racks=r.integer(h, "racks", "hardware", minimum=1, maximum=100000),
     )
     _check_serving_layout(r, hardware, kind=kind, model=model)
     if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
@@ -663,8 +698,17 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     tpot = r.number(s, "tpot_p95_ms", P, minimum=0, maximum=600_000, strict_min=True)
     hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=0, maximum=24, strict_min=True)
     runtime = r.choice(s, "runtime", P, RUNTIMES, default=DEFAULT_RUNTIME)
+    rpd = r.number(s, "requests_per_day", P, minimum=0, strict_min=True)
+    model_api = _read_model_api(r, s.get("model_api"), f"{P}.model_api")
     if len(r.errors) > n0:
         return None
+    if rpd is not None:
+        most = rps * 3600.0 * hpd
+        if rpd > most * (1 + 1e-12):
+            r.err(f"{P}.requests_per_day", Msg(
+                "at most {maximum:,.15g}: the peak of {rps:,.15g} requests/s held for {hours:,.15g} hours a day "
+                "(requests_per_second x 3600 x hours_per_day); got {value:,.15g}",
+                maximum=most, rps=rps, hours=hpd, value=rpd))
     if ctx is None:
         ctx = inp + out
     elif inp + out > ctx:
@@ -675,7 +719,31 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
         return None
     return ServingSpec(context_length=ctx, input_tokens=inp, output_tokens=out, concurrency=conc,
                        requests_per_second=rps, ttft_p95_ms=ttft, tpot_p95_ms=tpot, hours_per_day=hpd,
-                       runtime=runtime)
+                       runtime=runtime, requests_per_day=rpd, model_api=model_api)
+
+
+MAX_MODEL_APIS = 50
+
+
+def _read_model_api(r: _Reader, value, field: str) -> tuple[str, ...]:
+    """serving.model_api: one "provider/model" or a list of them (compared); the catalog check
+    (is it priced?) comes when the plan is priced."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or len(items) > MAX_MODEL_APIS:
+        r.err(field, Msg("a \"provider/model\" string or a list of at most {n} of them", n=MAX_MODEL_APIS))
+        return ()
+    out: list[str] = []
+    for item in items:
+        text = item.strip() if isinstance(item, str) else None
+        provider, _, model = (text or "").partition("/")
+        if not text or not provider.strip() or not model.strip() or len(text) > 200 or _UNSTORABLE.search(text):
+            r.err(field, Msg("each model API is \"provider/model\" (e.g. OpenAI/gpt-4o-mini), got {value}",
+                             value=repr(item)[:80]))
+            return ()
+        out.append(f"{provider.strip()}/{model.strip()}")
+    return tuple(dict.fromkeys(out))
 
 
 def _read_rag(r: _Reader, g: Mapping, *, required: bool) -> RagSpec | None:

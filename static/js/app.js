@@ -85,7 +85,9 @@
       options: { animation: false, indexAxis: "y", responsive: true, maintainAspectRatio: false,
                  plugins: { legend: { display: true, position: "top" },
                             tooltip: { callbacks: { title: function (items) { return data.labels[items[0].dataIndex]; } } } },
-                 scales: { x: { title: { display: true, text: data.currency }, ticks: { callback: fmt } },
+                 // the axis names the VAT basis of the figures (that of the totals in the table)
+                 scales: { x: { title: { display: true, text: data.basis_label ? data.currency + ", " + data.basis_label : data.currency },
+                                ticks: { callback: fmt } },
                            // long option names are shortened on the axis (the tooltip has them in full)
                            y: { ticks: { autoSkip: false, callback: function (v) { return short(data.labels[v]); } } } } }
     });

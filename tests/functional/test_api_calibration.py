@@ -152,3 +152,30 @@ def test_a_runs_fit_is_made_when_recorded_and_read_by_the_scoreboard(world, cata
     monkeypatch.setattr("planner.engine.ENGINE_VERSION", "another")
     assert api.get(BOARD, {"team": world.team.id}).status_code == 200 and calls == [1]
     assert api.get(BOARD, {"team": world.team.id}).status_code == 200 and calls == [1]
+
+
+def test_real_sglang_medians_file_is_recorded_with_its_notes(world, catalog):  # noqa: F811
+    api = client_for(world.users["editor"])
+    content = (DATA / "sglang_medians_llama33_70b_h200_datacrunch.jsonl").read_text()
+    context = {"model": "meta-llama/Llama-3.3-70B-Instruct", "accelerator": "NVIDIA H200", "count": 4,
+               "tensor_parallel": 4, "precision": "bf16"}
+    r = api.post(UPLOAD, {"team": world.team.id, "content": content, "context": context}, format="json")
+    assert r.status_code == 201, r.json()
+    runs = r.json()
+    assert len(runs) == 7 and {x["accelerator"] for x in runs} == {"nvidia-h200-sxm-141gb"}
+    assert runs[0]["figures"]["accelerator_given"] == "NVIDIA H200"
+    assert runs[0]["notes"][0] == ("The file records no mean TTFT: its median (85.75 ms) is taken as the mean (p50, "
+                                   "not a mean; a long tail makes the mean higher).")
+    assert MeasuredRun.objects.get(pk=runs[0]["id"]).notes[1]["template"].startswith("The file records no TPOT")
+
+
+def test_negative_latencies_are_refused_and_nothing_is_written(world, catalog):  # noqa: F811
+    api = client_for(world.users["editor"])
+    lines = (DATA / "vllm_append_llama32_3b_l40s_nerdalert.jsonl").read_text().splitlines()
+    lines[1] = lines[1].replace('"mean_ttft_ms": 80.19281090889662', '"mean_ttft_ms": -80.19281090889662')
+    r = api.post(UPLOAD, {"team": world.team.id, "content": "\n".join(lines), "context": {"precision": "bf16"}},
+                 format="json")
+    assert r.status_code == 400
+    assert r.json()["errors"] == [{"field": "content", "message": "line 2, mean_ttft_ms: -80.1928 ms: a negative "
+                                   "latency (the benchmark's clock or its parser failed); the file cannot be used"}]
+    assert not MeasuredRun.objects.exists()

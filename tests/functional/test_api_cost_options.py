@@ -15,6 +15,10 @@ BAD = [
     ({"discount_rate": 1}, "costs.discount_rate"),
     ({"discount_rate": 1.5}, "costs.discount_rate"),
     ({"country": "ZZ", "include_vat": False}, "costs.country"),
+    # issue 20: the decision rule and the cost of an hour of downtime (no hidden default)
+    ({"decision_basis": "cheap"}, "costs.decision_basis"),
+    ({"decision_basis": "risk_adjusted"}, "costs.downtime_cost_per_hour"),
+    ({"downtime_cost_per_hour": -1}, "costs.downtime_cost_per_hour"),
     ({"support_lines": [{"label": "x", "amount": 1, "currency": "USD", "per": "week"}]}, "costs.support_lines[0].per"),
     ({"server_prices": [{"accelerator": "a", "gpus_per_server": 8, "amount": 1, "currency": "USD", "price": 2}]},
      "costs.server_prices[0].price"),

@@ -65,3 +65,17 @@ def test_export_of_another_teams_plan_is_404(world, computed):
     _client, version = computed
     outsider = client_for(world.users["other_team"])  # noqa: F405
     assert outsider.get(version["exports"]["xlsx"]).status_code == 404
+
+
+def test_file_name_keeps_a_russian_title(world, real_result):
+    """Issue 21, part 8: "Агент на внешнем API модели" was downloaded as api-v1.xlsx."""
+    from urllib.parse import unquote
+
+    world.plan.name = "Агент на внешнем API модели"
+    world.plan.save()
+    make_version(world.plan, 2, VersionStatus.DONE, result=real_result)  # noqa: F405
+    client = client_for(world.users["editor"])  # noqa: F405
+    for fmt in ("csv", "xlsx"):
+        header = client.get(f"/api/v1/plans/{world.plan.id}/versions/2/export/{fmt}/")["Content-Disposition"]
+        assert f'filename="agent-na-vneshnem-api-modeli-v2.{fmt}"' in header
+        assert unquote(header.split("filename*=UTF-8''", 1)[1]) == f"агент-на-внешнем-api-модели-v2.{fmt}"

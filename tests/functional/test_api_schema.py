@@ -6,7 +6,7 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 
 from planner.api.schema import SPEC_EXAMPLES
-from planner.engine.spec import parse_workload_spec
+from planner.engine.spec import KINDS, parse_workload_spec
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +36,13 @@ def test_every_api_operation_documents_the_error_shape(schema):
 def test_plan_create_has_examples_for_each_kind(schema):
     body = schema["paths"]["/api/v1/plans/"]["post"]["requestBody"]["content"]["application/json"]
     kinds = {ex["value"]["spec"]["kind"] for ex in body["examples"].values() if "spec" in ex["value"]}
-    assert kinds == set(SPEC_EXAMPLES)
+    assert kinds == {spec["kind"] for spec in SPEC_EXAMPLES.values()} == set(KINDS)
 
 
-@pytest.mark.parametrize("kind", sorted(SPEC_EXAMPLES))
-def test_spec_example_is_a_valid_workload_spec(kind):
-    assert parse_workload_spec(SPEC_EXAMPLES[kind]).kind == kind
+@pytest.mark.parametrize("key", sorted(SPEC_EXAMPLES))
+def test_spec_example_is_a_valid_workload_spec(key):
+    spec = parse_workload_spec(SPEC_EXAMPLES[key])
+    assert key in (spec.kind, f"{spec.kind}_external_generator")
 
 
 @pytest.mark.django_db
@@ -76,8 +77,11 @@ def test_spec_and_costs_bodies_reference_the_engine_schemas(schema):
         assert spec["allOf"] == [{"$ref": "#/components/schemas/WorkloadSpec"}]
     assert components["EstimateInRequest"]["properties"]["costs"]["allOf"] == [
         {"$ref": "#/components/schemas/CostOptions"}]
-    kinds = {ref["$ref"].rsplit("_", 1)[-1] for ref in components["WorkloadSpec"]["oneOf"]}
-    assert len(components["WorkloadSpec"]["oneOf"]) == len(SPEC_EXAMPLES) and kinds
+    # one complete alternative per kind, two for rag (self-hosted or external generator), each
+    # with an example request
+    names = {ref["$ref"].rsplit("/", 1)[-1] for ref in components["WorkloadSpec"]["oneOf"]}
+    assert names == {f"WorkloadSpec_{key}" for key in SPEC_EXAMPLES}
+    assert "anyOf" not in components["WorkloadSpec_rag"]
 
 
 def test_exports_document_their_media_types_and_formats(schema):

@@ -90,3 +90,27 @@ def test_api_is_read_only(client):
     assert client.post("/api/v1/accelerators/", {"slug": "x"}).status_code in (403, 405)
     assert client.delete("/api/v1/accelerators/a1/").status_code in (403, 405)
     assert m.Accelerator.objects.filter(slug="a1").exists()
+
+
+@pytest.mark.parametrize("text", ["0.0", "8.0", "8.", "0.5", "1e1", "٨", "8 8"])
+def test_integer_filter_refuses_non_integer_text(client, text):
+    """`gpu_count=0.0` was taken as 0 (Django's IntegerField strips a trailing `.0`); the schema
+    says integer, so anything but digits with an optional sign is a 400 naming the parameter."""
+    offer(accelerator("h100"), "10")
+    response = client.get("/api/v1/cloud-offers/", {"gpu_count": text})
+    assert response.status_code == 400, response.content
+    assert "gpu_count" in response.content.decode()
+
+
+@pytest.mark.parametrize("path,param", [("/api/v1/server-platforms/", "min_gpu_slots"),
+                                        ("/api/v1/accelerators/", "release_year")])
+def test_declared_and_generated_integer_filters_are_strict(client, path, param):
+    response = client.get(path, {param: "2.0"})
+    assert response.status_code == 400 and param in response.content.decode()
+
+
+@pytest.mark.parametrize("text,count", [("8", 1), (" 8 ", 1), ("+8", 1), ("4", 0), ("-1", 0)])
+def test_integer_filter_still_takes_whole_numbers(client, text, count):
+    offer(accelerator("h100"), "10")
+    response = client.get("/api/v1/cloud-offers/", {"gpu_count": text})
+    assert response.status_code == 200 and response.json()["count"] == count

@@ -54,8 +54,10 @@ def test_russian_csv_has_the_header_block_semicolons_and_decimal_commas(owner, p
     totals = [r for r in rows if r[4] == "Итого"]
     # decimal comma, no dot; the order is the decision: cheapest first among those meeting the targets
     assert all("," in r[9] and "." not in r[9] for r in totals)
-    values = [Decimal(r[11].replace(",", ".")) for r in totals if r[3] == "да"]
-    assert values == sorted(values)
+    # the order is the decision's (costs.decision.order): the decided option first
+    values = [Decimal(r[11].replace(",", ".")) for r in totals]
+    expected = [Decimal(costs["options"][i]["totals"]["gross"]) for i in costs["decision"]["order"]]
+    assert values == expected[:len(values)]
     assert [int(r[0]) for r in totals] == list(range(1, len(totals) + 1))
 
 
@@ -82,12 +84,33 @@ def test_xlsx_summary_first_sorted_with_human_headers_and_currency(owner, plans)
     assert ws.freeze_panes == f"A{header_row + 1}"
     first = ws.cell(header_row + 1, 7)
     assert isinstance(first.value, int | float) and "RUB" in first.number_format
-    gross = [ws.cell(r, 7).value for r in range(header_row + 1, ws.max_row + 1)
-             if ws.cell(r, 4).value == "да" and ws.cell(r, 7).value is not None]
-    assert gross == sorted(gross)
+    gross = [ws.cell(r, 7).value for r in range(header_row + 1, ws.max_row + 1) if ws.cell(r, 7).value is not None]
+    costs = _costs(plan)  # in the decision's order (costs.decision.order): the decided option first
+    expected = [float(costs["options"][i]["totals"]["gross"]) for i in costs["decision"]["order"]]
+    assert gross == pytest.approx(expected[:len(gross)])
     assert ws.column_dimensions["B"].width >= 40  # labels fit
     facts = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, header_row)}
     assert facts["Валюта"] == "RUB" and "на " in next(v for k, v in facts.items() if k.startswith("Курс"))
+    # P10/P50/P90 on both bases, each labelled, the gross ones the Monte Carlo's gross percentiles
+    for label in ("P10, без НДС", "P50, без НДС", "P90, без НДС", "P10, с НДС", "P50, с НДС", "P90, с НДС"):
+        assert label in headers, label
+    mc = _costs(plan)["monte_carlo"]["options"]
+    by_label = {ws.cell(r, 2).value: r for r in range(header_row + 1, ws.max_row + 1)}
+    from django.utils import translation
+
+    from costs.labels import option_label
+
+    with translation.override("ru"):
+        labels = {o["id"]: str(option_label(o)) for o in _costs(plan)["options"]}
+    checked = 0
+    for i, q in mc.items():
+        r = by_label.get(labels[i])
+        if r is None:
+            continue
+        assert ws.cell(r, headers.index("P50, с НДС") + 1).value == pytest.approx(float(q["p50_gross"]))
+        assert ws.cell(r, headers.index("P50, без НДС") + 1).value == pytest.approx(float(q["p50_net"]))
+        checked += 1
+    assert checked
 
 
 def test_xlsx_inputs_list_every_rate_with_its_own_date_and_source(owner, plans):  # noqa: F811
@@ -111,7 +134,7 @@ def _pdf_pages(client, plan, lang):
 def test_pdf_page_one_holds_the_decision_summary(owner, plans):  # noqa: F811
     plan = plans["plans"]["inference"]
     first = _pdf_pages(owner, plan, "ru")[0]
-    for text in ("Решение", "Оборудование", "Самый дешёвый вариант, выполняющий цели", "Без НДС", "С НДС",
+    for text in ("Решение", "Оборудование", "Выбранный вариант", "Без НДС", "С НДС",
                  "НДС", "Курс", "Выгружено", "Вариант"):
         assert text in first, text
     fx = _costs(plan)["inputs_used"]["fx"][0]
@@ -150,6 +173,8 @@ def test_pdf_page_one_has_sources_fx_and_the_chart_for_every_kind(owner, plans, 
     # the second chart, P10/P50/P90 of the shown options, opens page 2
     if (costs.get("monte_carlo") or {}).get("options"):
         assert "P10, P50 и P90 итога по вариантам" in pages[1] and "P90" in pages[1], kind
+        # on the basis of page 1's totals (these plans show VAT), and labelled so
+        assert "Монте-Карло, с НДС" in pages[1] and "RUB, с НДС" in pages[1], kind
     # the table's first row is the decision's first option, with its gross total in Russian format
     assert "1 / " in first and "Первые" in first
 
@@ -170,3 +195,14 @@ def test_pdf_in_english_has_net_vat_gross_and_the_chart(owner, plans):  # noqa: 
     assert "Decision" in first and "Gross (with VAT)" in first and "Net" in first
     opening = "".join(p.extract_text() for p in pdf.pages)
     assert "Price sources" in opening and "Cumulative cost by month" in opening
+
+
+def test_russian_xlsx_calls_rate_card_rows_rates_and_fx_rows_exchange_rates(owner, plans):  # noqa: F811
+    """Issue 21, part 7: every rate-card row was typed "курс" (exchange rate) instead of "ставка"."""
+    plan = plans["plans"]["finetuning"]
+    book = openpyxl.load_workbook(io.BytesIO(_get(owner, plan, "xlsx", "ru").content))
+    kinds = [r[0] for r in book["Исходные данные"].iter_rows(min_row=2, values_only=True)]
+    assert kinds.count("ставка") == len(_costs(plan)["inputs_used"]["rates"]) > 0
+    assert "курс" not in kinds and "Курс валют" in kinds
+    for name in book.sheetnames:  # whole words: no separator left dangling at the end of a cut name
+        assert len(name) <= 31 and not name.endswith(("·", "-", ",")), name

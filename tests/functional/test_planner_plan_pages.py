@@ -98,8 +98,24 @@ def test_plan_page_shows_recommendation_costs_and_charts(owner_client, plan):
                    'id="uncertainty-data"', 'id="memory-data"', 'id="alternatives"', 'id="operations"',
                    'id="serving-curve-data"', 'id="serving-tpot-chart"', 'id="serving-ttft-chart"'):
         assert marker in html, marker
-    for row in ("GPU time", "Infrastructure", "Engineering", "Downtime risk"):
+    for row in ("GPU time", "Infrastructure", "Engineering", "Expected cost of incidents: not in the total"):
         assert row in html
+    assert 'id="decision-risk"' in html  # beside the headline total, not in it
+
+
+def test_cost_table_percentiles_are_on_the_totals_basis_and_labelled(owner_client, plan):
+    """P10/P50/P90 beside a gross total are gross, and the column headers say so (issue 20)."""
+    from planner.templatetags.planner_tags import money
+
+    costs = plan.versions.get().result["costs"]
+    html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
+    basis, key = ("with VAT", "p50_gross") if costs.get("include_vat") else ("without VAT", "p50_net")
+    assert f'P10 <span class="muted basis">{basis}</span>' in html
+    mc = costs["monte_carlo"]["options"]
+    shown = [i for i in mc if f'data-option-id="{i}"' in html]
+    assert shown
+    row = html.split(f'data-option-id="{shown[0]}"', 1)[1].split("</tr>", 1)[0]
+    assert str(money(mc[shown[0]][key])) in row
 
 
 def test_option_warnings_are_shown(client, computed):
@@ -186,6 +202,19 @@ def test_a_server_quote_entered_on_the_plan_prices_on_prem(live_client, live_pla
     assert server["breakdown"][0]["source"] == "vendor quote 2026-11"
 
 
+@pytest.mark.parametrize(("fields", "error_field"), [
+    ({"decision_basis": "risk_adjusted"}, "downtime_cost_per_hour"),
+    ({"downtime_cost_per_hour": "-1"}, "downtime_cost_per_hour"),
+    ({"decision_basis": "cheapest_ever"}, "decision_basis"),
+])
+def test_a_bad_decision_rule_or_downtime_cost_is_a_form_error(owner_client, plan, fields, error_field):
+    response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
+                                 {"horizon_months": 36, "currency": "USD", **fields})
+    assert response.status_code == 400
+    assert error_field in response.context["assumptions_form"].errors
+    assert plan.versions.count() == 1
+
+
 def test_a_bad_extra_cost_option_is_a_field_error(owner_client, plan):
     response = owner_client.post(reverse("plan_assumptions", args=[plan.id]),
                                  {"horizon_months": 36, "currency": "USD", "more": '{"runs": -1, "nope": 1}'})
@@ -232,7 +261,8 @@ def test_csv_export(owner_client, plan):
     assert "attachment" in response["Content-Disposition"]
     text = response.content.decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(text[text.index("\r\n\r\n") + 4:])))
-    assert {r["Row"] for r in rows} >= {"GPU time", "Infrastructure", "Engineering", "Downtime risk", "Total"}
+    assert {r["Row"] for r in rows} >= {"GPU time", "Infrastructure", "Engineering", "Total",
+                                        "Expected cost of incidents: not in the total"}
 
 
 def test_xlsx_export_opens_with_numbers(owner_client, plan):
@@ -340,7 +370,9 @@ def test_options_of_one_plan_side_by_side(owner_client, plan):
     assert response.status_code == 200
     table = response.context["table"]
     assert [o["id"] for o in table["options"]] == [o["id"] for o in options]
-    assert [r["label"] for r in table["rows"]] == ["GPU time", "Infrastructure", "Engineering", "Downtime risk"]
+    # the rows of the total; the expected cost of incidents is shown under it, not as a row of it
+    assert [r["label"] for r in table["rows"]] == ["GPU time", "Infrastructure", "Engineering"]
+    assert table["risk_apart"] is True
 
 
 def test_unknown_option_is_404(owner_client, plan):

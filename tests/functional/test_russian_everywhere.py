@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_./-])[A-Za-z][A-Za-z]+(?![A-Za-z])")
 # Written in Latin letters in Russian technical text (units, standards, product families, formats).
 ALLOWED = set("""
-GPU GPUs CPU RAM VRAM NVMe SSD HDD NVLink PCIe SXM InfiniBand RoCE RDMA GbE HTTP HTTPS gRPC API JSON CSV XLSX PDF
+import GPU GPUs CPU RAM VRAM NVMe SSD HDD NVLink PCIe SXM InfiniBand RoCE RDMA GbE HTTP HTTPS gRPC API JSON CSV XLSX PDF
 TFLOPS TFLOP FLOP FLOPs GFLOP GiB MiB KiB TiB GB TB MB KB Gb Gbit kW ms TP PP DP MFU MBU KV FFN MoE MLA RoPE
 LoRA QLoRA ZeRO FSDP AdamW SGD Adafactor HNSW IVF PQ fp fp32 bf fp16 fp8 int int8 int4 bf16 TTFT TPOT CUDA ROCm
 NCCL PyTorch DALI JPEG NVIDIA AMD Intel Kubernetes Docker Compose systemd Celery PostgreSQL Redis Prometheus

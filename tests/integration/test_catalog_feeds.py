@@ -5,10 +5,12 @@ error, a timeout and an empty body each leave the rates unchanged and record a c
 SkyPilot vms.csv: offers per region (spot = min over zones), idempotent, price history, bad files change nothing.
 """
 
+import datetime as dt
 import threading
 import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -213,3 +215,29 @@ def test_skypilot_bad_file_changes_nothing(tmp_path, body, expected):
 def test_skypilot_http_error_changes_nothing(server):
     with pytest.raises(CommandError, match="HTTP 404"):
         call_command("import_skypilot_catalog", f"{server}/nope.csv", provider="AWS")
+
+
+def test_import_cbr_rates_from_a_saved_file(tmp_path):
+    """--file: the bank's saved XML_daily imports offline with the bank named as the source; a file that is
+    not the bank's is refused naming the file and the problem, and no rate changes."""
+    from catalog.models import ExchangeRate
+
+    good = tmp_path / "XML_daily.xml"
+    good.write_bytes(RECORDED)
+    out = StringIO()
+    call_command("import_cbr_rates", file=str(good), stdout=out)
+    assert "Bank of Russia rates of 2025-04-01:" in out.getvalue()
+    usd = ExchangeRate.objects.get(rate_date=dt.date(2025, 4, 1), base="USD", quote="RUB")
+    assert usd.rate == Decimal("85.4963")
+    assert usd.source_title == "Bank of Russia official exchange rates (XML_daily)"
+    assert usd.source_url == "https://www.cbr.ru/scripts/XML_daily.asp?date_req=01/04/2025 (saved file XML_daily.xml)"
+    before = list(ExchangeRate.objects.order_by("pk").values_list("pk", "rate"))
+    bad = tmp_path / "rates.xml"
+    bad.write_text('<?xml version="1.0"?><rss><channel><item>USD 80</item></channel></rss>', encoding="utf-8")
+    with pytest.raises(CommandError) as exc:
+        call_command("import_cbr_rates", file=str(bad))
+    assert str(exc.value).startswith(f"{bad}: not imported, no rate changed")
+    assert "not a Bank of Russia XML_daily file: the root element is <rss>, expected <ValCurs>" in str(exc.value)
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("import_cbr_rates", file=str(tmp_path / "missing.xml"))
+    assert list(ExchangeRate.objects.order_by("pk").values_list("pk", "rate")) == before

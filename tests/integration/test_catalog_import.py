@@ -73,7 +73,7 @@ def accelerators_with(tmp_path: Path, change) -> Path:
 
 
 def test_shipped_catalog_loads_every_accelerator_and_cloud_offer(loaded):
-    assert m.Accelerator.objects.count() == 39
+    assert m.Accelerator.objects.count() == 40
     assert m.CloudOffer.objects.count() == 128
 
 
@@ -104,7 +104,7 @@ def test_row_with_wrong_number_of_fields_is_refused(loaded, tmp_path):
     bad.mkdir()
     (bad / "accelerators.csv").write_text((DATA / "accelerators.csv").read_text() + "only,three,fields\n")
     before = db_state()
-    with pytest.raises(CommandError, match=r"accelerators\.csv, line 41: expected 29 fields, found 3"):
+    with pytest.raises(CommandError, match=r"accelerators\.csv, line 42: expected 29 fields, found 3"):
         load(bad)
     assert db_state() == before
 
@@ -166,7 +166,7 @@ def test_duplicate_key_is_refused(loaded, tmp_path):
 
     bad = accelerators_with(tmp_path, change)
     before = db_state()
-    with pytest.raises(CommandError, match=r"accelerators\.csv, line 41: duplicate key \(nvidia-v100-sxm2-32gb\) \(first on line 2\)"):
+    with pytest.raises(CommandError, match=r"accelerators\.csv, line 42: duplicate key \(nvidia-v100-sxm2-32gb\) \(first on line 2\)"):
         load(bad)
     assert db_state() == before
 
@@ -224,7 +224,7 @@ def test_a_changed_figure_updates_the_row_in_place(loaded, tmp_path):
         rows[0]["notes"] = "edited"
 
     load(accelerators_with(tmp_path, change))
-    assert m.Accelerator.objects.count() == 39
+    assert m.Accelerator.objects.count() == 40
     assert m.Accelerator.objects.get(slug="nvidia-v100-sxm2-32gb").notes == "edited"
 
 

@@ -53,7 +53,7 @@ def test_shipped_api_prices_load_and_reload_unchanged():
 def test_load_rate_cards_command_loads_the_api_prices_too():
     out = io.StringIO()
     call_command("load_rate_cards", stdout=out)
-    assert "API token prices: 12 created" in out.getvalue()
+    assert "API token prices: 21 created" in out.getvalue()
     assert ApiTokenPrice.objects.filter(provider="OpenAI", model="gpt-4o-mini").exists()
 
 
@@ -153,6 +153,8 @@ SPEC = {
         "context_length": 4096,
         "concurrency": 8,
         "requests_per_second": 1,
+        # the peak held around the clock: 1 x 3600 x 24 = 86 400 requests a day (the most a day can hold)
+        "requests_per_day": 86400,
         "input_tokens": 1000,
         "output_tokens": 250,
     },
@@ -256,3 +258,46 @@ def test_a_bad_open_weights_model_in_the_file_names_line_and_column(tmp_path):
     assert [str(e) for e in exc.value.errors] == [
         "api.csv:3.open_weights_model: 'llama-9' is not a model preset id (or leave it empty)"]
     assert ApiTokenPrice.objects.count() == 0
+
+
+# ---- peak and volume: the 70B chat service of issue 20, worked by hand in docs/COSTS.md -------------
+
+CHAT_70B = {
+    "kind": "inference",
+    "name": "Chat for 300 employees",
+    "model": {"preset": "llama-3.1-70b"},
+    # peak 5 requests/s in a 10-hour working day; 300 employees x 20 requests = 6 000 requests a day
+    "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 5, "hours_per_day": 10,
+                "ttft_p95_ms": 2000, "requests_per_day": 6000},
+}
+
+
+def _line(option: dict, key: str) -> dict:
+    return next(ln for row in option["rows"] for ln in row["lines"] or () if ln["key"] == key)
+
+
+def test_the_70b_chat_example_prices_the_api_on_the_volume(db):
+    # 6 000 requests a day x 730 / 24 = 182 500 requests a month:
+    #   365 M input tokens x 0.15 USD + 73 M output tokens x 0.60 USD = 54.75 + 43.80 = 98.55 USD a month;
+    #   egress 73 M tokens x 200 B = 14.6 GB x 0.09 USD = 1.314 USD a month
+    # (the peak held all 10 hours, 180 000 requests a day, was priced before: 2 956.50 USD, 30 times more)
+    c = _plan(CHAT_70B)
+    (mini,) = [o for o in c["options"] if o["id"] == "api|api|OpenAI|gpt-4o-mini"]
+    tokens = _token_line(mini)
+    assert (D(tokens["inputs"]["tokens_in_per_month"]), D(tokens["inputs"]["tokens_out_per_month"])) == (
+        D(365_000_000), D(73_000_000))
+    assert D(tokens["monthly_net"]) == D("98.55")
+    traffic = _line(mini, "infrastructure.traffic")
+    assert D(traffic["inputs"]["quantity"]) == D("14.6")
+    assert D(traffic["monthly_net"]) == D("1.31")
+    assert any("volume: 6,000 requests a day" in n for n in c["notes"])
+
+
+def test_the_70b_chat_example_without_a_volume_states_the_assumed_one(db):
+    # 5 x 3600 x 10 x 0.3 = 54 000 requests a day x 730 / 24 = 1 642 500 a month:
+    #   3 285 M x 0.15 + 657 M x 0.60 = 492.75 + 394.20 = 886.95 USD a month
+    spec = {**CHAT_70B, "serving": {k: v for k, v in CHAT_70B["serving"].items() if k != "requests_per_day"}}
+    c = _plan(spec)
+    (mini,) = [o for o in c["options"] if o["id"] == "api|api|OpenAI|gpt-4o-mini"]
+    assert D(_token_line(mini)["monthly_net"]) == D("886.95")
+    assert any("volume assumed: 54,000 requests a day" in n for n in c["notes"])

@@ -68,3 +68,81 @@ def test_subprocess_bad_input_exits_2_with_field_path_on_stderr():
                           input=json.dumps(BAD), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "model.architecture.kv_heads: must divide attention_heads (32), got 5" in proc.stderr
+
+
+# Batches: a JSON array or JSON Lines of specs, one result per line.
+PINNED_TOO_SMALL = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"},
+                    "serving": {"input_tokens": 1000, "output_tokens": 200, "requests_per_second": 1},
+                    "hardware": {"accelerator": "nvidia-l4-24gb", "count": 1}}
+
+
+def _lines(out: StringIO) -> list[dict]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_json_array_prints_one_result_per_line_in_order(tmp_path):
+    second = {**SPEC, "model": {"preset": "openai/gpt-oss-20b"}}  # a Hugging Face id as the preset
+    out = StringIO()
+    call_command("estimate", str(_write(tmp_path, [SPEC, second])), "--catalog-csv", str(CSV), stdout=out)
+    results = _lines(out)
+    assert len(results) == 2
+    assert results[0]["model"]["name"].startswith("Llama 3.1 8B")
+    assert results[1]["model"]["name"].startswith("gpt-oss-20b")
+    assert all(r["recommendation"]["accelerator_id"] for r in results)
+
+
+def test_json_lines_prints_one_result_per_line_and_skips_blank_lines(tmp_path):
+    path = tmp_path / "specs.jsonl"
+    path.write_text(json.dumps(SPEC) + "\n\n" + json.dumps(SPEC) + "\n" + json.dumps(SPEC) + "\n")
+    out = StringIO()
+    call_command("estimate", str(path), "--catalog-csv", str(CSV), stdout=out)
+    assert len(_lines(out)) == 3
+
+
+def test_json_lines_bad_spec_names_its_line_and_field_and_prints_nothing(tmp_path):
+    path = tmp_path / "specs.jsonl"
+    path.write_text(json.dumps(SPEC) + "\n" + json.dumps(SPEC) + "\n\n" + json.dumps(BAD) + "\n")
+    out = StringIO()
+    with pytest.raises(CommandError) as exc:
+        call_command("estimate", str(path), "--catalog-csv", str(CSV), stdout=out)
+    assert exc.value.returncode == 2
+    assert "line 4: model.architecture.kv_heads: must divide attention_heads (32), got 5" in str(exc.value)
+    assert out.getvalue() == ""
+
+
+def test_json_lines_broken_line_is_named(tmp_path):
+    path = tmp_path / "specs.jsonl"
+    path.write_text(json.dumps(SPEC) + "\n" + '{"kind": "inference",\n')
+    with pytest.raises(CommandError) as exc:
+        call_command("estimate", str(path), "--catalog-csv", str(CSV), stdout=StringIO())
+    assert exc.value.returncode == 2
+    assert str(exc.value).startswith("line 2: (root): invalid JSON")
+
+
+def test_json_array_bad_item_is_named_by_index(tmp_path):
+    with pytest.raises(CommandError) as exc:
+        call_command("estimate", str(_write(tmp_path, [SPEC, "llama", {**SPEC, "model": {"preset": "nope"}}])),
+                     "--catalog-csv", str(CSV), stdout=StringIO())
+    assert exc.value.returncode == 2
+    lines = str(exc.value).splitlines()
+    assert lines[0] == "[1]: must be a JSON object"
+    assert lines[1].startswith("[2].model.preset: unknown preset 'nope'")
+
+
+def test_a_spec_the_sizing_refuses_is_reported_in_place_and_the_rest_still_sized(tmp_path):
+    out = StringIO()
+    with pytest.raises(CommandError) as exc:
+        call_command("estimate", str(_write(tmp_path, [SPEC, PINNED_TOO_SMALL, SPEC])), "--catalog-csv", str(CSV),
+                     stdout=out)
+    assert exc.value.returncode == 2
+    assert str(exc.value).startswith("[1].hardware.accelerator: ")
+    results = _lines(out)
+    assert len(results) == 3
+    assert results[1]["line"] == 2 and results[1]["errors"][0]["field"] == "hardware.accelerator"
+    assert results[0]["recommendation"] and results[2]["recommendation"]
+
+
+def test_empty_array_is_exit_status_2(tmp_path):
+    with pytest.raises(CommandError) as exc:
+        call_command("estimate", str(_write(tmp_path, [])), "--catalog-csv", str(CSV), stdout=StringIO())
+    assert exc.value.returncode == 2

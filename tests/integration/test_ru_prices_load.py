@@ -56,6 +56,16 @@ def test_shipped_files_load_every_row_and_twice_is_unchanged(catalog):
     ("provider_regions.csv", "Yandex Cloud,ru-central1,RU,", "Yandex Cloud,ru-central1,Russia,",
      "not a two-letter ISO country code"),
     ("fx_cbr.csv", "2026-07-01,USD,78.2696", "01.07.2026,USD,78.2696", "column date"),
+    # a provider price without its date (and no 'undated' in its notes), or without its source
+    ("cloud_gpu_offers_ru.csv", ",745.21,RUB,hour,on_demand,true,2026-01-23,", ",745.21,RUB,hour,on_demand,true,,",
+     "cloud_gpu_offers_ru.csv, line 2, column valid_from: a value is required"),
+    ("cloud_gpu_offers_ru.csv", ",https://github.com/yandex-cloud/docs/blob/0c47554457b47bc19aee8dfdba5c4ae36ed10d83/"
+     "ru/_pricing/compute/rub-from-23-01-2026.md,2026-12-01,", ",,2026-12-01,",
+     "cloud_gpu_offers_ru.csv, line 2, column source_url: a value is required"),
+    ("vm_shapes.csv", ",nvidia-h200-sxm-141gb,\"inferred: ", ",,\"inferred: ",
+     "vm_shapes.csv, line 25, column accelerator_inference: an inference without an accelerator"),
+    ("vm_shapes.csv", ",nvidia-h200-sxm-141gb,\"inferred: 141 GB", ",nvidia-h200-sxm-141gb,\"141 GB",
+     "column accelerator_inference: must start with 'inferred: '"),
 ])
 def test_bad_cell_names_file_line_column_and_writes_nothing(catalog, tmp_path, file, old, new, expected):
     d = tmp_path / "ru"

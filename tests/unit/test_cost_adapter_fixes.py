@@ -21,8 +21,10 @@ from costs.engine.inputs import Rate
         ("SXM", 5, 1, (8, 8)),
         ("SXM", 8, 8, (8, 8)),
         ("OAM", 2, 2, (8, 8)),
-        ("PCIE", 1, 1, (1, 2)),  # one card in a 2-slot chassis
-        ("PCIE", 3, 1, (3, 4)),
+        ("PCIE", 1, 1, (1, 1)),  # one card in a 1-slot chassis (catalog/data/server_shapes.csv: 1, 3, 4, 8, 10)
+        ("PCIE", 2, 1, (2, 3)),
+        ("PCIE", 3, 1, (3, 3)),
+        ("PCIE", 5, 1, (5, 8)),  # five cards in an 8-slot chassis
         ("PCIE", 8, 8, (8, 8)),
         ("SUPERCHIP", 4, 1, None),  # sold as systems only: a catalog platform or a quote
         ("TPU", 4, 1, None),

@@ -51,7 +51,7 @@ def _pretrain(**opts):
 
 
 def test_one_off_pretraining_run_in_the_cloud_bills_the_run_only():
-    d = _pretrain()
+    d = _pretrain(downtime_cost_per_hour=D(625))  # 50 000 RUB / 80
     od = _opt(d, "cloud_on_demand")
     lines = _lines(od)
     # the run: 5840 GPU-h / 8 GPUs = 730 h on 1 instance x 40 USD = 29 200.00, in month 1 only
@@ -62,12 +62,17 @@ def test_one_off_pretraining_run_in_the_cloud_bills_the_run_only():
     assert lines["engineering.setup"]["total_net"] == "2637.50"
     # operations only while the run is on: (10 x 4000 + 4 x 3000 + 0.5 x 4000 + 0.5 x 3000) / 80 = 693.75
     assert lines["engineering.operations"]["total_net"] == "693.75"
-    # platform incidents in that month: 4 / 12 x 2 h x 50 000 RUB / 80 = 416.67
+    # platform incidents in that month: 4 / 12 x 2 h x 50 000 RUB / 80 = 416.67: a risk, not in the total
     assert lines["downtime_risk.outage"]["total_net"] == "416.67"
-    # GPU failures: 8 x 0.173 / 12 x (1/2 + 0.25) h x 8 GPUs redone x 5 USD per GPU-h = 3.46
-    assert lines["downtime_risk.lost_progress"]["total_net"] == "3.46"
-    assert od["totals"]["net"] == "32951.38"
-    assert od["job"]["runs"] == "1.00" and od["job"]["per_run_net"] == "32951.38"
+    assert od["risk"]["expected_downtime_net"] == "416.67"
+    # GPU failures: 8 x 0.173 / 12 x (1/2 + 0.25) h x 8 GPUs redone x 5 USD per GPU-h = 3.46: re-run
+    # on-demand hours are billed, so they are GPU time in the budget (with VAT like the rest of it)
+    assert lines["gpu_time.rerun_after_failures"]["total_net"] == "3.46"
+    assert lines["gpu_time.rerun_after_failures"]["vat_applies"] is True
+    assert "downtime_risk.lost_progress" not in lines
+    # 29 200 + 2637.50 + 693.75 + 3.46
+    assert od["totals"]["net"] == "32534.71"
+    assert od["job"]["runs"] == "1.00" and od["job"]["per_run_net"] == "32534.71"
 
 
 def test_one_off_pretraining_run_on_prem_shows_the_idle_remainder():
@@ -106,13 +111,13 @@ def test_break_even_in_runs_between_on_prem_and_cloud():
     d = _pretrain()
     be = d["decision"]["break_even"]
     assert be["state"] == "b_never_more_expensive"  # one run: the cloud wins over 12 months
-    # per run the cloud adds 29 200 GPU time + 693.75 ops + 416.67 outage + 3.46 = 30 313.88 and on-prem
-    # 0.7 x 10 950 kWh x 0.1 = 766.50 power + 0.82 lost progress = 767.32; the fixed difference is
-    # (on-prem at 1 run - 767.32) - (cloud at 1 run - 30 313.88): owning is cheaper from about 6.9 runs
+    # per run the cloud adds 29 200 GPU time + 693.75 ops + 3.46 GPU time re-run = 29 897.21 and on-prem
+    # 0.7 x 10 950 kWh x 0.1 = 766.50 power (the outage and the on-prem progress lost are risks, not in
+    # the budget); the fixed difference is (on-prem at 1 run - 766.50) - (cloud at 1 run - 29 897.21)
     op, od = _opt(d, "onprem"), _opt(d, "cloud_on_demand")
-    fixed_op = D(op["totals"]["net"]) - D("767.32")
-    fixed_od = D(od["totals"]["net"]) - D("30313.88")
-    expected = (fixed_op - fixed_od) / (D("30313.88") - D("767.32"))
+    fixed_op = D(op["totals"]["net"]) - D("766.50")
+    fixed_od = D(od["totals"]["net"]) - D("29897.21")
+    expected = (fixed_op - fixed_od) / (D("29897.21") - D("766.50"))
     assert abs(D(be["runs"]["runs"]) - expected) < D("0.05")
 
 
@@ -130,6 +135,7 @@ def test_monthly_lora_fine_tune_bills_its_hours_every_month():
             horizon_months=12,
             efficiency=D(1),
             runs_per_month=D(1),
+            downtime_cost_per_hour=D(625),
         )
     ).to_dict()
     od = _opt(d, "cloud_on_demand")
@@ -138,9 +144,11 @@ def test_monthly_lora_fine_tune_bills_its_hours_every_month():
     assert lines["gpu_time.useful"]["total_net"] == "456.00"
     assert lines["engineering.setup"]["total_net"] == "2637.50"
     assert lines["engineering.operations"]["total_net"] == "8325.00"  # 693.75 x 12
-    assert lines["downtime_risk.outage"]["total_net"] == "5000.04"  # 416.67 x 12
-    assert od["totals"]["net"] == "16418.54"
-    assert od["job"]["runs"] == "12.00" and od["job"]["per_run_net"] == "1368.21"
+    assert lines["downtime_risk.outage"]["total_net"] == "5000.04"  # 416.67 x 12, a risk beside the total
+    # 456 + 2637.50 + 8325 (+ 1 GPU x 0.173 / 12 x 0.75 h x 2 USD x 19/730 of a month re-run: 0.00)
+    assert lines["gpu_time.rerun_after_failures"]["total_net"] == "0.00"
+    assert od["totals"]["net"] == "11418.50"
+    assert od["job"]["runs"] == "12.00" and od["job"]["per_run_net"] == "951.54"  # 11 418.50 / 12
 
 
 SERVICE = dict(
@@ -167,7 +175,7 @@ def _service(**opts):
 
 
 def test_a_24_7_70b_service_with_egress():
-    d = _service()
+    d = _service(downtime_cost_per_hour=D(625))
     od = _opt(d, "cloud_on_demand")
     lines = _lines(od)
     # 730 h x 20 USD x 12 = 175 200: 80 % useful, 20 % idle
@@ -176,7 +184,11 @@ def test_a_24_7_70b_service_with_egress():
     assert lines["infrastructure.traffic"]["total_net"] == "141.96"
     # 4 GPUs x 0.173 / 12 x 2 h x 1/1 of capacity x 625 USD = 72.08 a month
     assert lines["downtime_risk.hardware_failures"]["total_net"] == "864.96"
-    assert od["totals"]["net"] == "192169.46"
+    # platform incidents 4 / 12 x 2 h x 625 = 416.67 a month x 12 = 5000.04: risk 5865.00 beside the total
+    assert lines["downtime_risk.outage"]["total_net"] == "5000.04"
+    assert od["risk"]["expected_downtime_net"] == "5865.00"
+    # the budget: 175 200 GPU time + 141.96 traffic + 2637.50 setup + 693.75 x 12 ops = 186 304.46
+    assert od["totals"]["net"] == "186304.46"
     # spot is priced but not recommended for a service with a latency target
     assert D(_opt(d, "cloud_spot")["totals"]["net"]) < D(od["totals"]["net"])
     assert d["decision"]["recommended"]["id"] == od["id"]
@@ -193,7 +205,7 @@ def test_an_api_agent():
         inputs=inputs(
             workloads=[workload(tokens_in_per_month=D(100_000_000), tokens_out_per_month=D(20_000_000),
                                 egress_gb_per_month=D(4), storage_gb={"nvme": D(500), "object": D(100)})],
-            offers=[], servers=[], options=("api",), horizon_months=12,
+            offers=[], servers=[], options=("api",), horizon_months=12, downtime_cost_per_hour=D(625),
             user_api_prices=(ApiPrice(provider="X", model="m", input_per_1m_tokens=usd("1"),
                                       output_per_1m_tokens=usd("4")),),
         )
@@ -206,14 +218,16 @@ def test_an_api_agent():
     assert lines["infrastructure.storage.object"]["total_net"] == "27.60"  # 100 GB x 0.023 x 12
     assert lines["engineering.setup"]["total_net"] == "800.00"  # 16 h x 4000 RUB / 80
     assert lines["engineering.operations"]["total_net"] == "2850.00"  # (4 x 4000 + 3000) / 80 x 12
-    assert lines["downtime_risk.outage"]["total_net"] == "3750.00"  # 6 / 12 x 1 h x 625 x 12
-    assert api["totals"]["net"] == "9591.92"
+    assert lines["downtime_risk.outage"]["total_net"] == "3750.00"  # 6 / 12 x 1 h x 625 x 12, beside the total
+    assert api["risk"]["expected_downtime_net"] == "3750.00"
+    assert api["totals"]["net"] == "5841.92"  # 2160 + 4.32 + 27.60 + 800 + 2850
     assert d["decision"]["recommended"]["id"] == api["id"]
 
 
 def test_engineering_and_incidents_grow_with_the_fleet():
     def run(gpus):
-        d = _service(workloads=[workload(**{**SERVICE, "gpu_count": gpus, "tensor_parallel": 4})])
+        d = _service(workloads=[workload(**{**SERVICE, "gpu_count": gpus, "tensor_parallel": 4})],
+                     downtime_cost_per_hour=D(625))
         return _lines(_opt(d, "cloud_on_demand"))
 
     small, big = run(4), run(400)
@@ -229,7 +243,7 @@ def test_engineering_and_incidents_grow_with_the_fleet():
 def test_training_lost_progress_grows_faster_than_the_fleet():
     def lost(gpus):
         w = workload(**{**PRETRAIN, "gpu_count": gpus, "training_gpu_hours_per_run": D(gpus * 730)})
-        return D(_line(_opt(_pretrain(workloads=[w]), "cloud_on_demand"), "downtime_risk.lost_progress")["total_net"])
+        return D(_line(_opt(_pretrain(workloads=[w]), "cloud_on_demand"), "gpu_time.rerun_after_failures")["total_net"])
 
     # failures grow with the GPUs and each one makes every GPU redo its work: quadratic
     assert lost(80) > 90 * lost(8)
@@ -283,6 +297,10 @@ def test_every_line_has_a_breakdown_with_sources():
         for ln in (ln for r in o["rows"] for ln in r["lines"]):
             assert ln["breakdown"], ln["key"]
             for b in ln["breakdown"]:
+                if b["unit_price"] is None:  # downtime not priced: hours only, no price (and no 0 per hour)
+                    assert b["rate"] == "downtime_cost_per_hour" and b["amount"] is None, b
+                    assert b["basis"] == "not given" and D(b["quantity"]) > 0
+                    continue
                 q, p = D(b["quantity"]), D(b["unit_price"])
                 months = D(b["months"]) if b["per"] == "month" else 1
                 assert abs(q * p * months - D(b["amount"])) <= D("0.01")

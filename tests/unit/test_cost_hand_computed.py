@@ -162,12 +162,37 @@ def test_cost_per_useful_gpu_hour():
     # 1 month, u = e = 1: 1825 USD GPU time
     # + engineering: setup 2637.50 (see above); ops floor 10 h x 4000 / 80 + 4 h x 3000 / 80 = 650 plus one
     #   instance x (0.5 h x 4000 + 0.5 h x 3000) / 80 = 43.75: 693.75
-    # + downtime: platform 4 / 12 x 2 h x 50000 RUB / 80 = 416.67; GPU failures 1 GPU x 0.173 / 12 x 2 h
-    #   x 1/1 of capacity x 625 USD = 18.02
-    # = 5590.94 USD over 730 useful h = 7.6588
+    # = 5156.25 USD over 730 useful h = 7.0634. The expected cost of downtime is not in the budget
+    # (and without a cost of an hour of downtime it is not priced at all).
     od = _only(_one_gpu_cloud(horizon_months=1, utilisation=D(1), efficiency=D(1)), "cloud_on_demand")
-    assert od["totals"]["net"] == "5590.94"
-    assert od["unit_costs"]["per_useful_gpu_hour_net"] == "7.6588"
+    assert od["totals"]["net"] == "5156.25"
+    assert od["unit_costs"]["per_useful_gpu_hour_net"] == "7.0634"
+
+
+def test_downtime_is_a_risk_figure_beside_the_budget():
+    # the same option with the cost of an hour of downtime given: 625 USD (50000 RUB / 80)
+    # platform 4 / 12 x 2 h x 625 = 416.67; GPU failures 1 GPU x 0.173 / 12 x 2 h x 1/1 of capacity
+    # x 625 = 18.02: 434.69 expected, not in the total (still 5156.25); outage hours a year:
+    # 4 x 2 + 0.173 x 2 = 8.346 -> 8.3
+    od = _only(
+        _one_gpu_cloud(horizon_months=1, utilisation=D(1), efficiency=D(1), downtime_cost_per_hour=D(625)),
+        "cloud_on_demand",
+    )
+    assert od["totals"]["net"] == "5156.25"
+    assert od["risk"]["expected_downtime_net"] == "434.69"
+    assert od["risk"]["expected_downtime_gross"] == "434.69"  # no VAT on the cost of an outage
+    assert od["risk"]["expected_downtime_hours_per_year"] == "8.3"
+    assert _row(od, "downtime_risk")["total_net"] == "434.69"
+    assert _row(od, "downtime_risk")["in_total"] is False
+    # without it: hours, no money, and the text says what pricing it needs
+    od = _only(_one_gpu_cloud(horizon_months=1, utilisation=D(1), efficiency=D(1)), "cloud_on_demand")
+    assert od["risk"]["expected_downtime_net"] is None and od["risk"]["expected_downtime_gross"] is None
+    assert od["risk"]["expected_downtime_hours_per_year"] == "8.3"
+    assert od["risk"]["text"] == (
+        "8.3 expected hours of downtime a year; enter the cost of an hour of downtime to price it"
+    )
+    assert _row(od, "downtime_risk")["total_net"] is None
+    assert all(ln["total_net"] is None for ln in _row(od, "downtime_risk")["lines"])
 
 
 def test_vat_changes_at_2026_01_01():

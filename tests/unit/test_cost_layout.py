@@ -65,7 +65,7 @@ def test_cloud_label_says_gpus_layout_instances_region_and_mode():
 
 def test_spot_for_serving_carries_a_warning_and_an_outage_line():
     w = workload(latency_target=True)
-    d = cost_plan(inputs=inputs(workloads=[w], options=("cloud_spot",))).to_dict()
+    d = cost_plan(inputs=inputs(workloads=[w], options=("cloud_spot",), downtime_cost_per_hour=D(625))).to_dict()
     (o,) = d["options"]
     assert any("SLA" in x for x in o["warnings"])
     downtime = next(r for r in o["rows"] if r["row"] == "downtime_risk")

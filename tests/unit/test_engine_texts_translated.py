@@ -8,7 +8,7 @@ append to locale/ru/LC_MESSAGES/django.po.
 
 import pytest
 
-from planner.engine.messages import Msg, render, russian_plural, with_structured
+from catalog.domain.messages import Msg, render, russian_plural, with_structured
 from planner.msg_catalog import engine_templates, placeholders, russian_catalog
 
 
@@ -64,7 +64,7 @@ def test_a_translation_that_does_not_fit_falls_back_to_english():
 
 
 def _ru():
-    from planner.engine.messages import RUSSIAN
+    from catalog.domain.messages import RUSSIAN
 
     return RUSSIAN
 
@@ -74,7 +74,7 @@ def test_figures_in_cost_formulas_take_the_languages_decimal_separator():
     on Russian pages; figure() passes numbers, so the page's separator applies."""
     from decimal import Decimal
 
-    from planner.engine.messages import Msg, figure
+    from catalog.domain.messages import Msg, figure
     from planner.i18n import render
 
     m = Msg("{servers} x {kw} kW x PUE {pue} x (idle {idle})", servers=2, kw=figure(Decimal("5.16")),

@@ -115,12 +115,17 @@ def test_gemma3_nested_text_config_is_read():
     assert spec.model.params == 27_009_002_240  # the text decoder count in the shared notes
 
 
+ADDED_CSV = PRESETS_CSV.with_name("model_architectures_added.csv")
+
+
 def test_shared_table_and_engine_presets_agree_on_ids():
     shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "model_architectures.csv"
     if not shared.exists():
         pytest.skip("shared data folder not present")
     with shared.open(encoding="utf-8") as f:
         ids = [r["id"] for r in csv.DictReader(f)]
+    with ADDED_CSV.open(encoding="utf-8") as f:
+        ids += [r["id"] for r in csv.DictReader(f)]
     assert ids == [p["id"] for p in list_presets()]
 
 
@@ -132,6 +137,6 @@ def test_committed_presets_equal_the_derivation_from_the_shared_table(tmp_path):
     if not shared.exists():
         pytest.skip("shared data folder not present")
     out = tmp_path / "presets.csv"
-    subprocess.run([sys.executable, str(PRESETS_CSV.with_name("derive_presets.py")), str(shared), str(out)],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, str(PRESETS_CSV.with_name("derive_presets.py")), str(shared), str(out),
+                    str(ADDED_CSV)], check=True, capture_output=True)
     assert out.read_text(encoding="utf-8") == PRESETS_CSV.read_text(encoding="utf-8")

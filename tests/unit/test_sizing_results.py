@@ -96,11 +96,23 @@ def test_unreachable_deadline_is_warned():
     assert r["candidates"]["best_per_accelerator"]
 
 
-def test_candidates_meeting_the_target_rank_first_then_by_wall_clock():
+def test_candidates_meeting_the_target_rank_first_then_by_cost():
+    # issue 20: alternatives a team would run, on the decision's basis (cost), never the biggest cluster first
     ranked = run({"kind": "pretraining", "model": {"preset": "llama-3.2-1b"},
                   "training": {"tokens": 1e11, "deadline_hours": 48}})["candidates"]["ranked"]
-    keys = [(not c["meets_target"], c["wall_clock_hours"]) for c in ranked]
-    assert keys == sorted(keys)
+    inf = float("inf")
+    costs = [c["cost_usd"] if c["cost_usd"] is not None else inf for c in ranked]
+    meets = [c["meets_target"] for c in ranked]
+    assert meets == sorted(meets, reverse=True)
+    # cheaper first, up to the 2 % tie (costs within it rank by GPU count instead)
+    assert all(b >= a / 1.0201 for a, b in zip(costs, costs[1:], strict=False) if a < inf), costs
+
+
+def test_a_small_lora_never_lists_a_thousand_gpu_alternative():
+    ranked = run({"kind": "finetuning", "model": {"preset": "llama-3.1-8b"},
+                  "training": {"tokens": 2e7, "method": "lora"}})["candidates"]["ranked"]
+    assert ranked and ranked[0]["gpu_hours"] < 5
+    assert max(c["count"] for c in ranked) <= 64
 
 
 def test_deadline_drives_the_recommended_count():

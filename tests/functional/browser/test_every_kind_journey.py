@@ -88,8 +88,9 @@ def test_every_kind_reaches_a_done_plan_through_the_form(page, live_server, owne
         assert version.status == "done", version.error
         assert version.inputs["spec"]["kind"] == kind and version.inputs["costs"]["currency"] == "RUB"
         if kind == "external_api":
+            # an agent plan names the CPU server it runs on, and no GPU (issue 20, 8.)
             expect(page.locator("#recommendation")).to_contain_text(
-                "No GPU is needed" if lang == "en" else "GPU не нужен")
+                "The server the agent runs on" if lang == "en" else "Сервер, на котором работает агент")
 
 
 def test_a_redraw_keeps_what_was_typed_while_it_was_in_flight(page, live_server, owner, screenshots):

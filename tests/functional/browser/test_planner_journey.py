@@ -107,7 +107,7 @@ def test_main_journey(page, live_server, owner, screenshots, tmp_path):
     page.get_by_label("Language").select_option("ru")
     page.get_by_role("button", name="Switch").click()
     expect(page.locator("html")).to_have_attribute("lang", "ru")
-    expect(page.locator("#recommendation h2")).to_have_text("Рекомендация")
+    expect(page.locator("#recommendation h2")).to_have_text("Оборудование решения")  # the decision's hardware
     screenshots(page, "plan-ru")
 
 

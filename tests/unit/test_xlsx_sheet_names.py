@@ -1,0 +1,35 @@
+"""XLSX sheet names fit Excel's 31 characters by whole words, never cut mid-word (issue 21, part 7)."""
+
+from django.utils import translation
+
+from costs.exports import SHEET_NAME_MAX, _option_sheet_name, _sheet_title
+
+
+def test_long_russian_option_name_is_shortened_by_words():
+    option = {"kind": "cloud_spot", "detail": {"accelerator": "NVIDIA H100 SXM5 80GB"}}
+    with translation.override("ru"):
+        name = _option_sheet_name(12, option)
+    assert len("12. Спот · NVIDIA H100 SXM5 80GB") > SHEET_NAME_MAX
+    assert name == "12. Спот · NVIDIA H100 SXM5"  # whole words, 31 characters or fewer
+    assert len(name) <= SHEET_NAME_MAX
+
+
+def test_no_dangling_separator_when_what_runs_does_not_fit():
+    option = {"kind": "cloud_commit_3y", "detail": {"accelerator": "NVIDIA-GH200-Grace-Hopper-Superchip"}}
+    with translation.override("ru"):
+        assert _option_sheet_name(3, option) == "3. обязательство на 3 года"
+
+
+def test_sheet_title_shortens_by_words_and_stays_unique():
+    used: set[str] = set()
+    text = "Очень длинное название листа для закупки"
+    first = _sheet_title(text, used)
+    second = _sheet_title(text, used)
+    assert first == "Очень длинное название листа"
+    assert second == "Очень длинное название (2)"
+    assert all(len(t) <= SHEET_NAME_MAX for t in (first, second))
+
+
+def test_a_single_word_longer_than_the_limit_is_the_only_cut_inside_a_word():
+    assert _sheet_title("x" * 40, set()) == "x" * SHEET_NAME_MAX
+    assert _sheet_title("Inputs: [draft]?", set()) == "Inputs draft"
