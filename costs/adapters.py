@@ -854,8 +854,12 @@ def _sources(price_snapshot: dict, *, prices: PriceBook, opts, rates, composed_m
             prices, allowed=opts.data_residency, price_snapshot=price_snapshot
         )
         sources.skipped += sources.residency["left_out"]
+    if opts.providers:
+        sources.book, left_out = price_sources.apply_providers(sources.book, allowed=opts.providers)
+        sources.skipped += left_out
     if gpu_needed:
-        sources.skipped += price_sources.not_priced_providers(price_snapshot, allowed=opts.data_residency)
+        sources.skipped += price_sources.not_priced_providers(price_snapshot, allowed=opts.data_residency,
+                                                              providers=opts.providers)
         sources.skipped += price_sources.history_skipped(price_snapshot, allowed=opts.data_residency)
     return sources
 

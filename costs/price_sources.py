@@ -282,10 +282,38 @@ def apply_residency(book: PriceBook, *, allowed: tuple[str, ...], price_snapshot
                    cpu_instances=cpu), summary
 
 
-def not_priced_providers(price_snapshot: dict, *, allowed: tuple[str, ...]) -> list[dict]:
+def apply_providers(book: PriceBook, *, allowed: tuple[str, ...]) -> tuple[PriceBook, list[dict]]:
+    """Leave out every offer of a provider outside ``allowed`` (a team's procurement settings);
+    names compare without case. On-premises servers stay: the team buys them itself."""
+    wanted = {a.casefold() for a in allowed}
+    left: dict[tuple, dict] = {}
+
+    def keep(kind: str, provider: str) -> bool:
+        if provider.casefold() in wanted:
+            return True
+        key = (kind, provider)
+        if key not in left:
+            left[key] = {"candidate": "all", "kind": kind, "provider": provider, "offers": 0,
+                         "reason": Msg("{provider} is not among the providers the team buys from ({allowed})",
+                                       provider=provider, allowed=", ".join(allowed))}
+        left[key]["offers"] += 1
+        return False
+
+    cloud = tuple(o for o in book.cloud_offers if keep("cloud", o.provider))
+    dedicated = tuple(o for o in book.dedicated_offers if keep("dedicated", o.provider))
+    api = tuple(a for a in book.api_prices if keep("api", a.provider))
+    cpu = tuple(c for c in book.cpu_instances if keep("cpu server", c.provider))
+    return replace(book, cloud_offers=cloud, dedicated_offers=dedicated, api_prices=api,
+                   cpu_instances=cpu), list(left.values())
+
+
+def not_priced_providers(price_snapshot: dict, *, allowed: tuple[str, ...],
+                         providers: tuple[str, ...] = ()) -> list[dict]:
     out = []
     for p in price_snapshot.get("providers", []):
         if p.get("priced", True) or (allowed and p["country"] not in allowed):
+            continue
+        if providers and p["name"].casefold() not in {x.casefold() for x in providers}:
             continue
         out.append({"candidate": "all", "kind": "cloud", "provider": p["name"], "reason": Msg(
             "{provider}: not priced, no current price in the catalog; ask {provider} for a quote and enter it "

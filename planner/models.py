@@ -16,6 +16,9 @@ class Team(models.Model):
     name = models.CharField(_("name"), max_length=120)
     slug = models.SlugField(_("slug"), max_length=120, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Where, from whom and how the team may buy (planner.procurement: data_residency, providers,
+    # options); {} = no rule. Frozen into each plan version when it is queued.
+    procurement = models.JSONField(_("procurement settings"), default=dict, blank=True)
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )

@@ -396,6 +396,7 @@ def version_view(version) -> dict:
     """What the plan page shows of a version, read from its stored result only, with every
     engine text in the active language (planner.i18n)."""
     from .i18n import localise
+    from .procurement_view import version_procurement_view
 
     result = localise(version.result or {})
     sizing = result.get("sizing") or {}
@@ -406,7 +407,8 @@ def version_view(version) -> dict:
     return {"decision": plan_decision_view(result.get("decision")),
             "sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
             "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
-            "serving_curve": serving_curve_chart(sizing)}
+            "serving_curve": serving_curve_chart(sizing),
+            "procurement": version_procurement_view(version.inputs)}
 
 
 def plan_decision_view(decision: dict | None) -> dict | None:

@@ -42,15 +42,30 @@ class PlannerError(Exception):
 # --- teams -----------------------------------------------------------------------------
 
 
-def team_create(*, name: str, owner) -> Team:
+def team_create(*, name: str, owner, procurement: dict | None = None) -> Team:
+    """A team owned by ``owner``; ``procurement`` is validated (planner.procurement) before anything
+    is written."""
+    from .procurement import parse_procurement
+
+    policy = parse_procurement(procurement or {})
     with transaction.atomic():
         base = slugify(name) or "team"
         slug, n = base, 1
         while Team.objects.filter(slug=slug).exists():
             n += 1
             slug = f"{base}-{n}"
-        team = Team.objects.create(name=name, slug=slug)
+        team = Team.objects.create(name=name, slug=slug, procurement=policy)
         Membership.objects.create(team=team, user=owner, role=Role.OWNER)
+    return team
+
+
+def team_procurement_update(*, team: Team, procurement: dict) -> Team:
+    """Replace the team's procurement settings (validated first; CostValidationError names the
+    field). Versions already queued keep the settings they froze."""
+    from .procurement import parse_procurement
+
+    team.procurement = parse_procurement(procurement)
+    team.save(update_fields=["procurement"])
     return team
 
 
@@ -113,6 +128,7 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
     from .calibration_services import active_calibrations
 
     inputs = inputs if inputs is not None else plan_inputs(plan=plan)
+    inputs = _with_team_procurement(inputs, plan.team)
     prices, rates = plan_snapshots(as_of=as_of, team=plan.team)
     # The team's active calibrations are frozen with the version, like the prices.
     calibrations = active_calibrations(team_id=plan.team_id).to_data()
@@ -127,6 +143,21 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
         )
         transaction.on_commit(lambda: plan_version_enqueue(version=version))
     return version
+
+
+def _with_team_procurement(inputs: dict, team: Team) -> dict:
+    """The team's procurement settings, frozen with the version and applied to its cost options
+    (planner.procurement.apply): a later change of the settings does not alter this version."""
+    from .procurement import apply
+
+    policy = team.procurement or {}
+    if not policy:
+        return inputs
+    costs, changes = apply(inputs.get("costs") or {}, policy)
+    frozen = inputs.get("procurement") or {}
+    if not changes and frozen.get("team") == policy:  # inputs of a version already narrowed: keep its record
+        changes = frozen.get("changes") or []
+    return {**inputs, "costs": costs, "procurement": {"team": policy, "changes": changes}}
 
 
 QUEUED_MARK_PREFIX = "gpu_planner:queued:"

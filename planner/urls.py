@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import calibration_views, views
+from . import calibration_views, team_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,6 +9,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("teams/new/", team_views.team_create, name="team_create"),
+    path("teams/<int:team_id>/procurement/", team_views.team_procurement, name="team_procurement"),
     path("workloads/new/", views.workload_create, name="workload_create"),
     path("workloads/new/steps/", views.workload_form_partial, name="workload_form_partial"),
     path("workloads/new/validate/", views.workload_validate, name="workload_validate"),

@@ -32,7 +32,8 @@ HTMX_STOP_POLLING = 286
 
 def home(request):
     plans = selectors.plans_for_user(user=request.user) if request.user.is_authenticated else []
-    return render(request, "planner/home.html", {"plans": plans})
+    teams = selectors.teams_for_user(user=request.user).order_by("name")
+    return render(request, "planner/home.html", {"plans": plans, "teams": teams})
 
 
 # --- helpers ---------------------------------------------------------------------------

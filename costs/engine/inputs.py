@@ -207,6 +207,9 @@ class CostOptions:
     # Keep only providers/regions in these jurisdictions (ISO codes); () = no restriction. Applied
     # where options are built from offers (costs.price_sources), not inside the cost model.
     data_residency: tuple[str, ...] = ()
+    # Keep only offers of these providers (catalog names, e.g. "Yandex Cloud"); () = any provider.
+    # A team's procurement settings set it (planner.procurement); on-premises options stay.
+    providers: tuple[str, ...] = ()
     inter_zone_gb_per_month: Decimal | None = None  # None: none (multi_zone says it is not priced)
     # Jobs (training, fine-tuning): runs over the horizon. ``runs``: that many runs, one after the
     # other from month 1 (default 1: a one-off run); ``runs_per_month``: a recurring job.

@@ -48,6 +48,7 @@ KNOWN_KEYS = {
     "server_prices",
     "api_prices",
     "data_residency",
+    "providers",
     "egress_gb_per_month",
     "inter_zone_gb_per_month",
     "runs",
@@ -397,6 +398,8 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
         kw["user_api_prices"] = _api_prices(c, data["api_prices"])
     if "data_residency" in data:
         kw["data_residency"] = _residency(c, data["data_residency"])
+    if "providers" in data:
+        kw["providers"] = _providers(c, data["providers"])
     if c.errors:
         raise CostValidationError(c.errors)
     return CostOptions(**kw)
@@ -413,6 +416,21 @@ def _residency(c: _Collector, raw) -> tuple[str, ...]:
         c.err("data_residency", f"not ISO 3166-1 alpha-2 country codes: {bad}")
         return ()
     return tuple(dict.fromkeys(raw))
+
+
+MAX_PROVIDERS, MAX_PROVIDER_NAME = 100, 120
+
+
+def _providers(c: _Collector, raw) -> tuple[str, ...]:
+    """Providers a plan may buy from, by their catalog names; an empty list means any provider.
+    Names are not checked against the catalog here (the engine is pure): an unknown name simply
+    matches no offer, and the plan lists what was left out and why."""
+    if (not isinstance(raw, list) or len(raw) > MAX_PROVIDERS
+            or not all(isinstance(x, str) and 0 < len(x.strip()) <= MAX_PROVIDER_NAME for x in raw)):
+        c.err("providers", Msg("must be a list of at most {n} provider names, e.g. [\"Yandex Cloud\"]",
+                               n=MAX_PROVIDERS))
+        return ()
+    return tuple(dict.fromkeys(x.strip() for x in raw))
 
 
 def validate_options(options: CostOptions, *, prefix: str = "costs") -> None:

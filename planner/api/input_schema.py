@@ -488,6 +488,10 @@ def _cost_options_schema() -> dict:
             },
         }},
         "data_residency": {"type": "array", "items": {"type": "string", "enum": countries}},
+        "providers": {"type": "array", "maxItems": 100, "description": (
+            "Providers the plan may buy from, by their catalog names (e.g. \"Yandex Cloud\"); empty or absent: "
+            "any. A team's procurement settings narrow it further."),
+            "items": {"type": "string", "minLength": 1, "maxLength": 120, "pattern": r"\S"}},
         "egress_gb_per_month": _num(0),
         "inter_zone_gb_per_month": _num(0),
         "runs": _int(1, 100_000),

@@ -101,11 +101,23 @@ class MeOut(serializers.Serializer):
     username = serializers.CharField()
 
 
+class ProcurementOut(serializers.Serializer):
+    data_residency = serializers.ListField(child=serializers.CharField(), required=False,
+                                          help_text="ISO 3166-1 alpha-2 codes of the jurisdictions allowed.")
+    providers = serializers.ListField(child=serializers.CharField(), required=False,
+                                      help_text="Catalog provider names allowed.")
+    options = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text="Option kinds allowed (as in the cost options' `options`).")
+
+
 class TeamOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     slug = serializers.CharField()
     role = serializers.ChoiceField(choices=Role.choices)
+    procurement = ProcurementOut(help_text=(
+        "Where, from whom and how the team may buy; each new plan version is priced under these rules "
+        "(its inputs.procurement records them and what they changed). Absent key: no rule."))
 
 
 class TokenOut(serializers.Serializer):

@@ -245,9 +245,9 @@ class TeamListView(ApiView):
     @extend_schema(summary="Teams you belong to, with your role", responses=s.TeamOut(many=True), tags=["account"])
     def get(self, request):
         rows = (Team.objects.filter(memberships__user=request.user)
-                .values("id", "name", "slug", "memberships__role").order_by("name", "id"))
-        return Response([{"id": r["id"], "name": r["name"], "slug": r["slug"], "role": r["memberships__role"]}
-                         for r in rows])
+                .values("id", "name", "slug", "procurement", "memberships__role").order_by("name", "id"))
+        return Response([{"id": r["id"], "name": r["name"], "slug": r["slug"], "role": r["memberships__role"],
+                          "procurement": r["procurement"] or {}} for r in rows])
 
 
 def token_data(t) -> dict:

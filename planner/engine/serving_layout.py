@@ -173,7 +173,8 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
     s = results[0][1]
     for _, other in results[1:]:
         worse = other["ttft_p95"] > s["ttft_p95"]
-        s = {k: np.where(worse, other[k], s[k]) for k in s}
+        # keys both load models report (a closed loop also counts its clients, an open one does not)
+        s = {k: np.where(worse, other[k], s[k]) for k in s if k in other}
     ok = mem["fits"] & np.isfinite(s["T"])
     ms = lambda key: np.where(ok, s[key] * 1e3, np.inf)  # noqa: E731
     osl = np.asarray(output_tokens, dtype=float)

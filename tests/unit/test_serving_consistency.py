@@ -183,3 +183,16 @@ def test_exact_layout_closed_loop_obeys_littles_law(preset, runtime, clients, le
     assert out == pytest.approx(_little_output_per_gpu(clients, osl, ttft, tpot, 8), rel=LITTLE_TOLERANCE)
     assert out * 8 <= clients * 1e3 / tpot * (1 + 1e-9)
     assert float(res["in_flight_requests"]) == pytest.approx(clients, rel=LITTLE_TOLERANCE)
+
+
+@pytest.mark.parametrize("rate", [5e-324, 0.5, 50.0])
+def test_closed_and_open_load_together_report_the_worse(rate):
+    """With both a client count and an arrival rate (a calibration run may state both), the layout is
+    judged on the worse p95 TTFT of the two load models, and nothing either one alone reports is lost
+    that the page reads (a KeyError here once answered POST /calibration/runs/ with a 500)."""
+    acc = BY_ID["nvidia-h100-sxm5-80gb"]
+    both = evaluate_layout(arch=preset_arch("llama-3.1-8b"), accelerator=acc, concurrency=8,
+                           requests_per_second=rate)
+    closed = evaluate_layout(arch=preset_arch("llama-3.1-8b"), accelerator=acc, concurrency=8)
+    opened = evaluate_layout(arch=preset_arch("llama-3.1-8b"), accelerator=acc, requests_per_second=rate)
+    assert float(both["ttft_p95_ms"]) == max(float(closed["ttft_p95_ms"]), float(opened["ttft_p95_ms"]))
