@@ -486,7 +486,7 @@ def _accelerators(price_snapshot: dict) -> dict:
 
 
 def _gpus_per_server(acc) -> int:
-    from planner.engine.search import gpus_per_server
+    from planner.engine.hardware import gpus_per_server
 
     return int(gpus_per_server(acc))
 

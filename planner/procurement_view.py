@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from .presentation import OPTION_KINDS
+from costs.labels import KIND_LABELS as OPTION_KINDS
 
 SETTING_LABELS = {
     "data_residency": _("jurisdictions"),

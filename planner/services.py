@@ -161,6 +161,7 @@ def _with_team_procurement(inputs: dict, team: Team) -> dict:
 
 
 QUEUED_MARK_PREFIX = "gpu_planner:queued:"
+COMPUTE_TASK = "planner.compute_plan_version"  # planner.tasks.compute_plan_version
 
 
 def broker_client():
@@ -182,10 +183,12 @@ def plan_version_enqueue(*, version: PlanVersion) -> bool:
     the sweeper queues every pending version without a marker again within seconds. When the
     marker cannot be written, Redis is down and publishing would fail too: give up at once.
     """
+    from celery import current_app
     from django.conf import settings
 
-    from .tasks import compute_plan_version
-
+    # By its registered name: planner.tasks sits above this module (it calls the services), and
+    # PlannerConfig.ready imports it so the task is registered in every process.
+    compute_plan_version = current_app.tasks[COMPUTE_TASK]
     client = broker_client()
     key = f"{QUEUED_MARK_PREFIX}{version.id}"
     if client is not None:

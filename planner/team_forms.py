@@ -7,8 +7,8 @@ from django.utils.translation import gettext_lazy as _
 
 from costs.engine.errors import CostValidationError
 from costs.engine.inputs import OPTION_KINDS
+from costs.labels import KIND_LABELS as OPTION_KIND_LABELS
 
-from .presentation import OPTION_KINDS as OPTION_KIND_LABELS
 from .procurement import parse_procurement
 
 

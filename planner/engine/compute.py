@@ -33,6 +33,7 @@ import numpy as np
 from catalog.domain.messages import Msg
 
 from .architecture import ModelArch
+from .hardware import GENERATION_KEYS, generation_of  # noqa: F401 (re-exported: compute.generation_of)
 from .precision import BYTES_PER_VALUE, EIGHT_BIT
 
 # ------------------------------------------------------------------------------ constants
@@ -66,7 +67,6 @@ BASE = {
     ("gaudi", "16"): (0.45, Msg("assumption")),
     ("other", "16"): (0.39, Msg("assumption (unknown accelerator family)")),
 }
-GENERATION_KEYS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna", "gaudi", "tpu")
 
 # QLoRA dequantises the NF4 base weights in every forward, backward and recompute pass of every
 # micro-batch, whatever its length: a memory-bound cost per frozen parameter, expressed as bytes of
@@ -92,16 +92,6 @@ LOST_HOURS_PER_INTERRUPTION = (1 / 0.90 - 1) / (INTERRUPTIONS_PER_GPU_HOUR * 163
 # 176B GPU-hours), of published GPU-hours / the engine's step GPU-hours x the interruption term.
 GOODPUT_BASE = 0.79
 GOODPUT_FLOOR = 0.5
-
-
-def generation_of(architecture: str) -> str:
-    s = architecture.lower()
-    for key in GENERATION_KEYS:
-        if key in s:
-            return key
-    if "lovelace" in s:
-        return "ada"
-    return "other"
 
 
 def base_efficiency(generation: str, compute_precision: str, *, has_format_units: bool = True) -> tuple[float, str]:
@@ -436,7 +426,7 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                         tokens_per_microbatch=sequence_length * micro_batch_size, cp=context_parallel))
     if accelerator is not None and arch.is_moe and arch.model_type != "vision":
         from . import moe_comm
-        from .search import gpus_per_server
+        from .hardware import gpus_per_server
 
         ep = int(moe_comm.expert_parallel(arch, dp=dp, cp=context_parallel, tp=tensor_parallel,
                                           gpus_per_server=gpus_per_server(accelerator)))

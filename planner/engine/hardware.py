@@ -35,3 +35,26 @@ class AcceleratorSpec:
     # Prices, where the catalog knows them (for ranking only; money math lives in costs).
     purchase_price_usd: float | None = None
     cloud_price_per_gpu_hour_usd: float | None = None
+
+
+GENERATION_KEYS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna", "gaudi", "tpu")
+
+
+def generation_of(architecture: str) -> str:
+    s = architecture.lower()
+    for key in GENERATION_KEYS:
+        if key in s:
+            return key
+    if "lovelace" in s:
+        return "ada"
+    return "other"
+
+
+def gpus_per_server(acc: AcceleratorSpec) -> int:
+    """Typical GPUs per server for the form factor (HGX/OAM baseboards: 8)."""
+    ff = acc.form_factor.lower()
+    if "tpu" in ff:
+        return 8 if "v5e" in acc.id else 4
+    if "superchip" in ff:
+        return 4
+    return 8

@@ -10,8 +10,7 @@ import math
 
 from catalog.domain.messages import Msg
 
-from .compute import generation_of
-from .hardware import AcceleratorSpec
+from .hardware import AcceleratorSpec, generation_of
 from .shapes import ServerShape, server_shape, sold_shapes
 
 GB = 1e9

@@ -15,7 +15,7 @@ import numpy as np
 from . import compute, memory, moe_comm
 from .architecture import ModelArch
 from .calibration import NO_CALIBRATIONS, Calibrations
-from .hardware import AcceleratorSpec
+from .hardware import AcceleratorSpec, gpus_per_server  # noqa: F401 (re-exported: search.gpus_per_server)
 from .precision import BYTES_PER_VALUE, has_eight_bit_units, peak_tflops, weight_bytes_per_param
 from .serving_layout import bottleneck, make_engines
 from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
@@ -29,16 +29,6 @@ SERVE_PP_OPTIONS = (1, 2, 4, 8)
 DEFAULT_TRAINING_TARGET_HOURS = 30 * 24
 CKPT_CODES = {"none": 0, "selective": 1, "full": 2}
 CKPT_NAMES = {v: k for k, v in CKPT_CODES.items()}  # without a deadline, prefer runs of at most 30 days
-
-
-def gpus_per_server(acc: AcceleratorSpec) -> int:
-    """Typical GPUs per server for the form factor (HGX/OAM baseboards: 8)."""
-    ff = acc.form_factor.lower()
-    if "tpu" in ff:
-        return 8 if "v5e" in acc.id else 4
-    if "superchip" in ff:
-        return 4
-    return 8
 
 
 @dataclass(frozen=True, kw_only=True)

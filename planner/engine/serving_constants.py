@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from catalog.domain.messages import Msg
 
-from .compute import generation_of
-from .hardware import AcceleratorSpec
+from .hardware import AcceleratorSpec, generation_of
 
 RUNTIMES = ("vllm", "sglang", "trtllm", "hf_transformers")
 DEFAULT_RUNTIME = "vllm"

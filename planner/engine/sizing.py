@@ -11,7 +11,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, infra, memory, search, serving
+from . import compute, infra, memory, search
 from .architecture import (
     kv_cache_bytes_per_token,
     kv_layers,
@@ -21,6 +21,7 @@ from .architecture import (
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
+from .rag import rag_index_bytes, rag_section
 from .resolve import resolve_accelerator
 from .result import Configuration, SizingResult, q
 from .sizing_serving import size_serving
@@ -674,9 +675,9 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
         memory_section, compute_section, serving_section, cands, recommendation, rec_acc = size_serving(
             spec, accs, warnings, calibrations, full_catalog=full_catalog, pinned=pinned, chosen=chosen)
     # Embedding ingest time is quoted on the recommended accelerator.
-    rag_section = _rag_section(spec, rec_acc) if spec.kind == "rag" else {}
+    rag_out = rag_section(spec, rec_acc) if spec.kind == "rag" else {}
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),
-                        memory=memory_section, compute=compute_section, serving=serving_section, rag=rag_section,
+                        memory=memory_section, compute=compute_section, serving=serving_section, rag=rag_out,
                         candidates=cands, recommendation=recommendation, warnings=tuple(warnings),
                         assumptions=ASSUMPTIONS)
 
@@ -684,57 +685,11 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
 # --------------------------------------------------------------------------------------- RAG
 
 
-def _rag_index_bytes(spec: WorkloadSpec) -> tuple[float, str]:
-    r = spec.rag
-    chunks = r.documents * math.ceil(r.tokens_per_document / r.chunk_tokens)
-    d = r.embedding_dimension
-    if r.index == "flat":
-        per, why = 4 * d, Msg("flat: {d} fp32 values", d=d)
-        extra = 0.0
-    elif r.index == "hnsw":
-        per, why = 4 * d + 2 * 32 * 4, Msg("HNSW (M=32): {d} fp32 values + 64 links x 4 B", d=d)
-        extra = 0.0
-    else:
-        m = max(8, d // 16)
-        nlist = int(4 * math.sqrt(chunks))
-        per, why = m + 8, Msg("IVF-PQ: {m}-byte code + 8-byte id", m=m)
-        extra = nlist * d * 4.0
-        why += Msg(" + {nlist} centroids", nlist=nlist)
-    return chunks * per + extra, Msg("{chunks:,} chunks x {why}", chunks=chunks, why=why)
-
-
-def _rag_section(spec: WorkloadSpec, acc: AcceleratorSpec | None) -> dict:
-    r = spec.rag
-    emb = r.embedding_model
-    chunks = r.documents * math.ceil(r.tokens_per_document / r.chunk_tokens)
-    tokens = r.documents * r.tokens_per_document
-    idx, why = _rag_index_bytes(spec)
-    out = {
-        "chunks": q(float(chunks), "chunks", Msg("{documents:,} documents x ceil({tokens_per_document}/{chunk_tokens})", documents=r.documents, tokens_per_document=r.tokens_per_document, chunk_tokens=r.chunk_tokens)),
-        "embedding_model": emb.name if emb else None,
-        "index_bytes": q(idx, "bytes", why),
-        "chunk_text_bytes": q(chunks * r.chunk_tokens * 4.0, "bytes", Msg("chunk text at ~4 bytes per token, on NVMe")),
-    }
-    if emb is not None:
-        cpu_tok_s = infra.CPU_EMBED_GFLOPS_PER_CORE * 1e9 / (2.0 * emb.params)
-        out["ingest_cpu_core_hours"] = q(tokens / cpu_tok_s / 3600, "core-hours",
-                                         Msg("{tokens:.3g} tokens x 2 x {params:,} params at {cpu_embed_gflops_per_core:g} GFLOP/s per core (assumption)", tokens=tokens, params=emb.params, cpu_embed_gflops_per_core=infra.CPU_EMBED_GFLOPS_PER_CORE))
-        if acc is not None:
-            peak, _ = search.peak_tflops(acc, "bf16")
-            if peak:
-                gpu_tok_s = serving.embedding_throughput_tokens_s(params=emb.params, peak_tflops=peak)
-                out["ingest_gpu_hours"] = q(tokens / gpu_tok_s / 3600, "GPU-hours", Msg("on one {model} at 50% of bf16 peak", model=acc.model))
-        q_tokens = 32
-        out["query_embedding_cpu_cores"] = q(math.ceil(r.queries_per_second * q_tokens / cpu_tok_s / 0.5) or 1, "cores",
-                                             Msg("{queries_per_second:g} queries/s x ~{q_tokens} tokens at 50% CPU load", queries_per_second=r.queries_per_second, q_tokens=q_tokens))
-    return out
-
-
 def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
     s, d = spec.serving, spec.data
     rps = s.requests_per_second if s else 1.0
-    rag = _rag_section(spec, None) if spec.rag is not None else {}
-    index = _rag_index_bytes(spec)[0] if spec.rag is not None else 0.0
+    rag = rag_section(spec, None) if spec.rag is not None else {}
+    index = rag_index_bytes(spec)[0] if spec.rag is not None else 0.0
     emb_cores = rag.get("query_embedding_cpu_cores", {}).get("value", 0) or 0
     cores = max(4, math.ceil(rps * 0.05 / 0.5)) + emb_cores + 2
     ram = 8 * GIB + 1.3 * index + (spec.rag.embedding_model.params * 4 if spec.rag and spec.rag.embedding_model else 0)

@@ -17,6 +17,7 @@ from . import infra, memory, search
 from .calibration import Calibrations
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
+from .rag import rag_index_bytes
 from .result import Configuration, q
 from .serving_constants import RUNTIME_SPECS
 from .spec import WorkloadSpec
@@ -470,9 +471,8 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
     sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps, tensor_parallel=tp,
                                  as_instances=as_instances)
     servers = sp["servers"]["value"]
-    from .sizing import _rag_index_bytes  # noqa: PLC0415 (RAG helpers live with the other kinds)
 
-    index_ram = spec.kind == "rag" and _rag_index_bytes(spec)[0] or 0.0
+    index_ram = spec.kind == "rag" and rag_index_bytes(spec)[0] or 0.0
     host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram,
                               tensor_parallel=tp)
     weights_bytes = res["weights_bytes"]
@@ -483,7 +483,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("data.dataset_gb + growth")),
     }
     if spec.kind == "rag":
-        idx, why = _rag_index_bytes(spec)
+        idx, why = rag_index_bytes(spec)
         storage["vector_index_bytes"] = q(idx, "bytes", why + " (on NVMe, loaded into RAM)")
     why = (Msg("the pinned layout, evaluated exactly at the stated load") if spec.hardware.accelerator and spec.hardware.count
            else Msg("meets the p95 targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest "
