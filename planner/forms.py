@@ -96,7 +96,7 @@ def _choice(label, help_text, choices, initial=None):
 
 def _model_api_field():
     """The model API(s) the agent calls: the ones priced in the catalog, with their provider."""
-    from planner.api.services import priced_model_apis
+    from planner.model_apis import priced_model_apis
 
     return forms.MultipleChoiceField(
         label=_("Model API"), required=False, choices=priced_model_apis(), widget=forms.CheckboxSelectMultiple,
@@ -508,9 +508,9 @@ class WorkloadForm(CostOptionsForm):
         spec = self.build_spec()
         if set(self.errors) - before:
             return cleaned
-        from planner.api.services import check_model_api
         from planner.engine.errors import SpecValidationError
         from planner.engine.spec import parse_workload_spec
+        from planner.model_apis import check_model_api
 
         try:
             parsed = parse_workload_spec(spec)
@@ -532,7 +532,7 @@ class WorkloadForm(CostOptionsForm):
             return  # options() needs every cost field cleaned
         from costs.engine import errors as cost_errors
         from costs.engine import options as cost_options
-        from planner.api.services import serving_hours_per_day
+        from planner.model_apis import serving_hours_per_day
 
         try:
             parsed = cost_options.parse_cost_options(self.options())
