@@ -753,6 +753,18 @@ def _site_limit(hardware, *, servers: int, power_w: Decimal | None) -> str:
 # ---- the entry point -------------------------------------------------------------------------
 
 
+def _is_model_preset(model_id: str) -> bool:
+    from planner.engine.presets import get_preset
+
+    return get_preset(model_id) is not None
+
+
+def parse_options(data, **kw):
+    """costs.engine.options.parse_cost_options with the sizing engine's model presets as the known
+    open-weights models: what every caller outside the pure cost engine uses."""
+    return parse_cost_options(data, is_model_preset=_is_model_preset, **kw)
+
+
 def build_cost_inputs(
     *, sizing: dict, price_snapshot: dict, rate_snapshot: dict, options: dict | None, spec=None
 ) -> tuple[CostInputs, list[str]]:
@@ -766,7 +778,7 @@ def build_cost_inputs_with_sources(
     *, sizing: dict, price_snapshot: dict, rate_snapshot: dict, options: dict | None, spec=None
 ) -> tuple[CostInputs, list[str], price_sources.Sources]:
     as_of = _date(price_snapshot.get("as_of")) or _date(rate_snapshot.get("as_of"))
-    opts = parse_cost_options(options or {}, default_as_of=as_of)
+    opts = parse_options(options or {}, default_as_of=as_of)
     if as_of is not None and opts.as_of != as_of:
         # one plan date: the prices were taken on as_of; FX and VAT of another day would not match them
         raise CostValidationError(

@@ -373,11 +373,11 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
         cleaned = super().clean()
         if any(name in self.errors for name in COST_FIELDS):
             return cleaned
+        from costs.adapters import parse_options
         from costs.engine import errors as cost_errors
-        from costs.engine import options as cost_options
 
         try:
-            cost_options.parse_cost_options(self.options())
+            parse_options(self.options())
         except cost_errors.CostValidationError as exc:
             more = set(self.cleaned_data.get("more") or {})
             for err in exc.errors:
@@ -530,12 +530,13 @@ class WorkloadForm(CostOptionsForm):
         shown on the utilisation field instead of failing the computed version."""
         if any(name in self.errors for name in COST_FIELDS) or "more" in self.errors:
             return  # options() needs every cost field cleaned
+        from costs.adapters import parse_options
         from costs.engine import errors as cost_errors
         from costs.engine import options as cost_options
         from planner.model_apis import serving_hours_per_day
 
         try:
-            parsed = cost_options.parse_cost_options(self.options())
+            parsed = parse_options(self.options())
             cost_options.check_options_for_service(parsed, serving_hours_per_day=serving_hours_per_day(spec))
         except cost_errors.CostValidationError as exc:
             for err in exc.errors:

@@ -7,10 +7,10 @@ field path (``costs.utilisation: must be between 0 and 1``).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from catalog.domain.messages import Msg
-from planner.engine.presets import get_preset
 
 from .errors import CostValidationError, FieldError
 from .inputs import (
@@ -198,7 +198,7 @@ def _server_prices(c: _Collector, raw) -> tuple[ServerPrice, ...]:
     return tuple(out)
 
 
-def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
+def _api_prices(c: _Collector, raw, is_model_preset: Callable[[str], bool] | None) -> tuple[ApiPrice, ...]:
     if not isinstance(raw, list):
         c.err("api_prices", Msg("must be a list"))
         return ()
@@ -216,7 +216,8 @@ def _api_prices(c: _Collector, raw) -> tuple[ApiPrice, ...]:
         p_in = _price(c, item, "input_per_1m_tokens", path, cur, "per 1M input tokens", vat, source)
         p_out = _price(c, item, "output_per_1m_tokens", path, cur, "per 1M output tokens", vat, source)
         open_model = item.get("open_weights_model")
-        if open_model is not None and (not isinstance(open_model, str) or get_preset(open_model) is None):
+        if open_model is not None and (not isinstance(open_model, str) or not open_model.strip() or (
+                is_model_preset is not None and not is_model_preset(open_model))):
             c.err(f"{path}.open_weights_model", Msg("must be a model preset id (the open-weights model the API serves)"))
             open_model = None
         if provider and model and p_in and p_out:
@@ -268,8 +269,13 @@ def _support_lines(c: _Collector, raw) -> tuple[SupportLine, ...]:
     return tuple(out)
 
 
-def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: str = "costs") -> CostOptions:
-    """``data`` is the decoded JSON of the costs section (or None for all defaults)."""
+def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: str = "costs",
+                       is_model_preset: Callable[[str], bool] | None = None) -> CostOptions:
+    """``data`` is the decoded JSON of the costs section (or None for all defaults).
+
+    ``is_model_preset`` says whether an id names a model preset (api_prices[].open_weights_model); the
+    presets belong to the sizing engine, so the caller hands the check in (costs.adapters.parse_options
+    does). Without it such an id is only checked to be a non-empty string."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -395,7 +401,7 @@ def parse_cost_options(data, *, default_as_of: dt.date | None = None, prefix: st
     if "server_prices" in data:
         kw["user_servers"] = _server_prices(c, data["server_prices"])
     if "api_prices" in data:
-        kw["user_api_prices"] = _api_prices(c, data["api_prices"])
+        kw["user_api_prices"] = _api_prices(c, data["api_prices"], is_model_preset)
     if "data_residency" in data:
         kw["data_residency"] = _residency(c, data["data_residency"])
     if "providers" in data:

@@ -47,11 +47,12 @@ def costs_validate(*, data: dict, prefix: str = "costs", spec: dict | None = Non
     """Validate cost options with the cost engine's parser; errors carry `prefix.` paths.
     With the (already validated) `spec`, also the rules that join the two (a service at
     utilisation 0)."""
+    from costs.adapters import parse_options
     from costs.engine.errors import CostValidationError
-    from costs.engine.options import check_options_for_service, parse_cost_options
+    from costs.engine.options import check_options_for_service
 
     try:
-        options = parse_cost_options(data, prefix=prefix)  # its paths already start with `prefix`
+        options = parse_options(data, prefix=prefix)  # its paths already start with `prefix`
         check_options_for_service(options, serving_hours_per_day=serving_hours_per_day(spec), prefix=prefix)
     except CostValidationError as exc:
         raise engine_errors(exc) from None

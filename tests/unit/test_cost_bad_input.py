@@ -169,3 +169,21 @@ def test_utilisation_zero_is_refused_for_a_24_hour_service():
     with pytest.raises(CostValidationError) as exc:
         cost_plan(inputs=inputs(utilisation=D(0), workloads=[workload(utilisation=D(1))]))
     assert exc.value.errors[0].path == "costs.utilisation"
+
+
+def test_open_weights_model_is_checked_by_the_callers_preset_check():
+    """The pure cost engine knows no model presets (they are the sizing engine's): the caller hands the
+    check in (costs.adapters.parse_options passes the presets); an empty id is refused either way."""
+    from costs.adapters import parse_options
+
+    item = {"provider": "Hoster", "model": "m", "currency": "USD", "input_per_1m_tokens": 1,
+            "output_per_1m_tokens": 2, "open_weights_model": "llama-9"}
+    with pytest.raises(CostValidationError) as exc:
+        parse_cost_options({"api_prices": [item]}, is_model_preset=lambda m: m == "llama-3.1-8b")
+    assert [e.path for e in exc.value.errors] == ["costs.api_prices[0].open_weights_model"]
+    with pytest.raises(CostValidationError):
+        parse_options({"api_prices": [item]})
+    ok = parse_options({"api_prices": [{**item, "open_weights_model": "llama-3.1-8b"}]})
+    assert ok.user_api_prices[0].open_weights_model == "llama-3.1-8b"
+    with pytest.raises(CostValidationError):
+        parse_cost_options({"api_prices": [{**item, "open_weights_model": " "}]})

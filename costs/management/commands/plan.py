@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
+from costs.adapters import parse_options
 from costs.engine.errors import CostValidationError
-from costs.engine.options import parse_cost_options
 
 BAD_INPUT = 2
 
@@ -82,7 +82,7 @@ class Command(BaseCommand):
         except SpecValidationError as exc:
             errors += [f"{e.field}: {e.message}" for e in exc.errors]
         try:
-            parse_cost_options(costs, default_as_of=day)
+            parse_options(costs, default_as_of=day)
         except CostValidationError as exc:
             errors += [str(e) for e in exc.errors]
         if errors:
