@@ -2,7 +2,7 @@
 vectorised Monte Carlo, and tornado sensitivity.
 
 Monte Carlo and sensitivity use each option's linear model: per line, a + b x u through the
-option's own utilisation and utilisation 1 (exact at both; plan._linear; in between, billing
+option's own utilisation and utilisation 1 (exact at both; totals._linear; in between, billing
 granularity makes cloud cost a step function this ignores). Floats are fine here: they rank
 and spread totals; reported money is rounded back to Decimal cents.
 """

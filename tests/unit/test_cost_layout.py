@@ -85,7 +85,7 @@ def test_spot_for_training_has_no_outage_line_nor_warning():
 def test_two_options_with_the_same_label_are_told_apart():
     from dataclasses import replace
 
-    from costs.engine.plan import _unique_labels
+    from costs.engine.shortlist import _unique_labels
 
     res = cost_plan(
         inputs=inputs(offers=[offer(provider="A"), offer(provider="B")], options=("cloud_on_demand",))
