@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from costs.adapters import _site_limit
+from costs.adapters.site import _site_limit
 from planner.engine.errors import SpecValidationError
 from planner.engine.spec import HardwareSpec, parse_workload_spec
 from planner.services import compute_from_inputs

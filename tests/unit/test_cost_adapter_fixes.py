@@ -6,11 +6,11 @@ from decimal import Decimal as D
 import pytest
 
 from costs.adapters import (
-    _user_egress_gb,
     buyable_shape,
     cloud_offers_from_snapshot,
     storage_rates_from_snapshot,
 )
+from costs.adapters.workloads import _user_egress_gb
 from costs.engine.inputs import Rate
 
 

@@ -143,7 +143,7 @@ def test_the_useful_share_of_a_serving_fleet_follows_the_load():
 
 
 def test_the_adapter_gives_the_serving_fleet_the_volume_over_the_peak():
-    from costs.adapters import _load_share
+    from costs.adapters.workloads import _load_share
 
     assert _load_share(_spec(requests_per_day=6000).serving) == D(6000) / D(180_000)
     assert _load_share(_spec().serving) == D("0.3")
