@@ -2,7 +2,7 @@
 
 Every row of ../shared/reference/serving_measured.csv is treated as a run a team recorded (through
 the same validator as an uploaded file), grouped by calibration key (GPU system, engine, precision),
-and fitted with planner.calibration_fit exactly as the scoreboard fits a team's runs. Reported per
+and fitted with planner.calibration.fit exactly as the scoreboard fits a team's runs. Reported per
 key: the median absolute percentage error (MdAPE) of mean TTFT and TPOT with the presets, and
 calibrated, measured honestly on runs the fit did not see:
   - leave-one-out: each run predicted with the median scales of the other runs of its key;
@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner import calibration_fit as fit  # noqa: E402
-from planner.calibration_formats import Resolver, clean_serving  # noqa: E402
+from planner.calibration import fit  # noqa: E402
+from planner.calibration.formats import Resolver, clean_serving  # noqa: E402
 from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
 
 MEASURED = ROOT.parent / "shared" / "reference" / "serving_measured.csv"

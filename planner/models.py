@@ -197,4 +197,4 @@ class IdempotencyKey(models.Model):
         return self.key
 
 
-from .calibration_models import Calibration, MeasuredRun  # noqa: E402,F401  (registered with the planner app)
+from .calibration.models import Calibration, MeasuredRun  # noqa: E402,F401  (registered with the planner app)

@@ -125,7 +125,7 @@ def plan_version_create(*, plan: Plan, user, inputs: dict | None = None, note: s
                         as_of: date | None = None) -> PlanVersion:
     """Save a pending version with frozen inputs and today's snapshots; queue it on commit."""
     as_of = as_of or timezone.localdate()
-    from .calibration_services import active_calibrations
+    from .calibration.services import active_calibrations
 
     inputs = inputs if inputs is not None else plan_inputs(plan=plan)
     inputs = _with_team_procurement(inputs, plan.team)

@@ -1,7 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import calibration_views, team_views, views
+from . import team_views, views
+from .calibration import views as calibration_views
 
 urlpatterns = [
     path("", views.home, name="home"),

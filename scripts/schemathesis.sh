@@ -89,7 +89,7 @@ for i in range(5):
 # and quote operations to find; the run differs from the schema's example run (concurrency),
 # so recording the example still succeeds.
 from catalog.quotes import quote_create
-from planner import calibration_services as cs
+from planner.calibration import services as cs
 from planner.api.calibration import ACTIVATE_EXAMPLE_KEY, RUN_EXAMPLE
 
 seeded = {**RUN_EXAMPLE.value["run"], "concurrency": 8}

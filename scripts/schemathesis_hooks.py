@@ -215,14 +215,14 @@ def _resolver():
 
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
         django.setup()
-        from planner.calibration_services import catalog_resolver
+        from planner.calibration.services import catalog_resolver
 
         _resolver_cache.append(catalog_resolver())
     return _resolver_cache[0]
 
 
 def _supported_precision(run: dict, _field: str, _message: str) -> bool:
-    from planner.calibration_fit import compute_precision
+    from planner.calibration.fit import compute_precision
     from planner.engine.precision import PRECISIONS, peak_tflops
 
     acc = _resolver().accelerator(run["accelerator"])
@@ -281,7 +281,7 @@ def _speed_at(mfu_target: float):
 
 
 # (field, text in the parser's message) -> repair, for the rules between a run's fields (or
-# against the chip) that planner.calibration_formats checks after the schema; docs/API.md.
+# against the chip) that planner.calibration.formats checks after the schema; docs/API.md.
 RUN_RULES = {
     ("tensor_parallel", "does not divide the"): _drop_run_fields("tensor_parallel", "pipeline_parallel"),
     ("precision", "has no known"): _supported_precision,
@@ -306,7 +306,7 @@ def repair_run(kind, run):
     it breaks); unchanged when it breaks any other rule, so the server's 400 shows up."""
     if not isinstance(run, dict) or kind not in ("serving", "training"):
         return run
-    from planner.calibration_formats import clean_serving, clean_training
+    from planner.calibration.formats import clean_serving, clean_training
 
     clean = clean_serving if kind == "serving" else clean_training
     fixed = copy.deepcopy(run)

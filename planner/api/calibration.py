@@ -15,10 +15,10 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from planner import calibration_services as cs
 from planner import i18n
-from planner.calibration_formats import DuplicateRunsError, RunFileError
-from planner.calibration_models import Calibration, MeasuredRun
+from planner.calibration import services as cs
+from planner.calibration.formats import DuplicateRunsError, RunFileError
+from planner.calibration.models import Calibration, MeasuredRun
 from planner.selectors import teams_for_user
 
 from .body_schema import check_body

@@ -11,7 +11,7 @@ parser's 400 after that (docs/API.md, "Rules the schema cannot state").
 from __future__ import annotations
 
 from planner.api.body_schema import catalog_enum
-from planner.calibration_formats import (
+from planner.calibration.formats import (
     CHECKPOINTING,
     COMMON_NUMBERS,
     ENGINE_VERSION_MAX,
@@ -24,7 +24,7 @@ from planner.calibration_formats import (
     TRAINING_SPEED_FIELDS,
     NumberField,
 )
-from planner.calibration_models import RunKind
+from planner.calibration.models import RunKind
 from planner.engine.precision import PRECISIONS, peak_tflops
 from planner.engine.presets import list_presets, preset_arch
 
@@ -40,8 +40,8 @@ def _number(f: NumberField) -> dict:
 def _accelerator_ids(resolver=None) -> dict:
     """The enum of catalog accelerators with at least one known peak throughput: a run on a chip
     with none cannot be scored (which precision the chip has a peak for is the parser's rule)."""
-    from planner.calibration_fit import compute_precision
-    from planner.calibration_services import catalog_resolver
+    from planner.calibration.fit import compute_precision
+    from planner.calibration.services import catalog_resolver
 
     return catalog_enum(lambda: sorted(acc.id for acc in (resolver or catalog_resolver()).accelerators
                                        if any(peak_tflops(acc, compute_precision(p))[0] for p in PRECISIONS)))

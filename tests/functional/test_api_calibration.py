@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.calibration_models import Calibration, MeasuredRun
+from planner.calibration.models import Calibration, MeasuredRun
 from tests.functional.api_fixtures import *  # noqa: F403
 from tests.functional.api_fixtures import catalog, client_for, world  # noqa: F401
 
@@ -135,7 +135,7 @@ def test_a_runs_fit_is_made_when_recorded_and_read_by_the_scoreboard(world, cata
     runs reads them instead of spending most of a minute (schemathesis's 10 s limit found it)."""
     from django.core.cache import cache
 
-    from planner import calibration_fit
+    from planner.calibration import fit as calibration_fit
 
     api = client_for(world.users["editor"])
     assert api.post(RUNS, {"team": world.team.id, "kind": "serving", "run": ONE_RUN}, format="json").status_code == 201

@@ -10,7 +10,7 @@ from catalog.models import SupplierQuote
 from planner.api.body_schema import check_body, validator_schema
 from planner.api.calibration_schema import run_body_schema
 from planner.api.errors import FieldErrors
-from planner.calibration_models import MeasuredRun
+from planner.calibration.models import MeasuredRun
 from tests.conftest import schemathesis_hooks
 from tests.functional.api_fixtures import *  # noqa: F403
 from tests.functional.api_fixtures import catalog, client_for, world  # noqa: F401
@@ -171,7 +171,7 @@ def test_runs_at_the_schemas_extremes_are_recorded_or_refused_and_never_break_th
     hook repairs a positive case: recorded (201) or already recorded (409), and the scoreboard and
     activation of every group still answer (found by schemathesis: a run at 5e-324 s per step implied
     an MFU of 0 and the scoreboard divided by it)."""
-    from planner.calibration_formats import COMMON_NUMBERS, SERVING_NUMBERS, TRAINING_NUMBERS
+    from planner.calibration.formats import COMMON_NUMBERS, SERVING_NUMBERS, TRAINING_NUMBERS
 
     hooks = schemathesis_hooks()
     api = client_for(world.users["editor"])

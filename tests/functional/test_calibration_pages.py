@@ -11,8 +11,8 @@ import pytest
 from auditlog.models import LogEntry
 from django.urls import reverse
 
-from planner import calibration_services as cs
-from planner.calibration_models import Calibration, MeasuredRun
+from planner.calibration import services as cs
+from planner.calibration.models import Calibration, MeasuredRun
 from planner.choices import Role, VersionStatus
 from planner.models import PlanVersion
 from planner.services import compute_from_inputs, plan_create, plan_version_compute, workload_create

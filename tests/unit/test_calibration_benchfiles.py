@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.calibration_formats import Resolver, RunFileError, detect_format, parse_file
+from planner.calibration.formats import Resolver, RunFileError, detect_format, parse_file
 from planner.engine.catalog_csv import load_accelerator_aliases, load_accelerators_csv
 from planner.engine.errors import SpecValidationError
 from planner.engine.resolve import resolve_accelerator

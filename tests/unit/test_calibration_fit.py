@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from planner import calibration_fit as fit
-from planner.calibration_formats import (
+from planner.calibration import fit
+from planner.calibration.formats import (
     MAX_FILE_BYTES,
     Resolver,
     RunFileError,

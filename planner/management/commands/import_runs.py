@@ -9,8 +9,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from planner.calibration_formats import PARSERS, RunFileError
-from planner.calibration_services import runs_import
+from planner.calibration.formats import PARSERS, RunFileError
+from planner.calibration.services import runs_import
 from planner.models import Team
 
 CONTEXT = ("model", "accelerator", "count", "tensor_parallel", "precision", "engine", "engine_version", "measured_on")

@@ -73,7 +73,7 @@ class MeasuredRun(models.Model):
     notes = models.JSONField(_("notes"), default=list, blank=True)
     # sha256 of the validated figures: the same run recorded twice would count twice in a fit.
     fingerprint = models.CharField(max_length=64, editable=False)
-    # The run's own fit (calibration_services._stored_fit): tens of engine evaluations, done when the
+    # The run's own fit (calibration.services._stored_fit): tens of engine evaluations, done when the
     # run is recorded and kept with the key of the engine and accelerator data it was made with.
     fit_memo = models.JSONField(default=dict, blank=True, editable=False)
     created_by = models.ForeignKey(
@@ -99,13 +99,13 @@ class MeasuredRun(models.Model):
     @property
     def note_texts(self) -> list[str]:
         """The reading notes in the active language."""
-        from .i18n import render
+        from ..i18n import render
 
         return [render(n) for n in self.notes or []]
 
     @property
     def calibration_key(self) -> tuple[str, str, str]:
-        from .calibration_fit import compute_precision
+        from .fit import compute_precision
 
         if self.kind == RunKind.SERVING:
             return (self.accelerator, self.runtime, compute_precision(self.precision))

@@ -1,7 +1,7 @@
 """Web pages of calibration: the scoreboard, uploading and typing runs, (de)activating.
 
 Thin like planner/views.py: a team is looked up among the user's teams (another team's is a
-404), changes need the editor or owner role, the work is in planner.calibration_services.
+404), changes need the editor or owner role, the work is in planner.calibration.services.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from . import calibration_services as cs
-from . import i18n, selectors
-from .calibration_formats import RunFileError
-from .calibration_forms import RunForm, RunUploadForm
-from .calibration_models import Calibration, MeasuredRun, RunKind
+from .. import i18n, selectors
+from . import services as cs
+from .formats import RunFileError
+from .forms import RunForm, RunUploadForm
+from .models import Calibration, MeasuredRun, RunKind
 
 
 def _team(request, team_id=None):

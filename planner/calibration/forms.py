@@ -1,7 +1,7 @@
 """Forms of the calibration pages: upload a benchmark file, or type one run in.
 
 They check shapes only; the run's fields are validated (and resolved against the catalog) by
-planner.calibration_formats, one validator for the file, the form and the API.
+planner.calibration.formats, one validator for the file, the form and the API.
 """
 
 from django import forms
@@ -9,8 +9,8 @@ from django.utils.translation import gettext_lazy as _
 
 from planner.engine.precision import PRECISIONS
 
-from .calibration_fit import RUNTIME_NAMES
-from .calibration_formats import MAX_FILE_BYTES
+from .fit import RUNTIME_NAMES
+from .formats import MAX_FILE_BYTES
 
 FORMAT_CHOICES = [
     ("auto", _("Detect from the content")),
@@ -88,7 +88,7 @@ TRAINING_FIELDS = {
 
 
 class RunForm(forms.Form):
-    """One run typed in; every field is text here and validated by calibration_formats."""
+    """One run typed in; every field is text here and validated by calibration.formats."""
 
     team = TeamField(queryset=None, label=_("Team"), empty_label=None)
 
