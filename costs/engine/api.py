@@ -6,21 +6,12 @@ from decimal import Decimal
 
 from catalog.domain.messages import Msg
 
+from .downtime import downtime_lines
 from .inputs import HOURS_PER_MONTH, ApiPrice, CpuInstance, Workload
-from .lines import (
-    MILLION,
-    Context,
-    Line,
-    Usage,
-    downtime_lines,
-    engineering_lines,
-    price_show,
-    storage_lines,
-    tokens,
-    traffic_lines,
-)
+from .lines import MILLION, Context, Line, Usage, price_show, tokens
 from .money import ZERO
 from .option import OptionCost
+from .rows import engineering_lines, storage_lines, traffic_lines
 
 
 def api_option(ctx: Context, w: Workload, api: ApiPrice) -> OptionCost | None:

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from catalog.domain.messages import Msg, figure
 
+from .downtime import downtime_lines
 from .inputs import HOURS_PER_MONTH, CloudOffer, Workload
 from .lines import (
     RISK_ROW,
@@ -15,10 +16,7 @@ from .lines import (
     Usage,
     ceil_div,
     ceil_to,
-    downtime_lines,
-    engineering_lines,
     fleet_text,
-    gpu_time_lines,
     gpus_text,
     hosts_text,
     item,
@@ -27,13 +25,12 @@ from .lines import (
     price_show,
     schedule_of,
     show,
-    storage_lines,
     tokens,
-    traffic_lines,
     useful_hours,
 )
 from .money import ONE, ZERO
 from .option import OptionCost
+from .rows import engineering_lines, gpu_time_lines, storage_lines, traffic_lines
 
 MODE_TEXT = {
     "cloud_on_demand": "on-demand",

@@ -6,27 +6,24 @@ from decimal import Decimal
 
 from catalog.domain.messages import Msg
 
+from .downtime import downtime_lines
 from .inputs import HOURS_PER_MONTH, DedicatedOffer, Workload
 from .lines import (
     Context,
     Line,
     Usage,
     ceil_div,
-    downtime_lines,
-    engineering_lines,
     fleet_text,
-    gpu_time_lines,
     gpus_text,
     hosts_text,
     layout_warnings,
     price_show,
-    storage_lines,
     tokens,
-    traffic_lines,
     useful_hours,
 )
 from .money import ZERO
 from .option import OptionCost
+from .rows import engineering_lines, gpu_time_lines, storage_lines, traffic_lines
 
 
 def dedicated_option(

@@ -6,28 +6,25 @@ from decimal import Decimal
 
 from catalog.domain.messages import Msg, figure
 
+from .downtime import downtime_lines
 from .inputs import HOURS_PER_MONTH, ServerPrice, Workload
 from .lines import (
     Context,
     Line,
     Usage,
     ceil_div,
-    downtime_lines,
-    engineering_lines,
     fleet_text,
-    gpu_time_lines,
     hosts_text,
     item,
     layout_warnings,
     price_show,
     show,
     tokens,
-    traffic_lines,
     useful_hours,
-    user_support_lines,
 )
 from .money import ONE, ZERO
 from .option import OptionCost
+from .rows import engineering_lines, gpu_time_lines, traffic_lines, user_support_lines
 
 
 def amortised(
