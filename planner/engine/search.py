@@ -3,79 +3,78 @@
 Memory per GPU depends only on the layout, so it is computed once per layout and compared
 against every accelerator's capacity in one broadcast; time depends on the accelerator's
 peak and the efficiency preset. See docs/SIZING.md for the ranking rules.
+
+The grid and catalog arrays are in ``search_catalog``, the serving search in ``search_serving``;
+this module holds the training search and re-exports both (the old import path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import compute, memory, moe_comm
 from .architecture import ModelArch
-from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec, gpus_per_server  # noqa: F401 (re-exported: search.gpus_per_server)
-from .precision import BYTES_PER_VALUE, has_eight_bit_units, peak_tflops, weight_bytes_per_param
-from .serving_layout import bottleneck, make_engines
+from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
+from .search_catalog import (
+    CKPT_CODES,
+    CKPT_NAMES,
+    COUNTS,
+    DEFAULT_TRAINING_TARGET_HOURS,
+    GIB,
+    MAX_GPUS,
+    PP_OPTIONS,
+    SERVE_PP_OPTIONS,
+    TP_OPTIONS,
+    CatalogArrays,
+    catalog_arrays,
+)
+from .search_serving import (
+    OP_KEYS,
+    ServingInputs,
+    search_serving,
+    serving_layouts,
+    serving_targets,
+)
 from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
 
-GIB = memory.GIB
-MAX_GPUS = 1024
-COUNTS = np.array(list(range(1, 8)) + list(range(8, MAX_GPUS + 1, 8)), dtype=np.int64)
-TP_OPTIONS = (1, 2, 4, 8)
-PP_OPTIONS = (1, 2, 4, 8, 16, 32, 64)
-SERVE_PP_OPTIONS = (1, 2, 4, 8)
-DEFAULT_TRAINING_TARGET_HOURS = 30 * 24
-CKPT_CODES = {"none": 0, "selective": 1, "full": 2}
-CKPT_NAMES = {v: k for k, v in CKPT_CODES.items()}  # without a deadline, prefer runs of at most 30 days
-
-
-@dataclass(frozen=True, kw_only=True)
-class CatalogArrays:
-    accelerators: tuple[AcceleratorSpec, ...]
-    capacity_bytes: np.ndarray
-    bandwidth_gb_s: np.ndarray
-    peak_tflops: np.ndarray  # NaN where the compute format's peak is unknown
-    peak_column: tuple[str, ...]
-    peak_ratio: np.ndarray  # peak(compute format) / peak(bf16): attention cores run in bf16
-    mfu_base: np.ndarray
-    mfu_base_16bit: np.ndarray  # the generation's 16-bit base: an 8-bit step never beats the peak ratio
-    mfu_base_explain: tuple[str, ...]
-    gpus_per_server: np.ndarray
-    price_gpu_hour_usd: np.ndarray  # NaN where unknown
-
-
-def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str,
-                   gpus_per_server_pin: int | None = None) -> CatalogArrays:
-    peaks, cols, bases, whys, ratios, b16s = [], [], [], [], [], []
-    for a in accelerators:
-        p, col = peak_tflops(a, compute_precision)
-        peaks.append(np.nan if p is None else p)
-        cols.append(col)
-        p16, _ = peak_tflops(a, "bf16")
-        ratios.append(p / p16 if p and p16 else 1.0)
-        base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision,
-                                            has_format_units=has_eight_bit_units(compute_precision, col))
-        bases.append(base)
-        b16s.append(compute.base_16bit(compute.generation_of(a.architecture)))
-        whys.append(why)
-    return CatalogArrays(
-        accelerators=tuple(accelerators),
-        capacity_bytes=np.array([a.memory_gib * GIB for a in accelerators], dtype=float),
-        bandwidth_gb_s=np.array([a.memory_bandwidth_gb_s for a in accelerators], dtype=float),
-        peak_tflops=np.array(peaks, dtype=float),
-        peak_column=tuple(cols),
-        peak_ratio=np.array(ratios, dtype=float),
-        mfu_base=np.array(bases, dtype=float),
-        mfu_base_16bit=np.array(b16s, dtype=float),
-        mfu_base_explain=tuple(whys),
-        gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
-        price_gpu_hour_usd=np.array(
-            [np.nan if a.cloud_price_per_gpu_hour_usd is None else a.cloud_price_per_gpu_hour_usd for a in accelerators],
-            dtype=float,
-        ),
-    )
+__all__ = [
+    "CKPT_CODES",
+    "CKPT_NAMES",
+    "COUNTS",
+    "CP_OPTIONS",
+    "CatalogArrays",
+    "DEFAULT_TPOT_SLACK",
+    "DEFAULT_TRAINING_TARGET_HOURS",
+    "DEFAULT_TTFT_SLACK",
+    "GIB",
+    "MAX_GPUS",
+    "MIN_TOKENS_PER_CP_RANK",
+    "OP_KEYS",
+    "PP_OPTIONS",
+    "SERVE_PP_OPTIONS",
+    "ServingInputs",
+    "TP_OPTIONS",
+    "TrainingInputs",
+    "VPP_OPTIONS",
+    "catalog_arrays",
+    "context_parallel_options",
+    "gpus_per_server",
+    "layout_speed",
+    "max_data_parallel",
+    "moe_all_to_all",
+    "peak_tflops",
+    "search_serving",
+    "search_training",
+    "serving_layouts",
+    "serving_targets",
+    "trainable_bytes_per_param",
+    "training_efficiency_and_goodput",
+    "training_layouts",
+    "training_memory",
+]
 
 
 # ----------------------------------------------------------------------------------- training
@@ -391,172 +390,3 @@ def _min_needed(total: np.ndarray, lay: dict, cat: CatalogArrays) -> np.ndarray:
     """Smallest per-GPU need over the layouts each accelerator can run (tp <= GPUs per server)."""
     by_g = {g: np.where(lay["tp"] <= g, total, np.inf).min() for g in np.unique(cat.gpus_per_server).tolist()}
     return np.array([by_g[g] for g in cat.gpus_per_server.tolist()], dtype=float)
-
-
-# ------------------------------------------------------------------------------------ serving
-
-
-@dataclass(frozen=True, kw_only=True)
-class ServingInputs:
-    arch: ModelArch
-    weights: str
-    compute_precision: str
-    kv_precision: str
-    context_length: int
-    input_tokens: int
-    output_tokens: int
-    concurrency: int
-    requests_per_second: float
-    ttft_ms: float | None
-    tpot_ms: float | None
-    runtime: str = "vllm"
-    tp_pin: int | None = None
-    pp_pin: int | None = None
-    count_pin: int | None = None
-    calibrations: Calibrations = NO_CALIBRATIONS
-
-
-def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
-    a = s.arch
-    # heads unknown (a custom architecture may give layers and width only): no divisibility rule
-    tps = [tp for tp in TP_OPTIONS if not a.is_transformer or not a.attention_heads or a.attention_heads % tp == 0]
-    if s.tp_pin:
-        tps = [s.tp_pin]
-    pps = (s.pp_pin,) if s.pp_pin else SERVE_PP_OPTIONS
-    rows = [(tp, pp) for tp in tps for pp in pps if not a.is_transformer or pp <= a.layers]
-    if s.count_pin:
-        rows = [(tp, pp) for tp, pp in rows if tp * pp <= s.count_pin] or rows
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
-    return arr[:, 0], arr[:, 1]
-
-
-def _needs_pp(fits: np.ndarray, tp_l: np.ndarray, pp_l: np.ndarray) -> np.ndarray:
-    keep = np.ones_like(fits, dtype=bool)
-    index = {(int(t), int(p)): j for j, (t, p) in enumerate(zip(tp_l, pp_l, strict=True))}
-    for j, (t, p) in enumerate(zip(tp_l.tolist(), pp_l.tolist(), strict=True)):
-        half = index.get((t, p // 2)) if p > 1 else None
-        if half is not None:
-            keep[:, j] = ~fits[:, half]
-    return keep
-
-
-def serving_targets(s: ServingInputs, ttft1: np.ndarray, tpot1: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """p95 targets in seconds: the stated ones, else the documented defaults relative to the unloaded
-    latencies (serving_model.DEFAULT_TTFT_SLACK / DEFAULT_TPOT_SLACK)."""
-    stated = bool(s.ttft_ms or s.tpot_ms)
-    ttft = np.full_like(ttft1, s.ttft_ms / 1e3) if s.ttft_ms else (np.inf if stated else DEFAULT_TTFT_SLACK * ttft1)
-    tpot = np.full_like(tpot1, s.tpot_ms / 1e3) if s.tpot_ms else (np.inf if stated else DEFAULT_TPOT_SLACK * tpot1)
-    return np.broadcast_to(ttft, ttft1.shape), np.broadcast_to(tpot, tpot1.shape), stated
-
-
-def _compress(eng, idx, shape):
-    """The engine restricted to the (accelerator, layout) pairs at `idx` (1-D arrays)."""
-    return type(eng)(**{f: np.broadcast_to(np.asarray(getattr(eng, f), dtype=float), shape)[idx]
-                        for f in eng.__dataclass_fields__})
-
-
-OP_KEYS = ("T", "ttft", "ttft_p50", "ttft_p95", "ttft_p99", "tpot_p95", "tpot_p99", "n_running", "compute_s",
-           "memory_s", "comm_s", "rate", "queued_s", "in_flight")
-
-
-def _operating_point(e, s: ServingInputs, replicas, max_stable, ttft_t, tpot_t) -> dict:
-    """The one operating point a plan reports: the binding one of the two stated loads.
-
-    Both loads are evaluated per replica (replicas share them evenly, as a load balancer spreads
-    them): the open loop at rps / replicas and the closed loop of concurrency / replicas clients.
-    The binding load is the one nearer its p95 targets (max of TTFT p95 / target and TPOT p95 /
-    target; on a tie the higher rate); every figure (step time, latencies and their percentiles,
-    rate, running batch, bottleneck parts) comes from it, so they agree with each other by Little's
-    law. The other load is lighter on the targets: a binding load that meets them means both do."""
-    rps = s.requests_per_second
-    op_open = e.steady(rps / replicas)
-    op_open["rate"] = rps / replicas + 0.0 * op_open["T"]
-    op_open["queued_s"] = np.zeros_like(op_open["T"])
-    op_closed = e.closed_loop(s.concurrency / replicas, cap=max_stable)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        for o in (op_open, op_closed):
-            o["in_flight"] = o["rate"] * (o["ttft"] + (s.output_tokens - 1.0) * o["T"])  # Little's law
-            o["score"] = np.maximum(np.where(np.isfinite(o["ttft_p95"]), o["ttft_p95"] / ttft_t, np.inf),
-                                    np.where(np.isfinite(o["tpot_p95"]), o["tpot_p95"] / tpot_t, np.inf))
-            o["score"] = np.where(np.isnan(o["score"]), 0.0, o["score"])
-    closed = (op_closed["score"] > op_open["score"]) | (
-        (op_closed["score"] == op_open["score"]) & (op_closed["rate"] >= op_open["rate"]))
-    op = {k: np.where(closed, op_closed[k], op_open[k]) for k in OP_KEYS}
-    op["closed_loop"] = closed
-    op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
-    return op
-
-
-def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
-    """Every accelerator x (TP, PP) layout: does one replica fit, how fast a request rate it sustains
-    within the p95 targets, how many replicas the stated load needs, and the operating point."""
-    a = s.arch
-    tp_l, pp_l = serving_layouts(s)
-    eng, mem, notes = make_engines(arch=a, accs=cat.accelerators, runtime=s.runtime, weights=s.weights,
-                                   compute=s.compute_precision, kv_precision=s.kv_precision, tp=tp_l, pp=pp_l,
-                                   isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations)
-    tp = tp_l[None, :].astype(float)
-    pp = pp_l[None, :].astype(float)
-    shape = (len(cat.accelerators), len(tp_l))
-    mem = {k: np.broadcast_to(np.asarray(v, dtype=float), shape) if k != "fits" else np.broadcast_to(v, shape)
-           for k, v in mem.items()}
-    ctx_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
-    kv_split = memory.kv_split(a, tp)
-    fits = (mem["fits"] & (mem["kv_pool_bytes"] >= ctx_seq / (kv_split * pp))
-            & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(eng.flops_s))
-    if not (s.pp_pin or s.tp_pin):
-        fits = fits & _needs_pp(fits, tp_l, pp_l)
-    idx = np.nonzero(fits)
-    e = _compress(eng, idx, shape)  # only layouts that fit are evaluated
-    tp_e, pp_e = np.broadcast_to(tp, shape)[idx], np.broadcast_to(pp, shape)[idx]
-    rps = s.requests_per_second
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        ttft1, tpot1 = e.unloaded()
-        ttft_t, tpot_t, stated = serving_targets(s, ttft1, tpot1)
-        max_stable = e.max_stable_rate()
-        lam = e.rate_meeting(ttft_t, tpot_t, hi=max_stable * 1.000001)  # open loop, per replica, within targets
-        lam_c = e.rate_meeting(ttft_t, tpot_t, closed=True, hi=max_stable * 1.000001)
-        at = e.steady(lam_c, parts=False)
-        clients_max = lam_c * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients within targets
-        need = np.maximum(np.ceil(rps / np.where(lam > 0, lam, np.nan)) if rps > 0 else 1.0,
-                          np.ceil(s.concurrency / np.where(clients_max >= 1, clients_max, np.nan)))
-        meets = np.isfinite(need) & (lam > 0)
-        need = np.where(meets, np.maximum(need, 1.0), np.inf)
-        # Where no rate meets the targets, the closest plan is the one that keeps the queue stable.
-        stable_need = np.ceil(rps / np.where(max_stable > 0, max_stable, np.nan)) if rps > 0 else np.ones_like(lam)
-        stable_need = np.where(np.isfinite(stable_need), np.maximum(stable_need, 1.0), np.inf)
-        replicas = np.where(meets, need, stable_need)
-        if s.count_pin:
-            meets = meets & (replicas * tp_e * pp_e <= s.count_pin)
-            replicas = np.maximum(np.floor(s.count_pin / (tp_e * pp_e)), 1.0)
-        op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
-        if not s.count_pin:
-            # Rounding to whole clients per replica can still miss by a hair: one more replica there.
-            short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
-            if short.any():
-                replicas = np.where(short, replicas + 1.0, replicas)
-                op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
-        count = replicas * tp_e * pp_e
-        meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))
-                 & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)))
-        neck = bottleneck(e, op)
-
-    def full(x, fill=np.inf, dtype=float):
-        out = np.full(shape, fill, dtype=dtype)
-        out[idx] = x
-        return out
-
-    replicas_f, count_f = full(replicas), full(count)
-    op = {k: full(v) for k, v in op.items() if k != "ok"}
-    ttft1, tpot1, ttft_t, tpot_t = full(ttft1), full(tpot1), full(ttft_t), full(tpot_t)
-    lam, max_stable = full(lam, 0.0), full(max_stable, 0.0)
-    meets = full(meets, False, bool)
-    neck = full(neck, "", object)
-    replicas, count = replicas_f, count_f
-    usable = fits & np.isfinite(count) & (np.where(np.isfinite(count), count, np.inf) <= MAX_GPUS)
-    return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": mem["n_max"], "replicas": replicas, "count": count,
-            "meets": meets, "usable": usable, "engine": eng, "mem": mem, "notes": notes, "op": op,
-            "bottleneck": neck, "ttft1": ttft1, "tpot1": tpot1, "ttft_target": ttft_t,
-            "tpot_target": tpot_t, "targets_stated": stated, "rate_meeting": lam, "max_stable_rate": max_stable,
-            "kv_seq": ctx_seq, "weights_bytes": memory.inference_weight_bytes(a, weights=s.weights),
-            "evaluated": int(fits.size)}

@@ -1,0 +1,187 @@
+"""Serving candidate search: layouts x replicas per accelerator and count against the latency targets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import memory
+from .architecture import ModelArch
+from .calibration import NO_CALIBRATIONS, Calibrations
+from .search_catalog import (
+    MAX_GPUS,
+    SERVE_PP_OPTIONS,
+    TP_OPTIONS,
+    CatalogArrays,
+)
+from .serving_layout import bottleneck, make_engines
+from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
+
+# ------------------------------------------------------------------------------------ serving
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingInputs:
+    arch: ModelArch
+    weights: str
+    compute_precision: str
+    kv_precision: str
+    context_length: int
+    input_tokens: int
+    output_tokens: int
+    concurrency: int
+    requests_per_second: float
+    ttft_ms: float | None
+    tpot_ms: float | None
+    runtime: str = "vllm"
+    tp_pin: int | None = None
+    pp_pin: int | None = None
+    count_pin: int | None = None
+    calibrations: Calibrations = NO_CALIBRATIONS
+
+
+def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
+    a = s.arch
+    # heads unknown (a custom architecture may give layers and width only): no divisibility rule
+    tps = [tp for tp in TP_OPTIONS if not a.is_transformer or not a.attention_heads or a.attention_heads % tp == 0]
+    if s.tp_pin:
+        tps = [s.tp_pin]
+    pps = (s.pp_pin,) if s.pp_pin else SERVE_PP_OPTIONS
+    rows = [(tp, pp) for tp in tps for pp in pps if not a.is_transformer or pp <= a.layers]
+    if s.count_pin:
+        rows = [(tp, pp) for tp, pp in rows if tp * pp <= s.count_pin] or rows
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return arr[:, 0], arr[:, 1]
+
+
+def _needs_pp(fits: np.ndarray, tp_l: np.ndarray, pp_l: np.ndarray) -> np.ndarray:
+    keep = np.ones_like(fits, dtype=bool)
+    index = {(int(t), int(p)): j for j, (t, p) in enumerate(zip(tp_l, pp_l, strict=True))}
+    for j, (t, p) in enumerate(zip(tp_l.tolist(), pp_l.tolist(), strict=True)):
+        half = index.get((t, p // 2)) if p > 1 else None
+        if half is not None:
+            keep[:, j] = ~fits[:, half]
+    return keep
+
+
+def serving_targets(s: ServingInputs, ttft1: np.ndarray, tpot1: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """p95 targets in seconds: the stated ones, else the documented defaults relative to the unloaded
+    latencies (serving_model.DEFAULT_TTFT_SLACK / DEFAULT_TPOT_SLACK)."""
+    stated = bool(s.ttft_ms or s.tpot_ms)
+    ttft = np.full_like(ttft1, s.ttft_ms / 1e3) if s.ttft_ms else (np.inf if stated else DEFAULT_TTFT_SLACK * ttft1)
+    tpot = np.full_like(tpot1, s.tpot_ms / 1e3) if s.tpot_ms else (np.inf if stated else DEFAULT_TPOT_SLACK * tpot1)
+    return np.broadcast_to(ttft, ttft1.shape), np.broadcast_to(tpot, tpot1.shape), stated
+
+
+def _compress(eng, idx, shape):
+    """The engine restricted to the (accelerator, layout) pairs at `idx` (1-D arrays)."""
+    return type(eng)(**{f: np.broadcast_to(np.asarray(getattr(eng, f), dtype=float), shape)[idx]
+                        for f in eng.__dataclass_fields__})
+
+
+OP_KEYS = ("T", "ttft", "ttft_p50", "ttft_p95", "ttft_p99", "tpot_p95", "tpot_p99", "n_running", "compute_s",
+           "memory_s", "comm_s", "rate", "queued_s", "in_flight")
+
+
+def _operating_point(e, s: ServingInputs, replicas, max_stable, ttft_t, tpot_t) -> dict:
+    """The one operating point a plan reports: the binding one of the two stated loads.
+
+    Both loads are evaluated per replica (replicas share them evenly, as a load balancer spreads
+    them): the open loop at rps / replicas and the closed loop of concurrency / replicas clients.
+    The binding load is the one nearer its p95 targets (max of TTFT p95 / target and TPOT p95 /
+    target; on a tie the higher rate); every figure (step time, latencies and their percentiles,
+    rate, running batch, bottleneck parts) comes from it, so they agree with each other by Little's
+    law. The other load is lighter on the targets: a binding load that meets them means both do."""
+    rps = s.requests_per_second
+    op_open = e.steady(rps / replicas)
+    op_open["rate"] = rps / replicas + 0.0 * op_open["T"]
+    op_open["queued_s"] = np.zeros_like(op_open["T"])
+    op_closed = e.closed_loop(s.concurrency / replicas, cap=max_stable)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for o in (op_open, op_closed):
+            o["in_flight"] = o["rate"] * (o["ttft"] + (s.output_tokens - 1.0) * o["T"])  # Little's law
+            o["score"] = np.maximum(np.where(np.isfinite(o["ttft_p95"]), o["ttft_p95"] / ttft_t, np.inf),
+                                    np.where(np.isfinite(o["tpot_p95"]), o["tpot_p95"] / tpot_t, np.inf))
+            o["score"] = np.where(np.isnan(o["score"]), 0.0, o["score"])
+    closed = (op_closed["score"] > op_open["score"]) | (
+        (op_closed["score"] == op_open["score"]) & (op_closed["rate"] >= op_open["rate"]))
+    op = {k: np.where(closed, op_closed[k], op_open[k]) for k in OP_KEYS}
+    op["closed_loop"] = closed
+    op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
+    return op
+
+
+def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
+    """Every accelerator x (TP, PP) layout: does one replica fit, how fast a request rate it sustains
+    within the p95 targets, how many replicas the stated load needs, and the operating point."""
+    a = s.arch
+    tp_l, pp_l = serving_layouts(s)
+    eng, mem, notes = make_engines(arch=a, accs=cat.accelerators, runtime=s.runtime, weights=s.weights,
+                                   compute=s.compute_precision, kv_precision=s.kv_precision, tp=tp_l, pp=pp_l,
+                                   isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations)
+    tp = tp_l[None, :].astype(float)
+    pp = pp_l[None, :].astype(float)
+    shape = (len(cat.accelerators), len(tp_l))
+    mem = {k: np.broadcast_to(np.asarray(v, dtype=float), shape) if k != "fits" else np.broadcast_to(v, shape)
+           for k, v in mem.items()}
+    ctx_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
+    kv_split = memory.kv_split(a, tp)
+    fits = (mem["fits"] & (mem["kv_pool_bytes"] >= ctx_seq / (kv_split * pp))
+            & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(eng.flops_s))
+    if not (s.pp_pin or s.tp_pin):
+        fits = fits & _needs_pp(fits, tp_l, pp_l)
+    idx = np.nonzero(fits)
+    e = _compress(eng, idx, shape)  # only layouts that fit are evaluated
+    tp_e, pp_e = np.broadcast_to(tp, shape)[idx], np.broadcast_to(pp, shape)[idx]
+    rps = s.requests_per_second
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        ttft1, tpot1 = e.unloaded()
+        ttft_t, tpot_t, stated = serving_targets(s, ttft1, tpot1)
+        max_stable = e.max_stable_rate()
+        lam = e.rate_meeting(ttft_t, tpot_t, hi=max_stable * 1.000001)  # open loop, per replica, within targets
+        lam_c = e.rate_meeting(ttft_t, tpot_t, closed=True, hi=max_stable * 1.000001)
+        at = e.steady(lam_c, parts=False)
+        clients_max = lam_c * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients within targets
+        need = np.maximum(np.ceil(rps / np.where(lam > 0, lam, np.nan)) if rps > 0 else 1.0,
+                          np.ceil(s.concurrency / np.where(clients_max >= 1, clients_max, np.nan)))
+        meets = np.isfinite(need) & (lam > 0)
+        need = np.where(meets, np.maximum(need, 1.0), np.inf)
+        # Where no rate meets the targets, the closest plan is the one that keeps the queue stable.
+        stable_need = np.ceil(rps / np.where(max_stable > 0, max_stable, np.nan)) if rps > 0 else np.ones_like(lam)
+        stable_need = np.where(np.isfinite(stable_need), np.maximum(stable_need, 1.0), np.inf)
+        replicas = np.where(meets, need, stable_need)
+        if s.count_pin:
+            meets = meets & (replicas * tp_e * pp_e <= s.count_pin)
+            replicas = np.maximum(np.floor(s.count_pin / (tp_e * pp_e)), 1.0)
+        op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
+        if not s.count_pin:
+            # Rounding to whole clients per replica can still miss by a hair: one more replica there.
+            short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
+            if short.any():
+                replicas = np.where(short, replicas + 1.0, replicas)
+                op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
+        count = replicas * tp_e * pp_e
+        meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))
+                 & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)))
+        neck = bottleneck(e, op)
+
+    def full(x, fill=np.inf, dtype=float):
+        out = np.full(shape, fill, dtype=dtype)
+        out[idx] = x
+        return out
+
+    replicas_f, count_f = full(replicas), full(count)
+    op = {k: full(v) for k, v in op.items() if k != "ok"}
+    ttft1, tpot1, ttft_t, tpot_t = full(ttft1), full(tpot1), full(ttft_t), full(tpot_t)
+    lam, max_stable = full(lam, 0.0), full(max_stable, 0.0)
+    meets = full(meets, False, bool)
+    neck = full(neck, "", object)
+    replicas, count = replicas_f, count_f
+    usable = fits & np.isfinite(count) & (np.where(np.isfinite(count), count, np.inf) <= MAX_GPUS)
+    return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": mem["n_max"], "replicas": replicas, "count": count,
+            "meets": meets, "usable": usable, "engine": eng, "mem": mem, "notes": notes, "op": op,
+            "bottleneck": neck, "ttft1": ttft1, "tpot1": tpot1, "ttft_target": ttft_t,
+            "tpot_target": tpot_t, "targets_stated": stated, "rate_meeting": lam, "max_stable_rate": max_stable,
+            "kv_seq": ctx_seq, "weights_bytes": memory.inference_weight_bytes(a, weights=s.weights),
+            "evaluated": int(fits.size)}
