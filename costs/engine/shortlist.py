@@ -1,5 +1,4 @@
-"""Which priced options a plan keeps: the cheapest per provider, unique labels, the shortlist kept
-in full and the candidates the comparisons (break-even, Monte Carlo, tornado) run on."""
+"""Which priced options a plan keeps: cheapest per provider, unique labels, the shortlist, the compared candidates."""
 
 from __future__ import annotations
 

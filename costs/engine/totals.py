@@ -1,5 +1,4 @@
-"""Priced totals of an option: per-line cent totals over the calendar, the option's budget and
-risk sums, cash flow and NPV, and the linear model of a total in utilisation (for the analysis)."""
+"""Priced totals of an option: per-line cent totals, budget and risk sums, cash flow, NPV, linear model in utilisation."""
 
 from __future__ import annotations
 
