@@ -396,6 +396,7 @@ def version_view(version) -> dict:
     """What the plan page shows of a version, read from its stored result only, with every
     engine text in the active language (planner.i18n)."""
     from .i18n import localise
+    from .launch_view import launch_view
     from .procurement_view import version_procurement_view
 
     result = localise(version.result or {})
@@ -408,7 +409,8 @@ def version_view(version) -> dict:
             "sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
             "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
             "serving_curve": serving_curve_chart(sizing),
-            "procurement": version_procurement_view(version.inputs)}
+            "procurement": version_procurement_view(version.inputs),
+            "launch": launch_view(result.get("decision"))}
 
 
 def plan_decision_view(decision: dict | None) -> dict | None:
