@@ -46,9 +46,13 @@ def _dec(value) -> Decimal | None:
         return None
 
 
-def _sum(values) -> Decimal | None:
-    found = [v for v in values if v is not None]
-    return sum(found, Decimal(0)) if found else None
+def _date(value):
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 # --- one option ------------------------------------------------------------------------------
@@ -139,7 +143,8 @@ def hardware(option: dict, candidate: dict | None) -> dict:
 def leaders(series: list[list[Decimal]]) -> list[dict]:
     """The cheapest option month by month, as segments [{option (index), from_month}]: each
     segment's option is at or below every other from its first month until the next segment.
-    A tie keeps the option that led before (no flicker)."""
+    A tie keeps the option that led before (no flicker); options tied where none led yet (all at
+    0 in month 0) are told apart by the months that follow."""
     months = min((len(s) for s in series if s), default=0)
     segments: list[dict] = []
     current = None
@@ -147,7 +152,9 @@ def leaders(series: list[list[Decimal]]) -> list[dict]:
         values = [s[m] for s in series]
         low = min(values)
         if current is None or values[current] > low:
-            current = values.index(low)
+            # among options tied at the minimum, the one cheaper in the months that follow
+            tied = [i for i, v in enumerate(values) if v == low]
+            current = min(tied, key=lambda i: [s[k] for s in (series[i],) for k in range(m, months)])
             segments.append({"option": current, "from_month": m})
     return segments
 
@@ -202,6 +209,7 @@ def build(version, option_ids: list[str]) -> dict | None:
     return {
         "currency": costs.get("currency", ""), "include_vat": include_vat, "basis": basis,
         "basis_label": BASIS_LABELS[basis], "horizon_months": horizon, "as_of": costs.get("as_of"),
+        "as_of_date": _date(costs.get("as_of")),
         "options": options, "segments": segments,
         "final": segments[-1] if segments else None,
         "chart": cumulative_svg(options, segments, currency=costs.get("currency", ""), basis=basis),

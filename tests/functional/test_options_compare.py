@@ -47,7 +47,10 @@ def _option(oid, kind, *, upfront, monthly, detail):
         "totals": {"net": str(net), "vat": str(net * VAT), "gross": str(net * (1 + VAT))},
         "per_month_average": {"net": str(net / HORIZON), "gross": str(net * (1 + VAT) / HORIZON)},
         "cash_flow": {"cumulative_net": [str(v) for v in cum], "cumulative_gross": [str(v * (1 + VAT)) for v in cum]},
-        "risk": {"priced": False, "text": "8.3 expected hours of downtime a year", "in_total": False},
+        "risk": {"priced": False, "in_total": False,
+                 "text": "8.3 expected hours of downtime a year; enter the cost of an hour of downtime to price it",
+                 "text_i18n": {"template": "{hours} expected hours of downtime a year; enter the cost of an hour of "
+                                           "downtime to price it", "params": {"hours": 8.3}}},
     }
 
 
@@ -60,9 +63,14 @@ SIZING = {"candidates": {"ranked": [{"accelerator_id": "nvidia-l4-24gb", "count"
                                      "ttft_p95_ms": 420.4, "tpot_p95_ms": 31.2}]}}
 
 
-def _plan(team, *, include_vat=False, name="Агент на внешнем API модели"):
+COMMIT = _option("commit-1", "cloud_commit_1y", upfront="0", monthly="1200",
+                 detail={"provider": "Yandex Cloud", "instance_type": "gpu-standard-v3-l4", "instances": 3, "gpus": 3,
+                         "gpus_per_instance": 1, "accelerator": "L4", "region": "ru-central1"})
+
+
+def _plan(team, *, include_vat=False, name="Агент на внешнем API модели", options=(ONPREM, CLOUD)):
     costs = {"currency": "RUB", "as_of": "2026-11-30", "include_vat": include_vat, "horizon_months": HORIZON,
-             "vat_rates_by_month": ["0.20"] * HORIZON, "options": [ONPREM, CLOUD],
+             "vat_rates_by_month": ["0.20"] * HORIZON, "options": list(options),
              "monte_carlo": {"options": {"onprem-1": {"p10_net": "20000", "p50_net": "23500", "p90_net": "27000",
                                                       "p10_gross": "24000", "p50_gross": "28200",
                                                       "p90_gross": "32400"}}}}
