@@ -82,7 +82,7 @@ def _lines_in_total(option: dict):
         yield from row.get("lines") or []
 
 
-def capex_opex(option: dict, *, horizon: int, vat_rates: list) -> dict:
+def capex_opex(option: dict, *, horizon: int, vat_rates: list, one_off: bool = False) -> dict:
     """{capex, opex_month, residual} net and gross, and the check that they add up to the total."""
     rate0 = _dec(vat_rates[0]) if vat_rates else Decimal(0)
     rate_end = _dec(vat_rates[-1]) if vat_rates else Decimal(0)
@@ -98,11 +98,15 @@ def capex_opex(option: dict, *, horizon: int, vat_rates: list) -> dict:
     net, gross = _dec(totals.get("net")), _dec(totals.get("gross"))
     months = Decimal(horizon or 1)
     job = bool(option.get("job"))
+    opex_net = net - capex_net - residual_net if net is not None else None
+    opex_gross = gross - capex_gross - residual_gross if gross is not None else None
+    per_month = not (job and one_off)  # a one-off job's cost does not grow with the months
     return {
         "capex": {"net": capex_net, "gross": capex_gross},
+        "opex_total": {"net": opex_net, "gross": opex_gross},
         "opex_month": {
-            "net": (net - capex_net - residual_net) / months if net is not None else None,
-            "gross": (gross - capex_gross - residual_gross) / months if gross is not None else None,
+            "net": opex_net / months if opex_net is not None and per_month else None,
+            "gross": opex_gross / months if opex_gross is not None and per_month else None,
         },
         "residual": {"net": residual_net, "gross": residual_gross},
         "job": job,
@@ -181,6 +185,8 @@ def build(version, option_ids: list[str]) -> dict | None:
     vat_rates = costs.get("vat_rates_by_month") or []
     mc = (costs.get("monte_carlo") or {}).get("options") or {}
     candidates = _candidates(result.get("sizing") or {})
+    # a training job priced as a fixed number of runs (not runs per month): OPEX is for its runs
+    one_off = ((version.inputs or {}).get("costs") or {}).get("runs_per_month") in (None, "")
     options = []
     for n, oid in enumerate(option_ids, start=1):
         o = _localised(by_id[oid])
@@ -196,13 +202,21 @@ def build(version, option_ids: list[str]) -> dict | None:
             "per_month": _dec((o.get("per_month_average") or {}).get(basis)),
             "p10": _dec(p.get("p10")), "p50": _dec(p.get("p50")), "p90": _dec(p.get("p90")),
             "p_basis": p.get("basis"),
-            "split": capex_opex(o, horizon=horizon, vat_rates=vat_rates),
+            "split": capex_opex(o, horizon=horizon, vat_rates=vat_rates, one_off=one_off),
             "hw": hardware(o, candidates.get(o.get("candidate"))),
             "risk": risk_view(o, include_vat),
             "cumulative": cumulative, "cash_flow": o.get("cash_flow") or {},
         })
-    segments = leaders([o["cumulative"] for o in options]) if all(o["cumulative"] for o in options) else []
+    # Options outside the result's shortlist carry totals only (no month-by-month cash flow, no
+    # lines): they are left out of the chart and the break-even, and the page says so.
+    detailed = [o for o in options if o["cumulative"]]
+    for o in options:
+        o["detailed"] = bool(o["cumulative"])
+        if not o["detailed"]:
+            o["split"] = {"capex": {}, "opex_month": {}, "opex_total": {}, "residual": {}, "job": o["split"]["job"]}
+    segments = leaders([o["cumulative"] for o in detailed]) if len(detailed) >= 2 else []
     for s in segments:
+        s["option"] = options.index(detailed[s["option"]])
         s["label"] = options[s["option"]]["short"]
         s["n"] = options[s["option"]]["n"]
         s["color"] = options[s["option"]]["color"]
@@ -210,7 +224,7 @@ def build(version, option_ids: list[str]) -> dict | None:
         "currency": costs.get("currency", ""), "include_vat": include_vat, "basis": basis,
         "basis_label": BASIS_LABELS[basis], "horizon_months": horizon, "as_of": costs.get("as_of"),
         "as_of_date": _date(costs.get("as_of")),
-        "options": options, "segments": segments,
+        "options": options, "segments": segments, "without_months": [f"{o['n']}. {o['short']}" for o in options if not o["detailed"]],
         "final": segments[-1] if segments else None,
         "chart": cumulative_svg(options, segments, currency=costs.get("currency", ""), basis=basis),
     }
@@ -361,11 +375,13 @@ def _rows(table: dict) -> list[tuple[str, str, list]]:
         (_("Option"), "text", [x["short"] for x in o]),
         (_("Full description"), "text", [x["label"] for x in o]),
         (_("Kind"), "text", [str(x["kind_label"]) for x in o]),
-        (_("CAPEX (upfront), %(basis)s") % {"basis": basis}, "money", [x["split"]["capex"][table["basis"]] for x in o]),
+        (_("CAPEX (upfront), %(basis)s") % {"basis": basis}, "money", [x["split"]["capex"].get(table["basis"]) for x in o]),
         (_("OPEX, average per month, %(basis)s") % {"basis": basis}, "money",
-         [x["split"]["opex_month"][table["basis"]] for x in o]),
+         [x["split"]["opex_month"].get(table["basis"]) for x in o]),
+        (_("OPEX over the horizon, %(basis)s") % {"basis": basis}, "money",
+         [x["split"]["opex_total"].get(table["basis"]) for x in o]),
         (_("Residual value at the end (resale), %(basis)s") % {"basis": basis}, "money",
-         [x["split"]["residual"][table["basis"]] for x in o]),
+         [x["split"]["residual"].get(table["basis"]) for x in o]),
         (_("Total, net of VAT"), "money", [x["net"] for x in o]),
         (_("VAT"), "money", [x["vat"] for x in o]),
         (_("Total, with VAT"), "money", [x["gross"] for x in o]),

@@ -262,3 +262,31 @@ def test_bad_option_counts_and_formats(client, owner, plan):
     assert _get(client, plan, options=("onprem-1",)).status_code == 302
     assert _get(client, plan, "en", ("onprem-1",), "options_compare_export", "xlsx").status_code == 404
     assert _get(client, plan, "en", ("onprem-1", "cloud-1"), "options_compare_export", "doc").status_code == 404
+
+
+def test_an_option_without_monthly_figures_is_left_out_of_the_chart_and_said(client, owner):
+    # options outside the result's shortlist carry totals only (no cash flow, no lines)
+    spot = {"id": "spot-1", "kind": "cloud_spot", "candidate": "nvidia-l4-24gb x3", "label": "spot",
+            "detail": {"provider": "AWS", "instance_type": "g6.xlarge", "instances": 3, "gpus": 3},
+            "totals": {"net": "30000", "vat": "6000", "gross": "36000"}}
+    plan = _plan(owner.memberships.get().team, options=(ONPREM, CLOUD, spot))
+    client.force_login(owner)
+    response = _get(client, plan, options=("onprem-1", "cloud-1", "spot-1"))
+    assert response.status_code == 200
+    html = _text(response)
+    assert "after month 12 cheaper: 1. On-prem (owned) · 3 × L4" in html
+    assert 'id="without-months"' in html and "3. Cloud, spot · AWS g6.xlarge × 3" in html
+    assert "30,000 RUB" in html  # its totals are still in the table
+
+
+def test_a_one_off_job_has_no_opex_per_month(client, owner):
+    job = {**CLOUD, "id": "job-1", "job": {"runs": "1.00", "per_run_net": "36000"}}
+    plan = _plan(owner.memberships.get().team, options=(ONPREM, job))
+    version = plan.versions.get()
+    version.inputs = {**version.inputs, "costs": {**version.inputs["costs"], "runs": 1}}
+    version.save()
+    client.force_login(owner)
+    html = _text(_get(client, plan, options=("onprem-1", "job-1")))
+    opex = html[html.index('id="row-opex"'):]
+    opex = opex[:opex.index("</tr>")]
+    assert "36,000 RUB" in opex and "for its runs, not per month" in opex
