@@ -235,6 +235,13 @@ def sentences(table: dict) -> list[str]:
     out = []
     horizon = table["horizon_months"]
     segments = table["segments"]
+    if not segments:  # no month-by-month figures to compare: the totals over the horizon
+        priced = [o for o in table["options"] if o["total"] is not None]
+        if priced:
+            best = min(priced, key=lambda o: o["total"])
+            out.append(_("Cheapest in total over %(h)s months: %(option)s") % {
+                "h": horizon, "option": f"{best['n']}. {best['short']}"})
+        return out
     for i, s in enumerate(segments):
         if i == 0 and len(segments) == 1:
             out.append(_("Cheapest over the whole horizon (%(h)s months): %(option)s") % {

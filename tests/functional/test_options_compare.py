@@ -277,6 +277,9 @@ def test_an_option_without_monthly_figures_is_left_out_of_the_chart_and_said(cli
     assert "after month 12 cheaper: 1. On-prem (owned) · 3 × L4" in html
     assert 'id="without-months"' in html and "3. Cloud, spot · AWS g6.xlarge × 3" in html
     assert "30,000 RUB" in html  # its totals are still in the table
+    # with fewer than two month-by-month curves, the words compare the totals
+    alone = _text(_get(client, plan, options=("onprem-1", "spot-1")))
+    assert "Cheapest in total over 24 months: 1. On-prem (owned) · 3 × L4" in alone
 
 
 def test_a_one_off_job_has_no_opex_per_month(client, owner):
