@@ -356,42 +356,6 @@ def decision_view(costs: dict, include_vat: bool) -> dict | None:
     return out
 
 
-def options_compare(version, option_ids: list[str]) -> dict | None:
-    """2-4 deployment options of one version side by side: their four rows, totals, P50 and the
-    break-even months between them. None when an id is not an option of this version."""
-    from costs.labels import mc_range
-    costs = (version.result or {}).get("costs") or {}
-    include_vat = bool(costs.get("include_vat"))
-    by_id = {o.get("id"): _localised(o) for o in costs.get("options") or []}
-    if any(i not in by_id for i in option_ids):
-        return None
-    mc = (costs.get("monte_carlo") or {}).get("options") or {}
-    chosen = [by_id[i] for i in option_ids]
-    rows = []
-    apart = all(_risk_apart(o) for o in chosen)
-    for key, (label, measured) in COST_ROWS.items():
-        if key == RISK_ROW and apart:
-            continue  # shown under the total, not as a row of it
-        cells = []
-        for o in chosen:
-            row = next((r for r in o.get("rows") or [] if r.get("row") == key), {})
-            cells.append(row.get("total_gross" if include_vat else "total_net"))
-        rows.append({"label": label, "measured_as": measured, "cells": cells})
-    pairs = [b for b in costs.get("break_even_months") or [] if b.get("a") in option_ids and b.get("b") in option_ids]
-    labels = {o.get("id"): o.get("label") for o in chosen}
-    return {
-        "currency": costs.get("currency", ""), "include_vat": include_vat,
-        "options": [{**o, "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
-                     "total": _option_total(o, include_vat),
-                     "p50": (mc_range(mc.get(o.get("id")), gross=include_vat) or {}).get("p50"),
-                     "risk": risk_view(o, include_vat)}
-                    for o in chosen],
-        "risk_apart": apart, "risk_label": RISK_LABEL,
-        "rows": rows,
-        "break_even": [{**b, "a_label": labels.get(b["a"]), "b_label": labels.get(b["b"])} for b in pairs],
-    }
-
-
 def version_view(version) -> dict:
     """What the plan page shows of a version, read from its stored result only, with every
     engine text in the active language (planner.i18n)."""

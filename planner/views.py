@@ -274,7 +274,7 @@ def shared_plan(request, token: str):
 @login_required
 @require_GET
 def compare(request):
-    """2-4 plans in one chosen currency (GET form, works without JavaScript; htmx swaps the result)."""
+    """2-6 plans in one chosen currency (GET form, works without JavaScript; htmx swaps the result)."""
     from . import compare as cmp
 
     try:
@@ -288,8 +288,8 @@ def compare(request):
         raise Http404("plan not found")
     form = cmp.CompareForm(request.GET or None)
     error = None
-    if not 2 <= len(plans) <= 4:
-        error = _("Choose between 2 and 4 plans to compare.")
+    if not cmp.MIN_PLANS <= len(plans) <= cmp.MAX_PLANS:
+        error = _("Choose between 2 and 6 plans to compare.")
     elif form.is_bound and not form.is_valid():
         error = _("Choose the currency from the list (RUB or USD).")
     columns = cmp.compare_columns(plans) if error is None else []
@@ -304,24 +304,6 @@ def compare(request):
     if request.htmx:  # htmx swaps only 2xx answers: the error is drawn in the swapped result
         return render(request, "planner/partials/compare_result.html", context)
     return render(request, "planner/compare.html", context, status=200 if error is None or not ids else 400)
-
-
-@login_required
-@require_GET
-def plan_options_compare(request, plan_id: int, number: int):
-    """2-4 deployment options of one version side by side."""
-    plan = _plan_or_404(request, plan_id)
-    version = _version_or_404(plan, number)
-    ids = list(dict.fromkeys(request.GET.getlist("options")))
-    if version.status != VersionStatus.DONE:
-        raise Http404("the version has no result yet")
-    if not 2 <= len(ids) <= 4:
-        messages.error(request, _("Choose between 2 and 4 options to compare."))
-        return redirect(_version_url(version) + "#costs")
-    table = presentation.options_compare(version, ids)
-    if table is None:
-        raise Http404("unknown option")
-    return render(request, "planner/options_compare.html", {"plan": plan, "version": version, "table": table})
 
 
 @login_required

@@ -370,9 +370,10 @@ def test_options_of_one_plan_side_by_side(owner_client, plan):
     assert response.status_code == 200
     table = response.context["table"]
     assert [o["id"] for o in table["options"]] == [o["id"] for o in options]
-    # the rows of the total; the expected cost of incidents is shown under it, not as a row of it
-    assert [r["label"] for r in table["rows"]] == ["GPU time", "Infrastructure", "Engineering"]
-    assert table["risk_apart"] is True
+    # the page's basis for CAPEX/OPEX/P50/chart; the expected cost of incidents beside the total
+    # (planner.options_compare; more in tests/functional/test_options_compare.py)
+    assert table["basis"] == "net" and table["segments"]
+    assert all(o["risk"] is not None for o in table["options"])
 
 
 def test_unknown_option_is_404(owner_client, plan):

@@ -11,6 +11,7 @@ import io
 import re
 from html.parser import HTMLParser
 from unittest import mock
+from urllib.parse import urlencode
 
 import openpyxl
 import pytest
@@ -37,7 +38,7 @@ AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect
 Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang trtllm vllm MI300X GB200 TensorRT stas00 ml engineering GDDR6 BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
 GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
 q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
-CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged
+CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged CAPEX OPEX
 
 """.split())
 # Identifiers of the workload spec that an error names on purpose (the field path).
@@ -185,6 +186,15 @@ def _pages(plans):
         yield f"compare in {currency}", reverse("plan_compare") + "?" + "&".join(
             f"plans={p.id}" for p in mixed) + f"&currency={currency}"
     yield "plan in USD", reverse("plan_detail", args=[plans["usd"].id])
+    # == options comparison (h/compare): the first option of up to three kinds of every plan ==
+    for kind, plan in plans["plans"].items():
+        options = {}
+        for o in plan.versions.get().result["costs"]["options"]:
+            options.setdefault(o["kind"], o["id"])
+        ids = list(options.values())[:3]
+        if len(ids) >= 2:
+            yield f"options compare {kind}", reverse("plan_options_compare", args=[plan.id, 1]) + "?" + urlencode(
+                [("options", i) for i in ids])
     yield "password", reverse("password_change")
     yield "catalog accelerators", "/catalog/accelerators/"
     yield "diff", reverse("plan_diff", args=[first.id]) + "?a=1&b=1"
