@@ -118,9 +118,10 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
                      "max_running_seqs": rt.max_running_seqs, "step_token_budget": rt.step_token_budget,
                      "gpu_memory_fraction": rt.gpu_memory_fraction, "weights": spec.precision.weights,
                      "kv_cache": spec.precision.kv_cache},
-        "why": Msg("the settings the plan's serving model assumed ({engine} defaults: {source}); engine version "
-                   "{version}, the one its constants were fitted on", engine=rt.label, source=rt.source,
-                   version=eng["version"]),
+        "why": Msg("the settings the plan's serving model assumed (the {engine} defaults for sequences in flight, "
+                   "the step's token budget and the memory share); engine version {version}, the one its "
+                   "constants were fitted on", engine=rt.label, version=eng["version"]),
+        "settings_source": rt.source,
     }
     if not known:
         out["note"] = Msg("the model was given by its architecture: replace /models/your-model with its "

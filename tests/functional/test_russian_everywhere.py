@@ -48,21 +48,22 @@ KINDS = tuple(SPEC_EXAMPLES)
 
 
 class _Text(HTMLParser):
-    """Visible text and the attributes a user reads (title, aria-label, placeholder, alt)."""
+    """Visible text and the attributes a user reads (title, aria-label, placeholder, alt); code (a launch
+    command, a manifest: <code>) is not prose and is left out, like a JSON example."""
 
     def __init__(self):
         super().__init__()
         self.parts, self.skip = [], 0
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
+        if tag in ("script", "style", "code"):
             self.skip += 1
         for k, v in attrs:
             if k in ("title", "aria-label", "placeholder", "alt") and v:
                 self.parts.append(v)
 
     def handle_endtag(self, tag):
-        if tag in ("script", "style"):
+        if tag in ("script", "style", "code"):
             self.skip -= 1
 
     def handle_data(self, data):
