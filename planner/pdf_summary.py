@@ -20,9 +20,6 @@ from .chart_axis import DASHES, OKABE_ITO, nice_ticks, tick_label
 from .templatetags.planner_tags import num, size
 
 PALETTE = OKABE_ITO
-# The alternatives compared on pages 1 and 2: the decided option and the cheapest of each other way of
-# paying, at most this many (all options are in the XLSX).
-TABLE_ROWS = 7
 SOURCES_MAX = 6
 PRICES_MAX = 10  # page 4's price table (every price is in the XLSX, sheet "Inputs")
 OWNED_KINDS = ("onprem", "hybrid")
@@ -43,29 +40,13 @@ def whole(value, currency: str = "") -> str:
     return f"{num(amount, 0)} {currency}".strip()
 
 
-def compared_options(ordered: list[dict], decided_id: str | None = None, limit: int = TABLE_ROWS) -> list[dict]:
-    """The decided option (the decision's, else the first in its order) and then, in the decision's
-    order, the first option of each other kind (way of paying): what a budget meeting compares."""
-    first = next((o for o in ordered if decided_id and o.get("id") == decided_id), ordered[0] if ordered else None)
-    if first is None:
-        return []
-    out, kinds = [first], {first.get("kind")}
-    for o in ordered:
-        if len(out) >= limit:
-            break
-        if o.get("kind") not in kinds:
-            out.append(o)
-            kinds.add(o.get("kind"))
-    return out
-
-
 def _upfront(option: dict, gross: bool) -> Decimal | None:
     flow = (option.get("cash_flow") or {}).get("gross" if gross else "net") or []
     return _dec(flow[0]) if flow else None
 
 
 def pdf_summary(version, view: dict) -> dict:
-    from costs.exports import _fx_lines, _vat_text, decision_order
+    from costs.exports import _fx_lines, _vat_text, compared_options, decision_order
     from costs.labels import KIND_LABELS
 
     from .i18n import localise
