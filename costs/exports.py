@@ -579,7 +579,7 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
     months = int(result.get("horizon_months") or 0)
     shown = ordered[:compared]
     names = [_short_name(rank, o) for rank, o in enumerate(shown, start=1)]
-    headers = [_("Month")] + [f"{n}, {_('net')}" for n in names] + [f"{n}, {_('with VAT')}" for n in names]
+    headers = [_("Month")] + [f"{n}, {_('net of VAT')}" for n in names] + [f"{n}, {_('with VAT')}" for n in names]
 
     def flow(o, key, m):
         values = (o.get("cash_flow") or {}).get(key) or []

@@ -136,9 +136,9 @@ def _assumptions(costs: dict, chosen: dict) -> list[tuple[str, str]]:
     rows = [(_("Horizon"), _("%(n)s months") % {"n": costs.get("horizon_months")}),
             (_("Currency"), costs.get("currency", "")),
             (_("Prices as of"), str(costs.get("as_of") or ""))]
-    if chosen.get("utilisation") is not None:
+    if chosen.get("utilisation") is not None and chosen.get("kind") != "api":
         rows.append((_("Utilisation of the decided option"), str(pct(chosen.get("utilisation"), 0))))
-    if chosen.get("efficiency") is not None:
+    if chosen.get("efficiency") is not None and chosen.get("kind") != "api":
         rows.append((_("Efficiency of the decided option"), str(pct(chosen.get("efficiency"), 0))))
     basis = ((costs.get("decision") or {}).get("basis") or {}).get("text")
     if basis:
