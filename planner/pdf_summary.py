@@ -74,7 +74,7 @@ def pdf_summary(version, view: dict) -> dict:
             "net": _dec(totals.get("net")), "vat": _dec(totals.get("vat")), "gross": _dec(totals.get("gross")),
             "total": total, "upfront": _upfront(o, include_vat), "per_month": _dec(month),
             "difference": (total - base_total) if total is not None and base_total is not None and i > 1 else None,
-            "meets": meets.get(o.get("candidate")) if o.get("kind") != "api" else None,
+            "meets": _meets(o, i == 1, decision, meets),
             "color": PALETTE[(i - 1) % len(PALETTE)], "dash": DASHES[(i - 1) % len(DASHES)],
             "risk": risk_view(o, include_vat),
         })
@@ -104,6 +104,15 @@ def pdf_summary(version, view: dict) -> dict:
         "sizing_warnings": [str(w) for w in (result.get("sizing") or {}).get("warnings") or []],
         "assumptions": _assumptions(costs, chosen or {}),
     }
+
+
+def _meets(option: dict, decided: bool, decision: dict, meets: dict) -> bool | None:
+    """The decided option as the decision says (its targets); the others as the sizing ranked them; a
+    model API has no GPU targets."""
+    said = (decision.get("targets") or {}).get("meets")
+    if decided and said is not None:
+        return said
+    return None if option.get("kind") == "api" else meets.get(option.get("candidate"))
 
 
 def _headline(decision: dict, currency: str) -> dict:
