@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from . import presentation, selectors, services
+from . import plan_exports, presentation, selectors, services
 from .choices import VersionStatus
 from .downloads import attachment
 from .forms import CostOptionsForm, WorkloadForm
@@ -313,7 +313,7 @@ def version_export(request, plan_id: int, number: int, fmt: str):
     version = _version_or_404(plan, number)
     if version.status != VersionStatus.DONE:
         raise Http404("the version has no result yet")
-    content, content_type, filename = presentation.export(version=version, fmt=fmt, request=request)
+    content, content_type, filename = plan_exports.export(version=version, fmt=fmt, request=request)
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = attachment(filename)
     return response

@@ -578,7 +578,7 @@ class DiffView(ApiView):
         })
 
 
-# The file's media type by format (planner.presentation.EXPORT_TYPES; CSV is sent with
+# The file's media type by format (planner.plan_exports.EXPORT_TYPES; CSV is sent with
 # `; charset=utf-8`), so the schema lists what each download really is.
 EXPORT_FORMAT_PARAM = OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(EXPORT_FORMATS),
                                        description="csv, xlsx or pdf")
