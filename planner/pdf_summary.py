@@ -242,7 +242,7 @@ def bill_of_materials(sizing: dict, decision: dict, option: dict) -> list[dict]:
         per_kw = _q(rec.get("server_power_kw"))
         total_kw = hw.get("total_power_kw") or _q(rec.get("total_power_kw"))
         if total_kw:
-            add(_("Power"), f"{num(total_kw, 1)} {pgettext('unit symbol', 'kW')}",
+            add(pgettext("bill of materials", "Power"), f"{num(total_kw, 1)} {pgettext('unit symbol', 'kW')}",
                 _("%(kw)s kW per server at full load") % {"kw": num(per_kw, 1)} if per_kw else "")
         racks = hw.get("racks") or _q(rec.get("racks"))
         if racks:
