@@ -28,7 +28,8 @@ BOTTLENECK_LABELS = {
     "kv_capacity": _("KV cache capacity"),
 }
 
-RESIDENCY_TEMPLATE = "{what} is in {jurisdiction}, outside the chosen jurisdictions ({allowed})"
+RESIDENCY_TEMPLATES = ("{what} is in {jurisdiction}, outside the chosen jurisdictions ({allowed})",
+                       "{what}: jurisdiction unknown, so it cannot be shown to be inside {allowed}")
 
 
 def country_name(code) -> str:
@@ -65,7 +66,7 @@ def input_value_text(path: str, value) -> object:
 
 def is_residency_skip(skip: dict) -> bool:
     """A skipped entry that a data-residency rule left out (not a missing price)."""
-    return bool(skip.get("jurisdiction")) or (skip.get("reason_i18n") or {}).get("template") == RESIDENCY_TEMPLATE
+    return bool(skip.get("jurisdiction")) or (skip.get("reason_i18n") or {}).get("template") in RESIDENCY_TEMPLATES
 
 
 def residency_summary(skipped, data_residency) -> dict | None:
@@ -80,8 +81,9 @@ def residency_summary(skipped, data_residency) -> dict | None:
     for s in left_out:
         params = (s.get("reason_i18n") or {}).get("params") or {}
         what = params.get("what") or " ".join(str(x) for x in (s.get("provider"), s.get("region")) if x)
-        entry = entries.setdefault(what, {"what": what, "offers": 0, "country": country_name(
-            s.get("jurisdiction") or params.get("jurisdiction"))})
+        code = s.get("jurisdiction") or params.get("jurisdiction")
+        entry = entries.setdefault(what, {"what": what, "offers": 0,
+                                          "country": country_name(code) if code else str(_("jurisdiction unknown"))})
         entry["offers"] += int(s.get("offers") or 1)
     entries = list(entries.values())
     allowed = (data_residency or {}).get("jurisdictions") or []
