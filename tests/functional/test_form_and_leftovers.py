@@ -137,6 +137,7 @@ def test_an_unknown_accelerator_is_named_with_what_the_catalog_has(client, edito
     error = " ".join(response.context["form"].errors["hardware__accelerator"])
     assert "«Quantum 9000»" in error and "H100 SXM5 80GB" in error
     assert "nvidia-h100" not in error
+    assert "по id" not in response.content.decode()  # the help text asks for a name, not an id
     html = response.content.decode()
     assert 'list="accelerator-names"' in html and '<option value="NVIDIA H100 SXM5 80GB">' in html
 
@@ -179,6 +180,15 @@ def plan(computed):
 def owner(client, plan):
     client.force_login(member(Role.OWNER, team=plan.team))
     return client
+
+
+def test_the_plan_pages_assumptions_keep_raw_json_under_advanced(owner, plan):
+    html = owner.get(reverse("plan_detail", args=[plan.id]), **RU).content.decode()
+    assumptions = re.search(r'<section class="card" id="assumptions">(.*?)</section>', html, re.S).group(1)
+    folded = re.search(r'<details class="advanced"[^>]*>(.*?)</details>', assumptions, re.S).group(1)
+    assert 'name="overrides"' in folded and 'name="more"' in folded
+    assert assumptions.count("<textarea") == folded.count("<textarea")
+    assert re.search(r'value="RU"[^>]*checked[^>]*>\s*Россия</label>', assumptions)  # residency by name
 
 
 def test_residency_exclusions_are_one_line_with_details(owner, plan):
