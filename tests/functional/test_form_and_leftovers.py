@@ -95,7 +95,7 @@ def test_terms_are_explained_in_russian(client, editor):
     finetune = client.post(reverse("workload_form_partial"), {"kind": "finetuning", "model_source": "preset"},
                            **RU).content.decode()
     assert "QLoRA: LoRA поверх модели, квантованной до 4 бит" in finetune
-    assert "Goodput — доля календарного времени" in finetune
+    assert "Полезная доля времени — доля календарного времени" in finetune
     assert "параллелизма по данным (DP)" in finetune  # ZeRO
 
 
@@ -195,7 +195,7 @@ def test_residency_exclusions_are_one_line_with_details(owner, plan):
     html = owner.get(reverse("plan_detail", args=[plan.id]), **RU).content.decode()
     section = re.search(r'<section class="card" id="residency">(.*?)</section>', html, re.S).group(1)
     assert "Россия" in section
-    assert re.search(r"<summary>\d+ вариант\w* исключен\w* по требованию локализации данных</summary>", section)
+    assert re.search(r"<summary>\d+ ценов\w* предложени\w* исключен\w* по требованию локализации данных</summary>", section)
     assert "(США)" in section  # each provider with its country, on demand
     # the list of options not priced no longer repeats them one by one
     assert "вне выбранных юрисдикций" not in html
