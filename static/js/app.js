@@ -207,6 +207,9 @@
       done();
     }
   });
+  // the form's error summary takes the focus, so a keyboard or screen-reader user starts there
+  var summary = document.getElementById("error-summary");
+  if (summary) summary.focus();
   // == end form (h/form) ==
 
   // Deferred scripts run before DOMContentLoaded; the Chart.js file is deferred after this one.
