@@ -80,14 +80,20 @@ def step_groups(form, *, show_errors: bool) -> list[StepGroup]:
     groups = []
     for step, heading, fields in form.steps():
         main = [bf for bf in fields if not is_advanced(bf.name, source=source, architecture_names=architecture_names)]
-        advanced = [bf for bf in fields if bf not in main]
+        # the preset's numbers first, the config.json inputs last (they belong to another source)
+        advanced = sorted((bf for bf in fields if bf not in main), key=lambda bf: bf.name in HF_CONFIG_FIELDS)
+        if source != "architecture":
+            for bf in advanced:  # shown for reference: read-only, as they are used
+                if bf.name in architecture_names and getattr(bf.field.widget, "input_type", "") == "text":
+                    bf.field.widget.attrs["readonly"] = True
         preset_arch = any(bf.name in architecture_names for bf in advanced)
         opened = any((show_errors and bf.errors) for bf in advanced) or any(
             _has_value(bf) for bf in advanced if bf.name not in architecture_names)
         note = ""
         if preset_arch and source == "preset":
             note = _("These numbers come from the chosen preset and are used as they are; to change them, "
-                     "choose \u201cArchitecture\u201d as the model source.")
+                     "choose \u201cArchitecture\u201d as the model source, or \u201cHugging Face config.json\u201d "
+                     "to give the model's own config file (the fields at the end).")
         elif preset_arch and source == "hf_config":
             note = _("The architecture is read from config.json; to type the numbers yourself, choose "
                      "\u201cArchitecture\u201d as the model source.")

@@ -63,6 +63,7 @@ def test_a_preset_folds_the_architecture_under_advanced(client, editor):
     assert 'name="model__architecture__layers"' in folded
     assert 'name="model__architecture__hidden_size"' in folded
     assert "Архитектура (для опытных)" in html
+    assert re.search(r'<input[^>]*name="model__architecture__layers"[^>]*readonly', folded)  # used as they are
     assert re.search(r'<details class="advanced" id="advanced-model">', html)  # closed
     # outside the folded section the model step shows no architecture field
     main = html.replace(folded, "")
@@ -75,6 +76,7 @@ def test_the_architecture_source_shows_its_fields_open(client, editor):
     folded = _details(html, "model") if 'id="advanced-model"' in html else ""
     assert 'name="model__architecture__layers"' in html
     assert 'name="model__architecture__layers"' not in folded
+    assert not re.search(r'<input[^>]*name="model__architecture__layers"[^>]*readonly', html)
 
 
 def test_raw_json_areas_are_only_under_advanced(client, editor):
