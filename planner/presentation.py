@@ -518,7 +518,13 @@ def version_diff(*, old, new) -> dict:
             "pct": ((after - before) / before * 100).quantize(Decimal("0.1"))
             if before and after is not None and same_currency else None,
         })
-    return {"inputs": inputs, "totals": totals}
+    # h/form: options priced in one version only (e.g. left out by data residency in the other) are
+    # one line each way with the list on demand, not rows of "unknown"
+    only_old = [r for r in totals if r["old"] is not None and r["new"] is None]
+    only_new = [r for r in totals if r["old"] is None and r["new"] is not None]
+    totals = [r for r in totals if r not in only_old and r not in only_new]
+    return {"inputs": inputs, "totals": totals, "only_old": only_old, "only_new": only_new,
+            "residency_changed": a.get("costs.data_residency") != b.get("costs.data_residency")}
 
 
 def _is_quantity(value) -> bool:

@@ -242,7 +242,9 @@ def plan_diff(request, plan_id: int):
     old, new = _version_or_404(plan, a), _version_or_404(plan, b)
     diff = presentation.version_diff(old=old, new=new)
     return render(request, "planner/diff.html", {"plan": plan, "old": old, "new": new, "diff": diff,
-                                                  "numbers": numbers})
+                                                  "numbers": numbers, "diff_only": [
+                                                      (diff["only_old"], old.number, new.number),
+                                                      (diff["only_new"], new.number, old.number)]})
 
 
 # --- share links -----------------------------------------------------------------------

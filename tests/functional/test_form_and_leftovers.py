@@ -226,6 +226,25 @@ def test_the_diff_page_shows_lists_as_text(owner, plan, computed):
     assert "Россия, США" in html
 
 
+def test_options_priced_in_one_version_only_are_one_line(owner, plan, computed):
+    import copy
+
+    result = copy.deepcopy(computed["result"])
+    dropped = result["costs"]["options"][-3:]
+    result["costs"]["options"] = result["costs"]["options"][:-3]
+    PlanVersionFactory(plan=plan, number=2, status=VersionStatus.DONE,
+                       **{**computed, "result": result, "inputs": {**computed["inputs"], "costs": {
+                           **computed["inputs"]["costs"], "data_residency": ["RU", "DE"]}}})
+    response = owner.get(reverse("plan_diff", args=[plan.id]) + "?a=1&b=2", **RU)
+    html = response.content.decode()
+    assert len(response.context["diff"]["only_old"]) == len(dropped)
+    assert all(row["old"] is not None and row["new"] is not None for row in response.context["diff"]["totals"])
+    assert re.search(r"<summary>3 варианта рассчитаны только в версии 1 \(в версии 2 их нет\) — "
+                     r"изменилась локализация данных</summary>", html)
+    table = html.split("<table", 2)[2].split("</table>", 1)[0]  # the totals table
+    assert "неизвестно" not in table
+
+
 def test_input_values_read_as_text():
     with translation.override("ru"):
         assert input_value_text("costs.data_residency", ["RU"]) == "Россия"
