@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import npgettext, pgettext_lazy
 
+from . import humanize  # h/form
 from .forms import FIELDS
 
 
@@ -300,7 +301,9 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
                                    for b in costs.get("break_even_utilisation") or []
                                    if b.get("own") in shown and b.get("rent") in shown],
         "skipped": [{**s, "candidate": candidate_label(s.get("candidate"), accelerators or {}),
-                     "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []],
+                     "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []
+                    if not humanize.is_residency_skip(s)],  # h/form: residency ones are one line
+        "residency": humanize.residency_summary(costs.get("skipped"), costs.get("data_residency")),
         "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
         "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
@@ -463,7 +466,8 @@ def version_diff(*, old, new) -> dict:
     a = {**flatten(old.inputs), "prices_as_of": old.as_of.isoformat()}
     b = {**flatten(new.inputs), "prices_as_of": new.as_of.isoformat()}
     inputs = [
-        {"path": path, "label": input_path_label(path), "old": a.get(path), "new": b.get(path)}
+        {"path": path, "label": input_path_label(path), "old": humanize.input_value_text(path, a.get(path)),
+         "new": humanize.input_value_text(path, b.get(path))}
         for path in sorted(set(a) | set(b))
         if a.get(path) != b.get(path)
     ]
@@ -482,7 +486,13 @@ def version_diff(*, old, new) -> dict:
             "pct": ((after - before) / before * 100).quantize(Decimal("0.1"))
             if before and after is not None and same_currency else None,
         })
-    return {"inputs": inputs, "totals": totals}
+    # h/form: options priced in one version only (e.g. left out by data residency in the other) are
+    # one line each way with the list on demand, not rows of "unknown"
+    only_old = [r for r in totals if r["old"] is not None and r["new"] is None]
+    only_new = [r for r in totals if r["old"] is None and r["new"] is not None]
+    totals = [r for r in totals if r not in only_old and r not in only_new]
+    return {"inputs": inputs, "totals": totals, "only_old": only_old, "only_new": only_new,
+            "residency_changed": a.get("costs.data_residency") != b.get("costs.data_residency")}
 
 
 def _is_quantity(value) -> bool:
@@ -630,6 +640,8 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
+            if key == "bottleneck":  # h/form: "memory bandwidth", not memory_bandwidth
+                value = humanize.bottleneck_label(value)
             rows.append({"label": label, "value": value_label(value), "unit": unit_label(_unit_from_key(key), value),
                          "explain": explain})
     return rows

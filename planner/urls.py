@@ -38,6 +38,7 @@ urlpatterns = [
     # == end options comparison ==
     path("plans/<int:plan_id>/v/<int:number>/export.<str:fmt>", views.version_export, name="plan_version_export"),
     path("s/<str:token>/", views.shared_plan, name="shared_plan"),
+    path("s/<str:token>/export.<str:fmt>", views.shared_export, name="shared_export"),
     path("calibration/", calibration_views.scoreboard, name="calibration"),
     path("calibration/upload/", calibration_views.run_upload, name="calibration_upload"),
     path("calibration/runs/new/<str:kind>/", calibration_views.run_create, name="calibration_run_create"),

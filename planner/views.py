@@ -141,8 +141,33 @@ def _render_version(request, plan, number: int, *, shared_link: ShareLink | None
         "shared": shared_link is not None,
         "assumptions_form": CostOptionsForm(initial=CostOptionsForm.initial_from(plan.cost_options)) if can_edit else None,
         "new_token": request.session.pop(f"share-token-{plan.id}", None) if shared_link is None else None,
+        "messages": _page_messages(request, version),
+        "share_token": shared_link_token(request, shared_link),
     }
     return render(request, "planner/plan.html", context)
+
+
+# h/form: a "version N queued" flash is stale once version N is finished (a fast worker finishes
+# before the redirect lands): it then says the version is computed (or failed) instead.
+def _page_messages(request, version) -> list:
+    from django.contrib.messages.storage.base import Message
+
+    out = []
+    for m in messages.get_messages(request):
+        if f"queued-v{version.number}" in (m.extra_tags or "").split() and version.is_finished:
+            if version.status == VersionStatus.DONE:
+                m = Message(messages.SUCCESS, _("Version %(n)s is computed.") % {"n": version.number})
+            else:
+                m = Message(messages.ERROR, _("Version %(n)s failed; the reason is below.") % {"n": version.number})
+        out.append(m)
+    return out
+
+
+def shared_link_token(request, shared_link) -> str | None:
+    """The token of the shared page being read (from its URL), for its export links."""
+    if shared_link is None:
+        return None
+    return (request.resolver_match.kwargs or {}).get("token") if request.resolver_match else None
 
 
 @login_required
@@ -165,7 +190,8 @@ def plan_recompute(request, plan_id: int):
     plan = _plan_or_404(request, plan_id)
     _require_edit(request, plan.team_id)
     version = services.plan_recompute(plan=plan, user=request.user)
-    messages.success(request, _("Version %(n)s queued with today's prices.") % {"n": version.number})
+    messages.success(request, _("Version %(n)s queued with today's prices.") % {"n": version.number},
+                     extra_tags=f"queued-v{version.number}")
     return redirect(_version_url(version))
 
 
@@ -181,7 +207,8 @@ def plan_assumptions(request, plan_id: int):
             PlanVersion.objects.get(pk=version.pk)), "can_edit": True, "shared": False, "assumptions_form": form}
         return render(request, "planner/plan.html", context, status=400)
     version = services.plan_assumptions_update(plan=plan, options=form.options(), user=request.user)
-    messages.success(request, _("Assumptions saved; version %(n)s queued.") % {"n": version.number})
+    messages.success(request, _("Assumptions saved; version %(n)s queued.") % {"n": version.number},
+                     extra_tags=f"queued-v{version.number}")
     return redirect(_version_url(version))
 
 
@@ -216,7 +243,9 @@ def plan_diff(request, plan_id: int):
     old, new = _version_or_404(plan, a), _version_or_404(plan, b)
     diff = presentation.version_diff(old=old, new=new)
     return render(request, "planner/diff.html", {"plan": plan, "old": old, "new": new, "diff": diff,
-                                                  "numbers": numbers})
+                                                  "numbers": numbers, "diff_only": [
+                                                      (diff["only_old"], old.number, new.number),
+                                                      (diff["only_new"], new.number, old.number)]})
 
 
 # --- share links -----------------------------------------------------------------------
@@ -266,6 +295,22 @@ def shared_plan(request, token: str):
     if not done:
         raise Http404("nothing computed yet")
     return _render_version(request, plan, done[0].number, shared_link=link)
+
+
+@require_GET
+def shared_export(request, token: str, fmt: str):
+    """h/form: the shared plan's CSV/XLSX/PDF for the reader; a revoked or expired link is a 404 here too."""
+    link = selectors.share_link_resolve(token=token)
+    if link is None:
+        raise Http404("unknown, revoked or expired link")
+    version = PlanVersion.objects.filter(plan_id=link.plan_id, status=VersionStatus.DONE).order_by("-number").first()
+    if version is None:
+        raise Http404("nothing computed yet")
+    content, content_type, filename = presentation.export(version=version, fmt=fmt, request=request)
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = attachment(filename)
+    response["X-Robots-Tag"] = "noindex"
+    return response
 
 
 # --- compare and exports ---------------------------------------------------------------

@@ -192,6 +192,26 @@
     drawServingCurves();
   }
 
+  // == form (h/form) == copy a field's text (the share link) to the clipboard
+  document.addEventListener("click", function (ev) {
+    var button = ev.target.closest ? ev.target.closest("[data-copy]") : null;
+    if (!button) return;
+    var field = document.getElementById(button.getAttribute("data-copy"));
+    if (!field) return;
+    field.select();
+    var done = function () { button.textContent = button.getAttribute("data-copied") || button.textContent; };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+    } else {
+      document.execCommand("copy");
+      done();
+    }
+  });
+  // the form's error summary takes the focus, so a keyboard or screen-reader user starts there
+  var summary = document.getElementById("error-summary");
+  if (summary) summary.focus();
+  // == end form (h/form) ==
+
   // Deferred scripts run before DOMContentLoaded; the Chart.js file is deferred after this one.
   if (document.readyState === "complete") {
     drawAll();
