@@ -964,6 +964,7 @@ def card_view(costs: dict | None, raw: dict | None = None) -> None:
         if i < len(options):
             series["number"] = i + 1
             series["short_label"] = options[i]["short_label"]
+            series["kind_label"] = str(options[i].get("kind_label") or "")
     dec = costs.get("decision") or {}
     rec_total = _decimal((dec.get("recommended") or {}).get("shown_total"))
     for r in [dec.get("recommended"), *(dec.get("ranked") or [])]:
@@ -978,7 +979,8 @@ def card_view(costs: dict | None, raw: dict | None = None) -> None:
     # the P10/P50/P90 bars are named by the options' numbers and short labels, as in the table
     unc = costs.get("uncertainty_chart") or {}
     by_label = {o.get("label"): o for o in options}
-    unc["labels"] = [f"{by_label[x]['number']} · {by_label[x]['short_label']}" if x in by_label else x
+    unc["labels"] = [f"{by_label[x]['number']} · {by_label[x]['short_label']} · {by_label[x].get('kind_label') or ''}"
+                     if x in by_label else x
                      for x in unc.get("labels") or []]
 
 

@@ -18,7 +18,7 @@
 
   function short(text) {
     text = String(text || "");
-    return text.length > 48 ? text.slice(0, 47) + "…" : text;
+    return text.length > 72 ? text.slice(0, 71) + "…" : text;
   }
 
   function markDrawn(canvas) { canvas.setAttribute("data-drawn", "true"); }
@@ -39,7 +39,8 @@
         datasets: data.series.map(function (s, i) {
           // each option's colour and dash come with the data, as the HTML legend under the chart shows them
           var colour = s.color || PALETTE[i % PALETTE.length];
-          return { label: (s.number ? s.number + " · " : "") + (s.short_label || s.label), data: s.data,
+          return { label: (s.number ? s.number + " · " : "") + (s.short_label || s.label) +
+                          (s.kind_label ? " · " + s.kind_label : ""), data: s.data,
                    borderColor: colour, backgroundColor: colour, borderDash: s.dash || [],
                    pointRadius: 0, borderWidth: 2, tension: 0 };
         })
