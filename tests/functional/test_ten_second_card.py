@@ -189,3 +189,11 @@ def test_whole_money_and_the_palette():
     assert short_option_label({"kind": "cloud_on_demand", "label": "long", "detail": {
         "gpus": 8, "accelerator": "H100 SXM", "provider": "Yandex Cloud", "region": "ru-central1"}}) == \
         "8 × H100 SXM · Yandex Cloud, ru-central1"
+
+
+def test_the_options_table_writes_hours_as_russian_decimals(owner, plans):  # noqa: F811
+    """'20.3 ч/год, не оценено' in the options table of a Russian page (a raw figure)."""
+    html = _page(owner, plans["plans"]["inference"], "ru")
+    table = html[html.index('id="options-summary"'):]
+    table = _text(table[:table.index("</table>")])
+    assert not re.search(r"\d\.\d+ ч/год", table), table[:400]
