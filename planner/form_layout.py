@@ -71,12 +71,10 @@ def _has_value(bound_field) -> bool:
     return bool(value) and value != "unknown"
 
 
-def step_groups(form, *, show_errors: bool) -> list[StepGroup]:
-    from .forms import FIELDS
-
+def step_groups(form, *, show_errors: bool, architecture_names: set[str]) -> list[StepGroup]:
+    """``architecture_names``: the form's fields that describe the model's architecture."""
     source = (form.data.get("model_source") if form.is_bound else None) or \
         str(form.initial.get("model_source") or form.fields["model_source"].initial)
-    architecture_names = {f.name for f in FIELDS if f.sources == ("architecture",)}
     groups = []
     for step, heading, fields in form.steps():
         main = [bf for bf in fields if not is_advanced(bf.name, source=source, architecture_names=architecture_names)]

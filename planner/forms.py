@@ -453,7 +453,8 @@ class WorkloadForm(CostOptionsForm):
         """Each step's everyday fields and its folded "advanced" ones (planner/form_layout.py)."""
         from .form_layout import step_groups
 
-        return step_groups(self, show_errors=show_errors)
+        return step_groups(self, show_errors=show_errors,
+                           architecture_names={f.name for f in FIELDS if f.sources == ("architecture",)})
 
     def error_summary(self):
         from .form_layout import error_summary

@@ -359,8 +359,9 @@ def test_unit_symbols_are_written_in_russian(ru, plans):
 @pytest.mark.parametrize("kind", ["finetuning", "pretraining", "classic_training"])
 def test_a_training_plan_does_not_speak_of_a_service(ru, plans, kind):
     """The decision's 'why' said 'спот для сервиса не рекомендуется' on training plans too."""
-    text = visible_text(ru.get(reverse("plan_detail", args=[plans["plans"][kind].id])).content.decode())
-    why = next((line for line in text.split("Почему:")[1:2]), "")[:400]
+    html = ru.get(reverse("plan_detail", args=[plans["plans"][kind].id])).content.decode()
+    start = html.index(">", html.index('id="decision-why"')) + 1  # the card's "Почему" line
+    why = visible_text(html[start:html.index("</dd>", start)])[:400]
     assert why and "для сервиса" not in why, why
 
 
