@@ -4,6 +4,8 @@ responses added to every API operation (the shape of planner.api.errors)."""
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample
 
+from .schema_enums import share_enums
+
 # One realistic spec per main kind; tests check each one passes parse_workload_spec.
 SPEC_EXAMPLES = {
     "inference": {
@@ -204,6 +206,67 @@ def _require_body_with_required_fields(operation: dict, components: dict) -> Non
             return
 
 
+def _plan_create_alternatives(components: dict) -> None:
+    """A plan is made from a team and an inline spec, or from an existing workload (never both):
+    what PlanCreateIn.validate accepts, as two complete alternatives, so client generators keep
+    the body typed (`PlanFromSpecRequest | PlanFromWorkloadRequest`) instead of falling back to
+    `Any` on properties mixed with constraint-only branches. The spec alternative comes first (the
+    one with the most fields: tests walk the first alternative's strings)."""
+    body = components.get("PlanCreateInRequest")
+    if not body or "properties" not in body:
+        return
+    props = body["properties"]
+    shared = {k: v for k, v in props.items() if k in ("name", "costs")}
+    components["PlanFromSpecRequest"] = {
+        "type": "object", "required": ["team", "spec"],
+        "properties": {"team": props["team"], "spec": props["spec"], **shared},
+        "not": {"required": ["workload"]},
+        "description": "A plan of an inline WorkloadSpec, saved as a workload of `team`.",
+    }
+    components["PlanFromWorkloadRequest"] = {
+        "type": "object", "required": ["workload"],
+        "properties": {"workload": props["workload"], **shared},
+        "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]},
+        "description": "A plan of an existing workload (`team` and `spec` are not allowed with it).",
+    }
+    components["PlanCreateInRequest"] = {
+        "oneOf": [{"$ref": "#/components/schemas/PlanFromSpecRequest"},
+                  {"$ref": "#/components/schemas/PlanFromWorkloadRequest"}],
+        "description": body.get("description", ""),
+    }
+
+
+def _typed_outputs(components: dict) -> None:
+    """A version's result, an estimate's sections and a plan's cost options as the typed
+    components of planner/api/output_schema.py (they were free-form objects)."""
+    from .output_schema import OUTPUT_FIELDS, output_components
+
+    components.update(output_components())
+    for name, fields in OUTPUT_FIELDS.items():
+        schema = components.get(name)
+        if not schema:
+            continue
+        for field, typed in fields.items():
+            schema.setdefault("properties", {})[field] = dict(typed)
+            if field not in schema.setdefault("required", []):
+                schema["required"].append(field)
+
+
+BINARY_FIRST = ("application/pdf", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+
+
+def _binary_exports(operation: dict) -> None:
+    """An export answers a file (`format: binary`) of the media type of its `fmt`: the binary types
+    first, so a generator that takes the first media type reads bytes, never decodes a PDF as text."""
+    ok = (operation.get("responses") or {}).get("200") or {}
+    content = ok.get("content") or {}
+    if not any(t in content for t in BINARY_FIRST):
+        return
+    ok["content"] = {t: {"schema": {"type": "string", "format": "binary"}}
+                     for t in (*BINARY_FIRST, *[t for t in content if t not in BINARY_FIRST])}
+    ok["description"] = "The file in the format `fmt` names: PDF, XLSX or CSV (bytes)."
+
+
 def add_error_responses(result, generator, request, public):
     """drf-spectacular post-processing hook: the Problem schema on every /api/ operation,
     and integer parameters bounded as the code bounds them."""
@@ -211,13 +274,8 @@ def add_error_responses(result, generator, request, public):
     components["Problem"] = PROBLEM_SCHEMA
     _input_schemas(components)
     _checked_bodies(result, components)
-    # A plan is made from an existing workload, or from a team and an inline spec (never both):
-    # what PlanCreateIn.validate accepts, said in the schema.
-    if "PlanCreateInRequest" in components:
-        components["PlanCreateInRequest"]["oneOf"] = [
-            {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},
-            {"required": ["team", "spec"], "not": {"required": ["workload"]}},
-        ]
+    _plan_create_alternatives(components)
+    _typed_outputs(components)
     ref = {"$ref": "#/components/schemas/Problem"}
     for path, operations in result.get("paths", {}).items():
         if not path.startswith("/api/"):
@@ -235,6 +293,8 @@ def add_error_responses(result, generator, request, public):
                 })
             if operation.get("parameters"):  # only a URL with parameters can grow that long
                 responses.setdefault("414", URI_TOO_LONG)
+            _binary_exports(operation)
+    share_enums(result)
     return result
 
 
