@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import os
 import subprocess
 import sys
 import time
@@ -58,7 +59,7 @@ def generate_client(schema_url: str, workdir: Path):
     run = subprocess.run(
         [*_generator(), "generate", "--path", str(schema_path), "--meta", "none", "--output-path", str(out),
          "--config", str(CONFIG)],
-        capture_output=True, text=True, timeout=300, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
     )
     output = (run.stdout + run.stderr).strip()
     assert run.returncode == 0, output
