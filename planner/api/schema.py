@@ -155,11 +155,87 @@ def _model_api_enum(components: dict) -> None:
             many["items"] = {**many["items"], **enum}
 
 
+# The sections of a WorkloadSpec, as components shared by the kinds that take the same section.
+SECTIONS = {"precision": "PrecisionSpec", "data": "DataSpec", "hardware": "HardwareSpec", "serving": "ServingSpec",
+            "training": "TrainingSpec", "rag": "RagSpec"}
+
+
+# (section, first kind taking it) -> name, where a section differs between kinds
+SECTION_NAMES = {("hardware", "pretraining"): "HardwareSpec", ("hardware", "inference"): "ServingHardwareSpec",
+                 ("rag", "rag"): "RagSpec", ("rag", "rag_external_generator"): "ExternalGeneratorRagSpec",
+                 ("training", "classic_training"): "ClassicTrainingSpec"}
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _shared_sections(components: dict) -> None:
+    """Each section of the WorkloadSpec variants becomes a component (`ServingSpec`, `PrecisionSpec`,
+    ...), one per distinct schema: generators then make one class per section instead of one per
+    kind. A section that differs between kinds is named after the first kind taking it
+    (`PretrainingTrainingSpec`, `FinetuningTrainingSpec`) or as SECTION_NAMES says
+    (`ServingHardwareSpec`: with the serving layouts)."""
+    import json
+
+    from .input_schema import WORKLOAD_SPEC_VARIANTS
+
+    groups: dict[str, dict[str, list[str]]] = {}  # section -> definition -> variants
+    for variant in WORKLOAD_SPEC_VARIANTS:
+        for section in SECTIONS:
+            node = components[variant]["properties"].get(section)
+            if isinstance(node, dict) and node.get("type") == "object":
+                definition = {k: v for k, v in node.items() if k not in ("nullable", "description")}
+                groups.setdefault(section, {}).setdefault(json.dumps(definition, sort_keys=True), []).append(variant)
+    for section, by_definition in groups.items():
+        for variants in by_definition.values():
+            kind = variants[0].removeprefix("WorkloadSpec_")
+            name = SECTIONS[section] if len(by_definition) == 1 else SECTION_NAMES.get(
+                (section, kind), f"{_camel(kind)}{SECTIONS[section]}")
+            for variant in variants:
+                props = components[variant]["properties"]
+                node = props[section]
+                components[name] = {k: v for k, v in node.items() if k not in ("nullable", "description")}
+                use = {k: node[k] for k in ("nullable", "description") if k in node}
+                props[section] = {"allOf": [{"$ref": f"#/components/schemas/{name}"}], **use} if use else {
+                    "$ref": f"#/components/schemas/{name}"}
+
+
+def _shared_model_branches(components: dict) -> None:
+    """The three ways to give a model (preset, architecture, hf_config) as components
+    (`PresetModel`, `ArchitectureModel`, `HfConfigModel`), shared by the kinds with the same
+    choices; another kind's set is prefixed with its kind (`ClassicTrainingPresetModel`)."""
+    import json
+
+    from .input_schema import WORKLOAD_SPEC_VARIANTS
+
+    names: dict[str, str] = {}  # definition -> component name
+    for variant in WORKLOAD_SPEC_VARIANTS:
+        model = components[variant]["properties"].get("model") or {}
+        kind = variant.removeprefix("WorkloadSpec_")
+        branches = []
+        for branch in model.get("oneOf", []):
+            required = branch.get("required") or []
+            if branch.get("type") != "object" or len(required) != 1:
+                branches.append(branch)
+                continue
+            key = json.dumps(branch, sort_keys=True)
+            if key not in names:
+                base = f"{_camel(required[0])}Model"
+                names[key] = base if base not in components else f"{_camel(kind)}{base}"
+                components[names[key]] = branch
+            branches.append({"$ref": f"#/components/schemas/{names[key]}"})
+        if branches:
+            model["oneOf"] = branches
+
+
 def _input_schemas(components: dict) -> None:
     from .input_schema import input_components
 
     components.update(input_components())
     _model_api_enum(components)
+    _shared_sections(components)
+    _shared_model_branches(components)
     for name in SPEC_BODIES:
         props = components.get(name, {}).get("properties", {})
         for field, ref in (("spec", "WorkloadSpec"), ("costs", "CostOptions")):

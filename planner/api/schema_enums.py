@@ -80,7 +80,10 @@ class _Enums:
 
     def _name(self, field: str, owner: str) -> str:
         base = PREFERRED.get(field, _camel(field))
-        for candidate in (f"{base}Enum", f"{_camel(owner)}{_camel(field)}Enum"):
+        qualified = _camel(owner).removesuffix("Model")  # ClassicTrainingPresetModel.preset: ClassicTrainingPreset
+        if not qualified.endswith(_camel(field)):
+            qualified += _camel(field)
+        for candidate in (f"{base}Enum", f"{qualified}Enum"):
             if candidate not in self.components:
                 return candidate
         n = 2

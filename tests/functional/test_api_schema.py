@@ -139,12 +139,27 @@ def test_enums_are_shared_components(schema):
     inline = [p for name, c in components.items() if "enum" not in c for p in _inline_enums(c, name)]
     inline += list(_inline_enums(schema["paths"], "paths"))
     assert inline == []
-    runtime = components["WorkloadSpec_inference"]["properties"]["serving"]["properties"]["runtime"]
+    runtime = components["ServingSpec"]["properties"]["runtime"]
     assert runtime == {"allOf": [{"$ref": "#/components/schemas/RuntimeEnum"}], "nullable": True}
     assert None not in components["RuntimeEnum"]["enum"]
     # one component per set of values: the three precisions share one
-    precision = components["WorkloadSpec_inference"]["properties"]["precision"]["properties"]
+    precision = components["PrecisionSpec"]["properties"]
     assert {p["allOf"][0]["$ref"] for p in precision.values()} == {"#/components/schemas/PrecisionEnum"}
+
+
+def test_spec_sections_and_model_choices_are_shared_components(schema):
+    components = schema["components"]["schemas"]
+    ref = lambda name: {"$ref": f"#/components/schemas/{name}"}  # noqa: E731
+    for kind in ("inference", "rag"):
+        props = components[f"WorkloadSpec_{kind}"]["properties"]
+        assert props["serving"] == {"allOf": [ref("ServingSpec")], "nullable": True}
+        assert props["hardware"] == {"allOf": [ref("ServingHardwareSpec")], "nullable": True}
+        assert props["model"]["oneOf"] == [ref("PresetModel"), ref("ArchitectureModel"), ref("HfConfigModel")]
+    assert components["WorkloadSpec_pretraining"]["properties"]["hardware"] == {
+        "allOf": [ref("HardwareSpec")], "nullable": True}
+    assert "tensor_parallel" in components["ServingHardwareSpec"]["properties"]
+    assert "tensor_parallel" not in components["HardwareSpec"]["properties"]
+    assert components["WorkloadSpec_classic_training"]["properties"]["training"] == ref("ClassicTrainingSpec")
 
 
 @pytest.mark.django_db
