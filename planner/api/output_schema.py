@@ -259,8 +259,37 @@ PLAN_RESULT = _obj({
 }, required=["decision", "sizing", "costs"], description="A done version's result.")
 
 
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _hoisted(components: dict) -> dict:
+    """A nullable object written inline becomes a component named after its place
+    (`SizingResult.serving`: `SizingResultServing`), as generators name a non-nullable one: without
+    it they name the class after the union (`SizingResultServingType0`)."""
+    out: dict = {}
+
+    def place(node: dict, name: str) -> dict:
+        if node.get("type") == "object" and node.get("nullable"):
+            out[name] = visit({k: v for k, v in node.items() if k not in ("nullable", "description")}, name)
+            return _ref(name, nullable=True, description=node.get("description"))
+        if node.get("type") == "array" and isinstance(node.get("items"), dict):
+            return {**node, "items": place(node["items"], f"{name}Item")}
+        return visit(node, name)
+
+    def visit(node: dict, name: str) -> dict:
+        if not isinstance(node.get("properties"), dict):
+            return node
+        return {**node, "properties": {field: place(sub, name + _camel(field))
+                                       for field, sub in node["properties"].items()}}
+
+    for name, schema in components.items():
+        out[name] = visit(schema, name)
+    return out
+
+
 def output_components() -> dict:
-    return {
+    return _hoisted({
         "DecisionStatusEnum": {"type": "string", "enum": ["decided", "closest_misses_targets", "nothing_priced"]},
         "I18nText": I18N_TEXT, "Quantity": QUANTITY, "Layout": LAYOUT, "ComparisonBasis": BASIS,
         "OptionRisk": RISK, "PlanDecision": DECISION, "DecisionHardware": DECISION_HARDWARE,
@@ -268,7 +297,7 @@ def output_components() -> dict:
         "DecisionAlternative": DECISION_ALTERNATIVE, "SizingResult": SIZING,
         "SizingRecommendation": SIZING_RECOMMENDATION, "CostOption": COST_OPTION, "CostResult": COSTS,
         "PlanResult": PLAN_RESULT,
-    }
+    })
 
 
 # component -> property -> schema replacing drf-spectacular's free-form object
