@@ -148,6 +148,16 @@ DECISION = _obj({
         "ram_gib": _dec(), "cores_needed": _int(), "ram_gib_needed": _dec(), "price_per_hour": _dec(),
         "currency": _str(), "source": _str(),
     }, nullable=True, description="The CPU server an agent on a model API runs on."),
+    "launch": _obj({
+        "runtime": _str(), "engine": _str(), "engine_version": _str(), "image": _str(),
+        "command": _str(description="The engine's launch command (shell-quoted); null for a runtime with no server."),
+        "argv": _list(_str(nullable=False)), "gpus_per_replica": _int(), "replicas": _int(),
+        "settings": _obj(description="TP, PP, context, scheduler defaults and formats the serving model assumed."),
+        **_texts("why"), **_texts("note"), "settings_source": _str(),
+        "kubernetes": _obj({"deployment": _obj(), "service": _obj()}, nullable=True,
+                           description="Deployment and Service objects; null when a replica spans servers."),
+        **_texts("kubernetes_note"),
+    }, description="A self-hosted service: how to start the decided layout (docs/SIZING.md, \"Ready to run\")."),
 }, required=["status", "kind", "why"], description="The plan's one answer (docs/API.md, \"The decision\").")
 
 DECISION_HARDWARE = _obj({
