@@ -87,6 +87,9 @@ class TrainingSpec:
     expert_overlap: bool = False  # MoE: expert-parallel all-to-all overlapped with compute (DualPipe, EP overlap)
 
 
+MIN_HOURS_PER_DAY = 0.1
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServingSpec:
     context_length: int = 4096
@@ -696,7 +699,8 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     rps = r.number(s, "requests_per_second", P, default=1.0, minimum=0, maximum=1_000_000)
     ttft = r.number(s, "ttft_p95_ms", P, minimum=0, maximum=3_600_000, strict_min=True)
     tpot = r.number(s, "tpot_p95_ms", P, minimum=0, maximum=600_000, strict_min=True)
-    hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=0, maximum=24, strict_min=True)
+    # at least 6 minutes a day: below that no service is run (and 5e-324 h once overflowed the costing)
+    hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=MIN_HOURS_PER_DAY, maximum=24)
     runtime = r.choice(s, "runtime", P, RUNTIMES, default=DEFAULT_RUNTIME)
     rpd = r.number(s, "requests_per_day", P, minimum=0, strict_min=True)
     model_api = _read_model_api(r, s.get("model_api"), f"{P}.model_api")
