@@ -247,7 +247,7 @@ def _input_schemas(components: dict) -> None:
 def checked_bodies() -> dict:
     """operationId -> (component name, JSON Schema) for bodies the views check against the
     published schema itself (planner.api.body_schema)."""
-    from catalog.api.quotes import quote_body_schema
+    from catalog.api.quote_schema import quote_body_schema
 
     from .calibration_schema import run_body_schema, upload_body_schema
 
