@@ -161,13 +161,7 @@ def test_every_page_holds_at_1366_and_1920_in_both_languages(page, live_server, 
                 if where == "plan pretraining" and width == 1366 and os.environ.get("DOCS_SCREENSHOTS"):
                     page.screenshot(path=str(DOCS_IMG / f"plan-pretraining-{lang}-{width}.png"))
                 failures += [f"{lang} {width}px {where}: {problem}" for problem in page.evaluate(CHECK)]
-    # The compare pages are being rebuilt on h/compare (issue 21, 3. and 4.), with their own browser
-    # test at both widths; until that lands their problems are reported here, not failed on.
-    compare = [f for f in failures if " compare " in f or " options compare:" in f]
-    own = [f for f in failures if f not in compare]
-    assert not own, f"{len(own)} layout problems:\n" + "\n".join(_summary(own))
-    if compare:
-        pytest.xfail(f"{len(compare)} layout problems on the compare pages (h/compare):\n" + "\n".join(_summary(compare)))
+    assert not failures, f"{len(failures)} layout problems:\n" + "\n".join(_summary(failures))
 
 
 def _summary(failures, per_page=6):
