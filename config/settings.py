@@ -143,6 +143,8 @@ CONTENT_SECURITY_POLICY = {
 LANGUAGE_CODE = env.str("DJANGO_LANGUAGE_CODE", default="en")
 LANGUAGES = [("en", "English"), ("ru", "Русский")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The new-workload form's currency; empty: the page language's (RUB in Russian, USD in English).
+PLANNER_DEFAULT_CURRENCY = env.str("PLANNER_DEFAULT_CURRENCY", default="")
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

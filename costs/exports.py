@@ -21,7 +21,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext
+from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
@@ -82,6 +82,46 @@ def decision_order(result: dict, meets: dict[str, bool] | None = None) -> list[d
         return (met is False, total is None, total if total is not None else Decimal(0))
 
     return sorted(options, key=key)
+
+
+OWNED_KINDS = ("onprem", "hybrid")
+# The alternatives the PDF compares (pages 1 and 2) and the XLSX gives a sheet each: the decided option
+# and the cheapest of each other way of paying, at most this many (all options are on the summary).
+COMPARED_MAX = 7
+
+
+def compared_options(ordered: list[dict], decided_id: str | None = None, limit: int = COMPARED_MAX) -> list[dict]:
+    """The decided option (the decision's, else the first in its order) and then, in the decision's
+    order, the first option of each other kind (way of paying): what a budget meeting compares."""
+    first = next((o for o in ordered if decided_id and o.get("id") == decided_id), ordered[0] if ordered else None)
+    if first is None:
+        return []
+    out, kinds = [first], {first.get("kind")}
+    for o in ordered:
+        if len(out) >= limit:
+            break
+        if o.get("kind") not in kinds:
+            out.append(o)
+            kinds.add(o.get("kind"))
+    return out
+
+
+def export_order(result: dict, meets: dict[str, bool] | None = None) -> list[dict]:
+    """The options as the exports number them (1, 2, 3 ... with no gap, the same numbers in the PDF,
+    the XLSX and the CSV): the decided option and the cheapest of each other way of paying (the
+    alternatives the PDF compares), then every other option in the decision's order."""
+    ordered = decision_order(result, meets)
+    decided = ((result.get("decision") or {}).get("recommended") or {}).get("id") \
+        if isinstance(result.get("decision"), dict) else None
+    first = compared_options(ordered, decided)
+    ids = {id(o) for o in first}
+    return first + [o for o in ordered if id(o) not in ids]
+
+
+def compared_count(result: dict, meets: dict[str, bool] | None = None) -> int:
+    decided = ((result.get("decision") or {}).get("recommended") or {}).get("id") \
+        if isinstance(result.get("decision"), dict) else None
+    return len(compared_options(decision_order(result, meets), decided))
 
 
 def _meets_text(option: dict, meets: dict[str, bool]) -> str:
@@ -146,7 +186,8 @@ def header_block(result: dict, meta: ExportMeta) -> list[tuple[str, str]]:
         rows.append((_("FX rate %(pair)s") % {"pair": pair}, f"{text}; {_('as of %(date)s') % {'date': on}}; {source}"))
     if not _fx_lines(result):
         rows.append((_("FX rate"), _("none needed: every price is in %(currency)s") % {"currency": result.get("currency", "")}))
-    rows.append((_("Order"), _("options that meet the targets first, then the cheapest")))
+    rows.append((_("Order"), _("the decided option, then the cheapest of each other way of paying (as in the PDF), "
+                               "then the other options: those that meet the targets first, then the cheapest")))
     return rows
 
 
@@ -164,7 +205,7 @@ def csv_columns() -> list[str]:
 
 def breakdown_rows(line: dict) -> list[list]:
     """[item, quantity, unit, unit price, months, amount, date, source, basis] per breakdown item of a line."""
-    from planner.presentation import _unit_text, source_label
+    from planner.presentation import source_label
 
     out = []
     for b in line.get("breakdown") or []:
@@ -173,7 +214,7 @@ def breakdown_rows(line: dict) -> list[list]:
         if amount is not None and share is not None:
             amount = amount * share
         months = b.get("months") if b.get("per") == "month" else None
-        out.append([str(b.get("item") or ""), _dec(b.get("quantity")), _unit_text(b.get("quantity_unit")),
+        out.append([str(b.get("item") or ""), _dec(b.get("quantity")), _unit(b.get("quantity_unit")),
                     _dec(b.get("unit_price")), _dec(months), amount, b.get("date") or "",
                     source_label(b.get("source")) or (_("rate card") if b.get("rate") else ""),
                     _(b["basis"]) if b.get("basis") else ""])
@@ -190,7 +231,7 @@ def costs_csv(result: dict, *, meta: ExportMeta | None = None) -> bytes:
     w.writerow([])
     w.writerow(csv_columns())
     cur = result.get("currency", "")
-    for rank, o in enumerate(decision_order(result, meta.meets), start=1):
+    for rank, o in enumerate(export_order(result, meta.meets), start=1):
         head = [rank, option_label(o), str(KIND_LABELS.get(o.get("kind"), o.get("kind"))), _meets_text(o, meta.meets)]
         budget, risk = _budget_and_risk_rows(o)
         for row in budget + risk:
@@ -293,17 +334,41 @@ def _sheet_title(text: str, used: set[str]) -> str:
 
 
 def _sheet_kinds() -> dict[str, str]:
-    return {"cloud_on_demand": _("On demand"), "cloud_spot": _("Spot"), "cloud_commit_1y": _("1-year commitment"),
-            "cloud_commit_3y": _("3-year commitment"), "dedicated": _("Dedicated"), "onprem": _("Own servers"),
-            "hybrid": _("Hybrid"), "api": _("API")}
+    """Short, whole names of the ways of paying, for sheet names (Excel allows 31 characters)."""
+    return {"cloud_on_demand": _("Cloud, on demand"), "cloud_spot": _("Cloud, spot"),
+            "cloud_commit_1y": _("Cloud, 1 year"), "cloud_commit_3y": _("Cloud, 3 years"),
+            "dedicated": _("Dedicated servers"), "onprem": _("Own servers"), "hybrid": _("Hybrid"), "api": _("API")}
 
 
 def _option_sheet_name(rank: int, option: dict) -> str:
-    """ "3. Spot · A100 PCIe 80GB": rank, a short kind and what runs, cut at a word."""
+    """ "3. Cloud, spot · A100 PCIe 80GB": the option's number, its way of paying and what runs,
+    whole words only (what does not fit is left out, never cut inside a word)."""
     kind = _sheet_kinds().get(option.get("kind"), option.get("kind") or "")
     d = option.get("detail") or {}
     what = d.get("accelerator") or d.get("model") or d.get("provider") or ""
     return _shorten(f"{rank}. {kind}" + (f" · {what}" if what else ""), SHEET_NAME_MAX)
+
+
+def _is_capex(option: dict, row: dict, line: dict) -> bool:
+    """A purchase of owned equipment (servers, spares, network, storage bought at month 0)."""
+    return (option.get("kind") in OWNED_KINDS and row.get("row") in ("gpu_time", "infrastructure")
+            and (_dec(line.get("upfront_net")) or Decimal(0)) > 0)
+
+
+def capex_opex(option: dict) -> tuple[Decimal | None, Decimal | None]:
+    """(CAPEX, OPEX) of an option's total, net of VAT; (None, None) for an option priced in totals only."""
+    budget, _risk = _budget_and_risk_rows(option)
+    if not budget or any(row.get("lines") is None for row in budget):
+        return None, None
+    capex = opex = Decimal(0)
+    for row in budget:
+        for ln in row.get("lines") or []:
+            total = _dec(ln.get("total_net")) or Decimal(0)
+            if _is_capex(option, row, ln):
+                capex += total
+            else:
+                opex += total
+    return capex, opex
 
 
 def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[list]:
@@ -315,7 +380,7 @@ def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[l
         month = (o.get("per_month_average") or {}).get("gross" if result.get("include_vat") else "net")
         rows.append([
             rank, option_label(o), str(KIND_LABELS.get(o.get("kind"), o.get("kind"))), _meets_text(o, meta.meets),
-            _dec(totals.get("net")), _dec(totals.get("vat")), _dec(totals.get("gross")), _dec(month),
+            _dec(totals.get("net")), _dec(totals.get("vat")), _dec(totals.get("gross")), *capex_opex(o), _dec(month),
             _dec(unit.get("per_useful_gpu_hour_net")), _dec(unit.get("per_1m_tokens_net")),
             _dec(unit.get("per_training_run_net")),
             # net beside "Total, net", gross beside "Total with VAT" (a result stored before the
@@ -332,10 +397,46 @@ def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[l
 
 def _summary_headers() -> list[str]:
     return [_("Rank"), _("Option"), _("Kind"), _("Meets the targets"), _("Total, net"), _("VAT"),
-            _("Total with VAT"), _("Per month (average)"), _("Per useful GPU-hour, net"), _("Per 1M tokens, net"),
+            _("Total with VAT"), _("CAPEX (equipment bought), net"), _("OPEX (services, rent, power, staff), net"),
+            _("Per month (average)"), _("Per useful GPU-hour, net"), _("Per 1M tokens, net"),
             _("Per training run, net"), _("P10, net"), _("P50, net"), _("P90, net"),
             _("P10, with VAT"), _("P50, with VAT"), _("P90, with VAT"), _("Unknown inputs"),
             _("Expected cost of incidents, net (not in the total)"), _("Expected downtime, hours a year")]
+
+
+# Inputs of cost lines that are not rates, named in the file's language (the page's generic
+# humanised key would leave "It load kw" or "Capex" in English).
+INPUT_NAMES = {
+    "it_load_kw": gettext_lazy("IT load, kW"), "capex": gettext_lazy("Equipment bought (CAPEX), net"),
+    "hosts": gettext_lazy("Hosts"), "servers": gettext_lazy("Servers"), "gpus": gettext_lazy("GPUs"),
+}
+# Units of breakdown quantities that the page's unit table does not translate.
+UNIT_NAMES = {"servers": gettext_lazy("servers"), "kW": pgettext_lazy("unit symbol", "kW")}
+
+
+def _unit(unit) -> str:
+    from planner.presentation import _unit_text
+
+    return str(UNIT_NAMES[unit]) if isinstance(unit, str) and unit in UNIT_NAMES else _unit_text(unit)
+
+
+def _line_inputs(inputs: dict) -> tuple[str, str]:
+    """("name = value unit; ...", "source; ...") of a cost line: values in the file's language,
+    the sources (often only in English) verbatim in their own column."""
+    from planner.presentation import _number_text, input_label, line_inputs, value_label
+
+    values, sources = [], []
+    for r in line_inputs({"rates": inputs.get("rates") or []}):
+        values.append(f"{r['name']} = {r['value']} {r['unit']}".strip())
+        if r.get("source") and str(r["source"]) not in sources:
+            sources.append(str(r["source"]))
+    for key, value in inputs.items():
+        if key in ("rates", "unit") or key.endswith("_i18n") or isinstance(value, dict | list):
+            continue
+        name = str(INPUT_NAMES[key]) if key in INPUT_NAMES else input_label(key)
+        unit = _unit(inputs.get("unit", "")) if key == "quantity" else ""
+        values.append(f"{name} = {_number_text(value_label(value))} {unit}".strip())
+    return "; ".join(values), "; ".join(sources)
 
 
 def inputs_rows(result: dict) -> list[list]:
@@ -360,10 +461,8 @@ def inputs_rows(result: dict) -> list[list]:
     for price in (result.get("freshness") or {}).get("prices", []):
         if price.get("what") == "fx":
             continue
-        age = price.get("age_days")
-        rows.append([_(price.get("kind") or "list price"), price.get("row", ""), "", "", "" if age is None else
-                     _("%(days)s days old at the plan date") % {"days": age}, price.get("source") or "",
-                     price.get("date") or _("undated")])
+        rows.append([_(price.get("kind") or "list price"), price.get("row", ""), None, "", "",
+                     price.get("source") or "", price.get("date") or _("undated"), price.get("age_days")])
     if used.get("power_tariff"):
         p = used["power_tariff"]
         rows.append([_("electricity tariff"), _("electricity tariff"), _dec(p.get("amount")), p.get("currency") or "",
@@ -371,12 +470,52 @@ def inputs_rows(result: dict) -> list[list]:
     return rows
 
 
+def inputs_headers() -> list[str]:
+    return [_("Kind"), _("Name"), _("Value"), _("Currency"), _("Unit"), _("Source"), _("Date"),
+            _("Age at the plan date, days")]
+
+
+def _option_line_rows(option: dict, rows_of: list[dict], label=None) -> list[list]:
+    """One row per cost line: [row, line, CAPEX/OPEX, upfront, per month, at the end, total, VAT,
+    gross, inputs, source]. An owned option's server purchase, which the engine splits into GPU
+    time useful / idle by utilisation, is one CAPEX line: the purchase of the servers."""
+    out = []
+    for row in rows_of:
+        lines = list(row.get("lines") or [])
+        purchase = [ln for ln in lines if str(ln.get("key", "")).startswith(("gpu_time.useful", "gpu_time.idle"))
+                    and _is_capex(option, row, ln)]
+        if len(purchase) > 1:
+            merged = {"key": "gpu_time.purchase", "inputs": purchase[0].get("inputs") or {}}
+            for k in ("upfront_net", "monthly_net", "terminal_net", "total_net", "vat", "total_gross"):
+                values = [_dec(ln.get(k)) for ln in purchase]
+                merged[k] = sum((v for v in values if v is not None), Decimal(0)) if any(
+                    v is not None for v in values) else None
+            at = lines.index(purchase[0])
+            lines = [ln for ln in lines if ln not in purchase]
+            lines.insert(at, merged)
+        for ln in lines:
+            capex = ln.get("key") == "gpu_time.purchase" or _is_capex(option, row, ln)
+            values, sources = _line_inputs(ln.get("inputs") or {})
+            out.append([label or (str(_("Equipment")) if capex else str(ROW_LABELS.get(row.get("row"), row.get("row")))),
+                        str(_("GPU servers, purchase")) if ln.get("key") == "gpu_time.purchase"
+                        else line_label(ln.get("key", "")),
+                        "" if label else str(_("CAPEX") if capex else _("OPEX")),
+                        _dec(ln.get("upfront_net")), _dec(ln.get("monthly_net")), _dec(ln.get("terminal_net")),
+                        _dec(ln.get("total_net")), _dec(ln.get("vat")), _dec(ln.get("total_gross")), values, sources])
+    return out
+
+
+def _short_name(rank: int, option: dict) -> str:
+    return _option_sheet_name(rank, option)
+
+
 def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | None = None) -> bytes:
-    from planner.presentation import line_inputs
+    from planner.templatetags.planner_tags import pct
 
     meta = meta or ExportMeta(plan=title)
     cur = result.get("currency", "")
-    ordered = decision_order(result, meta.meets)
+    ordered = export_order(result, meta.meets)
+    compared = compared_count(result, meta.meets)
     wb = Workbook()
     ws = wb.active
     used: set[str] = set()
@@ -388,50 +527,41 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
         ws.cell(row=i, column=1, value=label).font = BOLD
         ws.cell(row=i, column=2, value=value)
     start = len(block) + 3
-    money = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19}
+    money = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21}
     _write_table(ws, _summary_headers(), _summary_rows(ordered, result, meta), start_row=start, money_cols=money,
                  currency=cur)
+    for r in range(start + 1, start + 1 + compared):  # the alternatives compared, each with its own sheet
+        ws.cell(row=r, column=1).font = BOLD
+        ws.cell(row=r, column=2).font = BOLD
     _fit_widths(ws, first_row=start)
     ws.column_dimensions["B"].width = max(ws.column_dimensions["B"].width or 0, 60)
+    ws.cell(row=start - 1, column=1, value=_(
+        "Options 1 to %(n)s: the decided option and the cheapest of each other way of paying (as in the PDF), "
+        "each with its own sheet; the others follow in the order of the decision.") % {"n": compared})
 
-    by_rank = {o.get("id"): rank for rank, o in enumerate(ordered, start=1)}
-    short = [i for ids in (result.get("shortlist") or {}).values() for i in ids]
-    short = sorted(dict.fromkeys(short), key=lambda i: by_rank.get(i, 10**9))[:MAX_OPTION_SHEETS]
-    by_id = {o.get("id"): o for o in ordered}
-    line_headers = [_("Row"), _("Line"), _("Upfront, net"), _("Per month, net"), _("At the end, net"),
-                    _("Total, net"), _("VAT"), _("Total with VAT"), _("Inputs (value, unit, source)")]
-    for oid in short:
-        o = by_id.get(oid)
-        if o is None:
-            continue
-        sheet = wb.create_sheet(_sheet_title(_option_sheet_name(by_rank[oid], o), used))
-        sheet["A1"] = option_label(o)
+    line_headers = [_("Row"), _("Line"), _("CAPEX or OPEX"), _("Upfront, net"), _("Per month, net"),
+                    _("At the end, net"), _("Total, net"), _("VAT"), _("Total with VAT"), _("Inputs (value, unit)"),
+                    _("Source")]
+    for rank, o in enumerate(ordered[:compared], start=1):
+        sheet = wb.create_sheet(_sheet_title(_option_sheet_name(rank, o), used))
+        sheet["A1"] = f"{rank}. {option_label(o)}"
         sheet["A1"].font = BOLD
-        sheet["A2"] = _("Utilisation %(u)s, efficiency %(e)s; rank %(rank)s of %(n)s") % {
-            "u": _number(o.get("utilisation"), None), "e": _number(o.get("efficiency"), None),
-            "rank": by_rank[oid], "n": len(ordered)}
+        sheet["A2"] = _("Utilisation %(u)s, efficiency %(e)s; option %(rank)s of %(n)s on the summary sheet") % {
+            "u": pct(o.get("utilisation"), 1) if o.get("utilisation") is not None else _("unknown"),
+            "e": pct(o.get("efficiency"), 0) if o.get("efficiency") is not None else _("unknown"),
+            "rank": rank, "n": len(ordered)}
         budget, risk = _budget_and_risk_rows(o)
-
-        def line_rows(rows_of, label=None):
-            out = []
-            for row in rows_of:
-                for ln in row.get("lines") or []:
-                    inputs = "; ".join(
-                        f"{r['name']} = {r['value']} {r['unit']}".strip() + (f" [{r['source']}]" if r.get("source") else "")
-                        for r in line_inputs(ln.get("inputs") or {}))
-                    out.append([label or str(ROW_LABELS.get(row.get("row"), row.get("row"))),
-                                line_label(ln.get("key", "")),
-                                _dec(ln.get("upfront_net")), _dec(ln.get("monthly_net")), _dec(ln.get("terminal_net")),
-                                _dec(ln.get("total_net")), _dec(ln.get("vat")), _dec(ln.get("total_gross")), inputs])
-            return out
-
-        rows = line_rows(budget)
+        rows = _option_line_rows(o, budget)
         totals = o.get("totals") or {}
-        rows.append([_("Total"), "", None, None, None, _dec(totals.get("net")), _dec(totals.get("vat")),
-                     _dec(totals.get("gross")), ""])
+        capex, opex = capex_opex(o)
+        rows.append([_("Total"), "", "", None, None, None, _dec(totals.get("net")), _dec(totals.get("vat")),
+                     _dec(totals.get("gross")), "", ""])
         total_row = len(rows)
-        rows += line_rows(risk, str(RISK_ROW_LABEL))  # under the total, not in it
-        _write_table(sheet, line_headers, rows, start_row=4, money_cols={3, 4, 5, 6, 7, 8}, currency=cur)
+        if capex is not None:
+            rows.append([_("of which CAPEX"), "", _("CAPEX"), None, None, None, capex, None, None, "", ""])
+            rows.append([_("of which OPEX"), "", _("OPEX"), None, None, None, opex, None, None, "", ""])
+        rows += _option_line_rows(o, risk, str(RISK_ROW_LABEL))  # under the total, not in it
+        _write_table(sheet, line_headers, rows, start_row=4, money_cols={4, 5, 6, 7, 8, 9}, currency=cur)
         for cell in sheet[4 + total_row]:
             cell.font = BOLD
         items = [[str(ROW_LABELS.get(row.get("row"), row.get("row"))), line_label(ln.get("key", "")), *b]
@@ -447,21 +577,28 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
 
     cf = wb.create_sheet(_sheet_title(_("Cash flow"), used))
     months = int(result.get("horizon_months") or 0)
-    cf_ids = [i for i in short if i in by_id]
-    headers = [_("Month")] + [f"{by_rank[i]}. {option_label(by_id[i])}" for i in cf_ids]
-    cf_rows = []
-    for m in range(months + 1):
-        cf_rows.append([m] + [_dec(((by_id[i].get("cash_flow") or {}).get("net") or [None] * (months + 1))[m])
-                              if m < len((by_id[i].get("cash_flow") or {}).get("net") or []) else None
-                              for i in cf_ids])
-    cf["A1"] = _("Cash flow per month, net of VAT, in %(currency)s") % {"currency": cur}
+    shown = ordered[:compared]
+    names = [_short_name(rank, o) for rank, o in enumerate(shown, start=1)]
+    headers = [_("Month")] + [f"{n}, {_('net of VAT')}" for n in names] + [f"{n}, {_('with VAT')}" for n in names]
+
+    def flow(o, key, m):
+        values = (o.get("cash_flow") or {}).get(key) or []
+        return _dec(values[m]) if m < len(values) else None
+
+    cf_rows = [[m] + [flow(o, "net", m) for o in shown] + [flow(o, "gross", m) for o in shown]
+               for m in range(months + 1)]
+    cf_rows.append([_("Total")] + [sum((r[j] for r in cf_rows if r[j] is not None), Decimal(0))
+                                   for j in range(1, len(headers))])
+    cf["A1"] = _("Cash flow per month in %(currency)s: net of VAT, then with VAT (gross); month 0 is the "
+                 "upfront payment") % {"currency": cur}
     cf["A1"].font = BOLD
     _write_table(cf, headers, cf_rows, start_row=3, money_cols=set(range(2, len(headers) + 1)), currency=cur)
+    for cell in cf[3 + len(cf_rows)]:
+        cell.font = BOLD
     _fit_widths(cf, first_row=3, maximum=40)
 
     inp = wb.create_sheet(_sheet_title(_("Inputs"), used))
-    _write_table(inp, [_("Kind"), _("Name"), _("Value"), _("Currency"), _("Unit"), _("Source"), _("Date")],
-                 inputs_rows(result), start_row=1, money_cols=set(), currency=cur)
+    _write_table(inp, inputs_headers(), inputs_rows(result), start_row=1, money_cols=set(), currency=cur)
     _fit_widths(inp, maximum=90)
     out = io.BytesIO()
     wb.save(out)

@@ -68,3 +68,13 @@ class CalibrationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+# == compare (h/compare): read-only links to an options comparison ==
+from .compare_models import CompareShareLink  # noqa: E402
+
+
+@admin.register(CompareShareLink)
+class CompareShareLinkAdmin(admin.ModelAdmin):
+    list_display = ["plan", "version", "token_prefix", "created_at", "expires_at", "revoked_at"]
+    readonly_fields = ["plan", "version", "options", "token_hash", "token_prefix"]

@@ -1,4 +1,4 @@
-"""The compare page: 2-4 plans side by side in one currency, on one VAT basis and one horizon.
+"""The compare page: 2-6 plans side by side in one currency, on one VAT basis and one horizon.
 
 Money. Every plan's amounts are converted into the chosen currency at the exchange rate dated
 on or before that plan's price date (``costs.as_of``), the date its own prices were taken: the
@@ -27,6 +27,8 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from .presentation import OPTION_KINDS, _decimal, version_view
+
+MIN_PLANS, MAX_PLANS = 2, 6  # 2-6 plans side by side (columns scroll sideways when they do not fit)
 
 # The currencies a compare can be shown in (the two of the brief: Russian and international budgets).
 COMPARE_CURRENCIES = ("RUB", "USD")

@@ -128,21 +128,21 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("model.architecture.layers", _int(_("Layers"), _("Transformer blocks. Unit: count. No default."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.hidden_size", _int(_("Hidden size"), _("Model dimension d_model. Unit: count. No default."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.attention_heads", _int(_("Attention heads"), _("Query heads per layer. Unit: count. No default."), min_value=1), LLM_KINDS, sources=ARCH),
-    SpecField("model.architecture.kv_heads", _int(_("KV heads"), _("Key/value heads (grouped-query attention); must divide the attention heads. Unit: count. Default: equal to attention heads."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.kv_heads", _int(_("KV heads"), _("Key/value heads. Fewer than the attention heads is grouped-query attention (GQA), which shrinks the KV cache; must divide the attention heads. Unit: count. Default: equal to attention heads."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.head_dim", _int(_("Head dimension"), _("Unit: count. Default: hidden size / attention heads."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.ffn_hidden_size", _int(_("FFN hidden size"), _("Intermediate size of the feed-forward block. Unit: count. Default: 4 × hidden size."), min_value=1), LLM_KINDS, sources=ARCH),
-    SpecField("model.architecture.gated_ffn", _bool(_("Gated FFN (SwiGLU)"), _("Three FFN matrices instead of two. Default: no.")), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.gated_ffn", _bool(_("Gated FFN (SwiGLU)"), _("SwiGLU and other gated feed-forward blocks (FFN) of Llama, Qwen, Mistral: three weight matrices instead of two. Default: no.")), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.vocab_size", _int(_("Vocabulary size"), _("Unit: tokens. No default."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.tied_embeddings", _bool(_("Tied embeddings"), _("Input and output embeddings share weights. Default: no.")), LLM_KINDS, sources=ARCH),
-    SpecField("model.architecture.experts", _int(_("MoE experts"), _("Experts per MoE layer; empty for a dense model. Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
+    SpecField("model.architecture.experts", _int(_("MoE experts"), _("Mixture of experts (MoE): each layer holds several expert blocks and a token passes through only a few of them. Experts per layer; empty for a dense model. Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.experts_per_token", _int(_("Experts per token"), _("Active experts per token (MoE). Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
     # Precision.
-    SpecField("precision.weights", _choice(_("Weights precision"), _("Storage format of the weights. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
+    SpecField("precision.weights", _choice(_("Weights precision"), _("Storage format of the weights: bf16/fp16 take 2 bytes per parameter, fp8/int8 1 byte, int4/fp4 half a byte. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
     SpecField("precision.compute", _choice(_("Compute precision"), _("Format the matrix multiplications run in. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
-    SpecField("precision.kv_cache", _choice(_("KV cache precision"), _("Format of the attention key/value cache. Default: bf16."), PRECISION_CHOICES), ("inference", "rag")),
+    SpecField("precision.kv_cache", _choice(_("KV cache precision"), _("KV cache: the attention keys and values kept for every token in context; it grows with context length and concurrent requests. Its storage format. Default: bf16."), PRECISION_CHOICES), ("inference", "rag")),
     # Training.
-    SpecField("training.method", _choice(_("Fine-tuning method"), _("Full, LoRA or QLoRA. Default: full."), [("full", _("full")), ("lora", "LoRA"), ("qlora", "QLoRA")]), ("finetuning",), "workload"),
-    SpecField("training.lora_rank", _int(_("LoRA rank"), _("Rank of the adapter matrices. Unit: count. Default: 16."), min_value=1), ("finetuning",), "workload"),
+    SpecField("training.method", _choice(_("Fine-tuning method"), _("Full: every weight is trained. LoRA: the model stays frozen and small adapter matrices are trained. QLoRA: LoRA over a model quantised to 4 bits, the least memory. Default: full."), [("full", _("full")), ("lora", "LoRA"), ("qlora", "QLoRA")]), ("finetuning",), "workload"),
+    SpecField("training.lora_rank", _int(_("LoRA rank"), _("Rank of the LoRA adapter matrices: higher trains more parameters and needs more memory. Unit: count. Default: 16."), min_value=1), ("finetuning",), "workload"),
     SpecField("training.tokens", _num(_("Training tokens"), _("Tokens processed over the whole run, e.g. 1e12. Unit: tokens. No default."), min_value=1), ("pretraining", "finetuning"), "workload"),
     SpecField("training.dataset_samples", _int(_("Dataset samples"), _("Samples in the training set. Unit: samples. Required for classic training."), min_value=1), ("classic_training",), "workload"),
     SpecField("training.epochs", _num(_("Epochs"), _("Passes over the data; multiplies the training tokens or samples. Unit: count. Default: 1."), min_value=0.01), TRAINING_KINDS, "workload"),
@@ -157,9 +157,9 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("training.double_quant", _bool(_("Double quantisation (QLoRA)"), _("Quantise the NF4 quantisation constants again (QLoRA only). Default: yes.")), ("finetuning",), "workload"),
     SpecField("training.expert_overlap", _bool(_("Overlap expert all-to-all"), _("MoE only: the expert-parallel all-to-all runs concurrently with compute (DeepSeek DualPipe, Megatron-Bridge overlap_moe_expert_parallel_comm). Default: no.")), ("pretraining", "finetuning"), "workload"),
     SpecField("training.context_parallel", _choice(_("Context parallelism"), _("Split each sequence over this many GPUs (long contexts). Default: chosen by the planner."), [(str(c), str(c)) for c in (1, 2, 4, 8, 16, 32)]), ("pretraining", "finetuning"), "workload"),
-    SpecField("training.goodput", _num(_("Goodput"), _("Share of wall-clock time spent in useful training steps (restarts, stalls excluded), 0–1. Default: by GPU count from published interruption rates."), min_value=0.01, max_value=1), TRAINING_KINDS, "workload"),
-    SpecField("training.zero_stage", _choice(_("ZeRO stage"), _("Sharding of model states across data-parallel GPUs (3 = FSDP). Default: the smallest stage that fits."), [("0", "0"), ("1", "1"), ("2", "2"), ("3", "3 / FSDP")]), ("pretraining", "finetuning"), "workload"),
-    SpecField("training.activation_checkpointing", _choice(_("Activation checkpointing"), _("Recompute activations to save memory. Default: chosen by the planner when empty (selective, or full when memory needs it)."), [("none", _("none")), ("selective", _("selective")), ("full", _("full"))]), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.goodput", _num(_("Goodput"), _("Goodput: the share of wall-clock time spent in useful training steps (restarts after failures and stalls excluded), 0–1. Default: by GPU count from published interruption rates."), min_value=0.01, max_value=1), TRAINING_KINDS, "workload"),
+    SpecField("training.zero_stage", _choice(_("ZeRO stage"), _("ZeRO splits the training state across the data-parallel (DP) GPUs, each of which trains on its own share of the batch: stage 1 splits optimizer states, 2 also gradients, 3 also weights (FSDP). Default: the smallest stage that fits."), [("0", "0"), ("1", "1"), ("2", "2"), ("3", "3 / FSDP")]), ("pretraining", "finetuning"), "workload"),
+    SpecField("training.activation_checkpointing", _choice(_("Activation checkpointing"), _("Activations are the intermediate results kept for the backward pass; recomputing them saves memory at the cost of compute. Default: chosen by the planner when empty (selective, or full when memory needs it)."), [("none", _("none")), ("selective", _("selective")), ("full", _("full"))]), ("pretraining", "finetuning"), "workload"),
     SpecField("training.deadline_hours", _num(_("Deadline"), _("Wall-clock time the run must finish in. Unit: hours. Default: none."), min_value=0.1), TRAINING_KINDS, "workload"),
     SpecField("training.checkpoint_every_hours", _num(_("Checkpoint every"), _("Unit: hours. Default: 2."), min_value=0.01), TRAINING_KINDS, "workload"),
     SpecField("training.checkpoints_kept", _int(_("Checkpoints kept"), _("Unit: count. Default: 3."), min_value=1), TRAINING_KINDS, "workload"),
@@ -169,9 +169,9 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("serving.output_tokens", _int(_("Output tokens per request"), _("Unit: tokens. Default: 256."), min_value=1), SERVING_KINDS, "workload"),
     SpecField("serving.concurrency", _int(_("Concurrent requests"), _("Requests in flight at peak. Unit: requests. Default: 8."), min_value=1), SERVING_KINDS, "workload"),
     SpecField("serving.requests_per_second", _num(_("Requests per second"), _("Peak arrival rate. Unit: requests/s. Default: 1."), min_value=0), SERVING_KINDS, "workload"),
-    SpecField("serving.ttft_p95_ms", _num(_("Time to first token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
-    SpecField("serving.tpot_p95_ms", _num(_("Time per output token, p95"), _("Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
-    SpecField("serving.runtime", _choice(_("Serving engine"), _("Runtime that serves the model; sets memory budgets and measured efficiencies. Default: vllm."), [("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("hf_transformers", "Hugging Face Transformers")]), ("inference", "rag"), "workload"),
+    SpecField("serving.ttft_p95_ms", _num(_("Time to first token, p95"), _("TTFT: time from sending a request to the first token of the answer, met by 95 % of requests (p95). Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
+    SpecField("serving.tpot_p95_ms", _num(_("Time per output token, p95"), _("TPOT: time between two tokens of one answer (how fast it is written), met by 95 % of requests (p95). Latency target. Unit: ms. Default: none."), min_value=1), ("inference", "rag"), "workload"),
+    SpecField("serving.runtime", _choice(_("Serving engine"), _("Runtime that serves the model (vLLM, SGLang, TensorRT-LLM); sets memory budgets and measured efficiencies. Default: vllm."), [("vllm", "vLLM"), ("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("hf_transformers", "Hugging Face Transformers")]), ("inference", "rag"), "workload"),
     SpecField("serving.model_api", lambda: _model_api_field(), ("external_api", "rag"), "workload"),
     SpecField("serving.hours_per_day", _num(_("Hours per day in service"), _("Unit: hours. Default: 24."), min_value=0, max_value=24), SERVING_KINDS, "workload"),
     SpecField("serving.requests_per_day", _num(_("Requests per day"), _("Volume: requests served in a day, e.g. 300 employees x 20 requests = 6000. Prices model-API tokens, traffic and the useful share of GPU time; requests per second is the peak that sizes the GPUs. At most requests per second x 3600 x hours per day. Unit: requests/day. Default: that maximum x 0.3 (a business-hours service averages about a third of its peak)."), min_value=0), SERVING_KINDS, "workload"),
@@ -183,7 +183,7 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("rag.embedding_dimension", _int(_("Embedding dimension"), _("Vector length. Unit: values. Default: the embedding model's dimension."), min_value=1), ("rag", "external_api"), "workload"),
     SpecField("rag.top_k", _int(_("Chunks per query"), _("Retrieved chunks added to each prompt. Unit: count. Default: 5."), min_value=1), ("rag", "external_api"), "workload"),
     SpecField("rag.generator", _choice(_("Generating LLM"), _("Self-hosted on GPUs or a paid external API (no GPU for it). Default: self-hosted."), [("self_hosted", _("self-hosted")), ("external_api", _("external API"))]), ("rag",), "workload"),
-    SpecField("rag.index", _choice(_("Vector index"), _("Default: hnsw."), [("flat", "flat"), ("hnsw", "HNSW"), ("ivf_pq", "IVF-PQ")]), ("rag", "external_api"), "workload"),
+    SpecField("rag.index", _choice(_("Vector index"), _("HNSW: a graph index, fast, keeps vectors in memory; IVF-PQ: compressed vectors, less memory, slightly less exact; flat: exact search over every vector. Default: hnsw."), [("flat", "flat"), ("hnsw", "HNSW"), ("ivf_pq", "IVF-PQ")]), ("rag", "external_api"), "workload"),
     SpecField("rag.queries_per_second", _num(_("Queries per second"), _("Retrieval queries at peak. Unit: queries/s. Default: 1."), min_value=0), ("rag", "external_api"), "workload"),
     # Data.
     SpecField("data.dataset_gb", _num(_("Dataset size"), _("Unit: GB (10^9 bytes). Default: 0."), min_value=0), ALL_KINDS, "data"),
@@ -191,14 +191,14 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("data.logs_gb_per_month", _num(_("Logs"), _("Unit: GB per month. Default: 0."), min_value=0), ALL_KINDS, "data"),
     SpecField("data.retention_months", _int(_("Retention"), _("How long logs and data are kept. Unit: months. Default: 12."), min_value=1), ALL_KINDS, "data"),
     # Hardware pins (optional).
-    SpecField("hardware.accelerator", lambda: forms.CharField(label=_("Accelerator"), required=False, max_length=120, help_text=_("Pin a catalog accelerator by id or unambiguous name, e.g. \"H100 SXM 80GB\". Default: the best fit from the catalog.")), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.accelerator", lambda: forms.CharField(label=_("Accelerator"), required=False, max_length=120, help_text=_("Pin an accelerator of the catalog by its name (the list opens as you type), e.g. \"H100 SXM5 80GB\". Default: the best fit from the catalog.")), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.count", _int(_("GPU count"), _("Pin the number of accelerators. Unit: GPUs. Default: the smallest count that meets the targets."), min_value=1, max_value=65536), LLM_KINDS + ("classic_training",), "data"),
-    SpecField("hardware.tensor_parallel", _int(_("Tensor-parallel degree"), _("Serving: GPUs one replica splits each layer over; with accelerator and count the plan evaluates exactly this layout. Must divide the attention heads. Default: searched."), min_value=1, max_value=64), ("inference", "rag"), "data"),
-    SpecField("hardware.pipeline_parallel", _int(_("Pipeline stages"), _("Serving: stages one replica splits its layers into. Default: searched."), min_value=1, max_value=256), ("inference", "rag"), "data"),
+    SpecField("hardware.tensor_parallel", _int(_("Tensor-parallel degree"), _("Tensor parallelism (TP): each layer is split over this many GPUs of one replica (they need a fast link such as NVLink). With accelerator and count the plan evaluates exactly this layout. Must divide the attention heads. Default: searched."), min_value=1, max_value=64), ("inference", "rag"), "data"),
+    SpecField("hardware.pipeline_parallel", _int(_("Pipeline stages"), _("Pipeline parallelism (PP): one replica's layers are split into this many consecutive stages on different GPUs. Default: searched."), min_value=1, max_value=256), ("inference", "rag"), "data"),
     SpecField("hardware.gpus_per_server", _int(_("GPUs per server"), _("Unit: GPUs. Default: chosen by the engine."), min_value=1, max_value=16), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.power_budget_kw", _num(_("Site power budget"), _("IT power the site can give the servers at full load. Unit: kW. Bought (on-prem) options that need more are not chosen, and the plan says how many GPUs the budget allows. Default: no limit."), min_value=0.001, max_value=1000000), LLM_KINDS + ("classic_training",), "data"),
     SpecField("hardware.racks", _int(_("Racks available"), _("Racks free for the servers (air-cooled racks of 15 kW, as the sizing assumes). Unit: racks. Default: no limit."), min_value=1, max_value=100000), LLM_KINDS + ("classic_training",), "data"),
-    SpecField("hardware.mfu", _num(_("Model FLOPs utilisation"), _("Share of peak compute achieved, 0–1. Default: a documented preset by GPU generation and scale."), min_value=0.01, max_value=1), LLM_KINDS + ("classic_training",), "data"),
+    SpecField("hardware.mfu", _num(_("Model FLOPs utilisation"), _("MFU: the share of the GPUs' peak compute a training run actually uses, 0–1 (typically 0.3–0.5). Default: a documented preset by GPU generation and scale."), min_value=0.01, max_value=1), LLM_KINDS + ("classic_training",), "data"),
 )
 FIELD_BY_PATH = {f.path: f for f in FIELDS}
 
@@ -244,12 +244,18 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
         super().__init__(*args, **kwargs)
         from catalog.selectors import jurisdiction_choices
 
-        self.fields["data_residency"].choices = jurisdiction_choices()
+        from .form_layout import default_currency
+        from .humanize import country_choices
+
+        # Country names in the page's language; the stored values stay ISO codes ("RU").
+        self.fields["data_residency"].choices = country_choices(code for code, _name in jurisdiction_choices())
+        if not self.is_bound and not self.initial.get("currency"):
+            self.initial["currency"] = default_currency()  # RUB on a Russian page, USD in English
 
     horizon_months = WholeNumberField(label=_("Horizon"), initial=36, min_value=1, max_value=120,
                                         help_text=_("Period the options are compared over. Unit: months. Default: 36."))
     currency = forms.ChoiceField(label=_("Currency"), choices=Currency.choices, initial=Currency.USD,
-                                 help_text=_("Totals are shown in this currency. Default: USD."))
+                                 help_text=_("Totals are shown in this currency. Default: roubles on the Russian page, dollars on the English one."))
     include_vat = forms.BooleanField(label=_("Include VAT"), required=False, initial=False,
                                      help_text=_("Show totals with VAT (the rate valid on the price date). Default: no."))
     # No initial value: an empty field lets the cost engine derive utilisation from the workload.
@@ -303,7 +309,7 @@ class CostOptionsForm(SafeTextFormMixin, forms.Form):
     )
     overrides = forms.CharField(
         label=_("Rate overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=_("Optional: rate card values to replace, as a JSON object, e.g. {\"pue\": 1.3}. Default: none."),
+        help_text=_("Optional: rate card values to replace, as a JSON object, e.g. {\"pue\": 1.3}. PUE: the data centre's total power divided by the servers' power (1.3 = 30 % more for cooling and losses). Default: none."),
     )
     more = forms.CharField(
         label=_("More cost options (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
@@ -421,6 +427,7 @@ class WorkloadForm(CostOptionsForm):
             self.fields["preset"].choices = [("", "—")]
         for spec_field in FIELDS:
             self.fields[spec_field.name] = spec_field.make()
+        self.fields["hardware__accelerator"].widget.attrs["list"] = "accelerator-names"  # catalog names
         self.spec: dict | None = None
 
     # --- presentation helpers used by the template --------------------------------------
@@ -441,6 +448,28 @@ class WorkloadForm(CostOptionsForm):
             names += [f.name for f in FIELDS if f.step == step and kind in f.kinds]
             out.append((step, heading, [self[n] for n in names]))
         return out
+
+    def step_groups(self, show_errors: bool = False):
+        """Each step's everyday fields and its folded "advanced" ones (planner/form_layout.py)."""
+        from .form_layout import step_groups
+
+        return step_groups(self, show_errors=show_errors,
+                           architecture_names={f.name for f in FIELDS if f.sources == ("architecture",)})
+
+    def error_summary(self):
+        from .form_layout import error_summary
+
+        return error_summary(self)
+
+    def accelerator_names(self) -> list[str]:
+        """The names the accelerator field suggests (a datalist), from today's catalog."""
+        from django.utils import timezone
+
+        from catalog.selectors import accelerator_specs
+
+        from .form_layout import accelerator_names
+
+        return accelerator_names(accelerator_specs(as_of=timezone.localdate()))
 
     # --- validation --------------------------------------------------------------------
 
@@ -553,9 +582,18 @@ class WorkloadForm(CostOptionsForm):
         from django.utils import timezone
 
         from catalog.selectors import accelerator_specs
+        from planner.engine.errors import FieldError, SpecValidationError
         from planner.engine.resolve import resolve_accelerator
 
-        resolve_accelerator(pin, accelerator_specs(as_of=timezone.localdate()))
+        from .form_layout import accelerator_error
+
+        specs = accelerator_specs(as_of=timezone.localdate())
+        try:
+            resolve_accelerator(pin, specs)
+        except SpecValidationError:
+            # said with names (what was typed, what the catalog has), never a catalog id
+            raise SpecValidationError([FieldError(field="hardware.accelerator",
+                                                  message=accelerator_error(pin, specs))]) from None
 
     @staticmethod
     def _check_serving_pin_fits(parsed) -> None:

@@ -198,3 +198,4 @@ class IdempotencyKey(models.Model):
 
 
 from .calibration.models import Calibration, MeasuredRun  # noqa: E402,F401  (registered with the planner app)
+from .compare_models import CompareShareLink  # noqa: E402,F401  (options comparison share links)

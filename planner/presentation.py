@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import npgettext, pgettext_lazy
 
+from . import humanize  # h/form
 from .forms import FIELDS
 
 
@@ -300,7 +301,9 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
                                    for b in costs.get("break_even_utilisation") or []
                                    if b.get("own") in shown and b.get("rent") in shown],
         "skipped": [{**s, "candidate": candidate_label(s.get("candidate"), accelerators or {}),
-                     "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []],
+                     "kind": OPTION_KINDS.get(s.get("kind"), s.get("kind"))} for s in costs.get("skipped") or []
+                    if not humanize.is_residency_skip(s)],  # h/form: residency ones are one line
+        "residency": humanize.residency_summary(costs.get("skipped"), costs.get("data_residency")),
         "notes": costs.get("notes") or [],
         "inputs_used": costs.get("inputs_used") or {},
         "freshness": costs.get("freshness") or {}, "data_residency": costs.get("data_residency"),
@@ -356,46 +359,11 @@ def decision_view(costs: dict, include_vat: bool) -> dict | None:
     return out
 
 
-def options_compare(version, option_ids: list[str]) -> dict | None:
-    """2-4 deployment options of one version side by side: their four rows, totals, P50 and the
-    break-even months between them. None when an id is not an option of this version."""
-    from costs.labels import mc_range
-    costs = (version.result or {}).get("costs") or {}
-    include_vat = bool(costs.get("include_vat"))
-    by_id = {o.get("id"): _localised(o) for o in costs.get("options") or []}
-    if any(i not in by_id for i in option_ids):
-        return None
-    mc = (costs.get("monte_carlo") or {}).get("options") or {}
-    chosen = [by_id[i] for i in option_ids]
-    rows = []
-    apart = all(_risk_apart(o) for o in chosen)
-    for key, (label, measured) in COST_ROWS.items():
-        if key == RISK_ROW and apart:
-            continue  # shown under the total, not as a row of it
-        cells = []
-        for o in chosen:
-            row = next((r for r in o.get("rows") or [] if r.get("row") == key), {})
-            cells.append(row.get("total_gross" if include_vat else "total_net"))
-        rows.append({"label": label, "measured_as": measured, "cells": cells})
-    pairs = [b for b in costs.get("break_even_months") or [] if b.get("a") in option_ids and b.get("b") in option_ids]
-    labels = {o.get("id"): o.get("label") for o in chosen}
-    return {
-        "currency": costs.get("currency", ""), "include_vat": include_vat,
-        "options": [{**o, "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
-                     "total": _option_total(o, include_vat),
-                     "p50": (mc_range(mc.get(o.get("id")), gross=include_vat) or {}).get("p50"),
-                     "risk": risk_view(o, include_vat)}
-                    for o in chosen],
-        "risk_apart": apart, "risk_label": RISK_LABEL,
-        "rows": rows,
-        "break_even": [{**b, "a_label": labels.get(b["a"]), "b_label": labels.get(b["b"])} for b in pairs],
-    }
-
-
 def version_view(version) -> dict:
     """What the plan page shows of a version, read from its stored result only, with every
     engine text in the active language (planner.i18n)."""
     from .i18n import localise
+    from .launch_view import launch_view
     from .procurement_view import version_procurement_view
 
     result = localise(version.result or {})
@@ -404,11 +372,14 @@ def version_view(version) -> dict:
     sizing_v = sizing_view(sizing)
     if sizing_v:
         _price_alternatives(sizing_v, result.get("costs") or {})
-    return {"decision": plan_decision_view(result.get("decision")),
-            "sizing": sizing, "costs": costs_view(result.get("costs") or {}, accelerators),
+    costs_v = costs_view(result.get("costs") or {}, accelerators)
+    card_view(costs_v, result.get("costs") or {})  # the ten-second card's short labels, numbers, colours, matrix (h/card)
+    return {"decision": card_decision(plan_decision_view(result.get("decision"))),
+            "sizing": sizing, "costs": costs_v,
             "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
             "serving_curve": serving_curve_chart(sizing),
-            "procurement": version_procurement_view(version.inputs)}
+            "procurement": version_procurement_view(version.inputs),
+            "launch": launch_view(result.get("decision"))}
 
 
 def plan_decision_view(decision: dict | None) -> dict | None:
@@ -497,7 +468,8 @@ def version_diff(*, old, new) -> dict:
     a = {**flatten(old.inputs), "prices_as_of": old.as_of.isoformat()}
     b = {**flatten(new.inputs), "prices_as_of": new.as_of.isoformat()}
     inputs = [
-        {"path": path, "label": input_path_label(path), "old": a.get(path), "new": b.get(path)}
+        {"path": path, "label": input_path_label(path), "old": humanize.input_value_text(path, a.get(path)),
+         "new": humanize.input_value_text(path, b.get(path))}
         for path in sorted(set(a) | set(b))
         if a.get(path) != b.get(path)
     ]
@@ -516,7 +488,13 @@ def version_diff(*, old, new) -> dict:
             "pct": ((after - before) / before * 100).quantize(Decimal("0.1"))
             if before and after is not None and same_currency else None,
         })
-    return {"inputs": inputs, "totals": totals}
+    # h/form: options priced in one version only (e.g. left out by data residency in the other) are
+    # one line each way with the list on demand, not rows of "unknown"
+    only_old = [r for r in totals if r["old"] is not None and r["new"] is None]
+    only_new = [r for r in totals if r["old"] is None and r["new"] is not None]
+    totals = [r for r in totals if r not in only_old and r not in only_new]
+    return {"inputs": inputs, "totals": totals, "only_old": only_old, "only_new": only_new,
+            "residency_changed": a.get("costs.data_residency") != b.get("costs.data_residency")}
 
 
 def _is_quantity(value) -> bool:
@@ -664,6 +642,8 @@ def quantity_rows(section, prefix: str = "") -> list[dict]:
             else:
                 rows.append({"label": label, "list": [str(v) for v in value]})
         else:
+            if key == "bottleneck":  # h/form: "memory bandwidth", not memory_bandwidth
+                value = humanize.bottleneck_label(value)
             rows.append({"label": label, "value": value_label(value), "unit": unit_label(_unit_from_key(key), value),
                          "explain": explain})
     return rows
@@ -812,71 +792,136 @@ def sizing_view(sizing: dict) -> dict | None:
     }
 
 
-# --- exports ---------------------------------------------------------------------------
-
-EXPORT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "pdf": "application/pdf",
-}
-
-
-def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
-    """(content, content type, file name) of a done version as CSV, XLSX or PDF."""
-    from django.http import Http404
-
-    from .downloads import export_filename
-
-    if fmt not in EXPORT_TYPES:
-        raise Http404("unknown export format")
-    filename = export_filename(version.plan.name, version.number, fmt)
-    if fmt == "pdf":
-        return render_pdf(version=version, request=request), EXPORT_TYPES[fmt], filename
-    from costs import exports
-
-    from .i18n import localise
-
-    costs = localise((version.result or {}).get("costs") or {})  # engine texts in the file's language
-    meta = export_meta(version)
-    if fmt == "csv":
-        content = exports.costs_csv(costs, meta=meta)
-    else:
-        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}", meta=meta)
-    if isinstance(content, str):
-        content = content.encode("utf-8")
-    return content, EXPORT_TYPES[fmt], filename
-
-
 def meets_by_candidate(sizing: dict) -> dict[str, bool]:
     """{"nvidia-h100-sxm5-80gb x8": True, ...}: what the sizing says of each candidate it ranked."""
     out = {}
-    for c in (sizing.get("candidates") or {}).get("ranked") or []:
+    cands = sizing.get("candidates") or {}
+    # the best configuration of each accelerator too: the decision of a training plan reads it (plan_decision)
+    for c in [*(cands.get("best_per_accelerator") or []), *(cands.get("ranked") or [])]:
         met = next((c[k] for k in ("meets_target", "meets_targets", "meets_deadline") if k in c), None)
         if c.get("accelerator_id") and c.get("count") is not None and met is not None:
             out[f"{c['accelerator_id']} x{c['count']}"] = bool(met)
     return out
 
 
-def export_meta(version):
-    from django.utils import timezone
+# == ten-second card, short labels, break-even matrix, chart palette (h/card) ==
+# Okabe & Ito's colour-blind-safe palette (Okabe, Ito 2008, "Color Universal Design"): eight
+# colours told apart with any common colour-vision deficiency. A ninth option and beyond reuse a
+# colour with another dash pattern, so no two lines of a chart look the same.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
+LINE_DASHES = ((), (6, 3), (2, 2), (8, 3, 2, 3))
 
-    from costs.exports import ExportMeta
 
-    return ExportMeta(plan=version.plan.name, version=version.number, exported_on=timezone.localdate(),
-                      meets=meets_by_candidate((version.result or {}).get("sizing") or {}))
+def option_style(index: int) -> dict:
+    """The colour and dash of the index-th option's line (the same in the chart and its legend)."""
+    n = len(OKABE_ITO)
+    return {"color": OKABE_ITO[index % n], "dash": list(LINE_DASHES[(index // n) % len(LINE_DASHES)])}
 
 
-def render_pdf(*, version, request=None) -> bytes:
-    from django.template.loader import render_to_string
-    from weasyprint import HTML
+def short_option_label(option: dict) -> str:
+    """'8 × H100 SXM · Yandex Cloud, ru-central1': what and where, short enough for a table cell;
+    the full label (layout, hosts, payment) goes in a title or a <details>. The payment mode is
+    the option's kind, shown in its own column."""
+    d, kind = option.get("detail") or {}, option.get("kind")
+    if kind == "api" and (d.get("provider") or d.get("model")):
+        return " ".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
+    if "gpus" not in d or not d.get("accelerator"):
+        return option.get("label") or ""
+    text = f"{d['gpus']} × {d['accelerator']}"
+    where = ", ".join(str(x) for x in (d.get("provider"), d.get("region")) if x)
+    return f"{text} · {where}" if where else text
 
-    from .pdf_summary import pdf_summary
 
-    view = version_view(version)
-    html = render_to_string(
-        "planner/plan_pdf.html",
-        {"plan": version.plan, "version": version, "view": view, "summary": pdf_summary(version, view)},
-        request=request,
-    )
-    # No base_url: the PDF template carries its own styles and loads nothing over the network.
-    return HTML(string=html).write_pdf()
+def break_even_matrix(options: list[dict], pairs: list[dict]) -> dict | None:
+    """The break-even months as an option × option matrix: each cell says, from the row's option's
+    side, when it is cheaper than the column's (cumulative cost): "from month N", "until month N",
+    "always", "never", or nothing when the pair was not compared (different configurations).
+    Options are numbered as in the cost table; None with fewer than two compared options."""
+    ids = [o.get("id") for o in options]
+    by_pair = {}
+    for b in pairs:
+        a, o = b.get("a"), b.get("b")
+        if a not in ids or o not in ids:
+            continue
+        month, after = b.get("month"), b.get("cheaper_after")
+        if after is None:  # a result stored before the engine said which side wins
+            after = "a" if b.get("state") == "a_never_more_expensive" else (
+                "b" if b.get("state") == "b_never_more_expensive" else None)
+        if after is None:
+            continue
+        winner, loser = (a, o) if after == "a" else (o, a)
+        if month is None or month == 0:
+            by_pair[(winner, loser)] = {"state": "always", "month": None}
+            by_pair[(loser, winner)] = {"state": "never", "month": None}
+        else:
+            by_pair[(winner, loser)] = {"state": "from", "month": month}
+            by_pair[(loser, winner)] = {"state": "until", "month": month}
+    if not by_pair:
+        return None
+    rows = []
+    for i, o in enumerate(options):
+        cells = [by_pair.get((o.get("id"), other.get("id"))) if j != i else {"state": "self", "month": None}
+                 for j, other in enumerate(options)]
+        rows.append({"number": i + 1, "label": o.get("short_label") or o.get("label"), "title": o.get("label"),
+                     "kind_label": o.get("kind_label"),
+                     "cells": cells})
+    return {"columns": [{"number": i + 1, "title": o.get("label")} for i, o in enumerate(options)], "rows": rows}
+
+
+def card_view(costs: dict | None, raw: dict | None = None) -> None:
+    """Adds what the ten-second card and the compact tables read to a costs_view in place: a short
+    label, a number and a colour per option, the alternatives' difference to the decision, and the
+    break-even matrix. Pure presentation: the decision itself is planner.plan_decision's."""
+    if not costs:
+        return
+    options = costs.get("options") or []
+    for i, o in enumerate(options):
+        o["number"] = i + 1
+        o["short_label"] = short_option_label(o)
+        o["style"] = option_style(i)
+    numbers = {o.get("id"): o for o in options}
+    raw_options = {o.get("id"): o for o in (raw or {}).get("options") or []}
+    for i, series in enumerate((costs.get("chart") or {}).get("series") or []):
+        series.update(option_style(i))
+        if i < len(options):
+            series["number"] = i + 1
+            series["short_label"] = options[i]["short_label"]
+            series["kind_label"] = str(options[i].get("kind_label") or "")
+    dec = costs.get("decision") or {}
+    rec_total = _decimal((dec.get("recommended") or {}).get("shown_total"))
+    for r in [dec.get("recommended"), *(dec.get("ranked") or [])]:
+        if not r:
+            continue
+        shown = numbers.get(r.get("id"))
+        r["short_label"] = shown["short_label"] if shown else short_option_label({**raw_options.get(r.get("id"), {}), **r})
+        r["number"] = shown["number"] if shown else None
+        total = _decimal(r.get("shown_total"))
+        r["difference"] = total - rec_total if total is not None and rec_total is not None else None
+    costs["break_even_matrix"] = break_even_matrix(options, costs.get("break_even") or [])
+    # the P10/P50/P90 bars are named by the options' numbers and short labels, as in the table
+    unc = costs.get("uncertainty_chart") or {}
+    by_label = {o.get("label"): o for o in options}
+    unc["labels"] = [f"{by_label[x]['number']} · {by_label[x]['short_label']} · {by_label[x].get('kind_label') or ''}"
+                     if x in by_label else x
+                     for x in unc.get("labels") or []]
+
+
+def card_decision(decision: dict | None) -> dict | None:
+    """The counts the card pluralises (servers, GPUs per server, runs, months) as integers: a stored
+    result may carry them as strings ("1") or floats (2.0), and a plural form needs a number."""
+    if not decision:
+        return decision
+
+    def whole(value):
+        try:
+            number = Decimal(str(value))
+        except (InvalidOperation, ValueError):
+            return value
+        return int(number) if number == number.to_integral_value() else float(number)
+
+    for block, keys in (("hardware", ("servers", "gpus_per_server", "gpu_count")),
+                        ("budget", ("runs", "horizon_months"))):
+        part = decision.get(block)
+        if isinstance(part, dict):
+            decision[block] = {**part, **{k: whole(part[k]) for k in keys if part.get(k) is not None}}
+    return decision

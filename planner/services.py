@@ -264,11 +264,13 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
                         calibrations: dict | None = None) -> ComputeOutcome:
     """Run both engines on stored values only (no database, no clock): sizing, then costs.
     `calibrations` is a version's frozen Calibrations.to_data() (none: the presets)."""
+    from catalog.domain.messages import with_structured
     from costs.adapters import price_sizing_result
     from costs.engine.errors import CostValidationError
     from planner.engine import ENGINE_VERSION, size_workload
     from planner.engine.calibration import Calibrations
     from planner.engine.errors import SpecValidationError
+    from planner.engine.launch import serving_launch
     from planner.engine.spec import parse_workload_spec
 
     try:
@@ -291,6 +293,10 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     sizing_dict = _describe_decided(sizing_dict, costs, spec=spec, accelerators=accelerators_from_snapshot(price_snapshot),
                                     calibrations=Calibrations.from_data(calibrations))
     decision = plan_decision.build(sizing=sizing_dict, costs=costs, spec=inputs.get("spec") or {})
+    if decision.get("hardware") and spec.serving is not None and spec.kind in plan_decision.SERVICE_KINDS:
+        decision["launch"] = with_structured(serving_launch(
+            spec=spec, accelerator_id=decision["hardware"]["accelerator_id"],
+            layout=decision["hardware"].get("layout") or {}, gpus_per_server=decision["hardware"].get("gpus_per_server")))
     return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": sizing_dict, "costs": costs}, "",
                           ENGINE_VERSION)
 

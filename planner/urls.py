@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import team_views, views
+from . import options_compare_views, team_views, views
 from .calibration import views as calibration_views
 
 urlpatterns = [
@@ -25,9 +25,21 @@ urlpatterns = [
     path("plans/<int:plan_id>/v/<int:number>/", views.plan_version, name="plan_version"),
     path("plans/<int:plan_id>/v/<int:number>/status/", views.plan_version_status, name="plan_version_status"),
     path("plans/<int:plan_id>/v/<int:number>/retry/", views.plan_version_retry, name="plan_version_retry"),
-    path("plans/<int:plan_id>/v/<int:number>/options/", views.plan_options_compare, name="plan_options_compare"),
+    path("plans/<int:plan_id>/v/<int:number>/options/", options_compare_views.options_compare, name="plan_options_compare"),
+    # == options comparison (h/compare): exports and read-only share links ==
+    path("plans/<int:plan_id>/v/<int:number>/options/export.<str:fmt>", options_compare_views.options_compare_export,
+         name="options_compare_export"),
+    path("plans/<int:plan_id>/v/<int:number>/options/share/", options_compare_views.options_compare_share,
+         name="options_compare_share"),
+    path("plans/<int:plan_id>/options-links/<int:link_id>/revoke/", options_compare_views.options_compare_revoke,
+         name="options_compare_revoke"),
+    path("s/c/<str:token>/", options_compare_views.shared_options_compare, name="shared_options_compare"),
+    path("s/c/<str:token>/export.<str:fmt>", options_compare_views.shared_options_compare_export,
+         name="shared_options_compare_export"),
+    # == end options comparison ==
     path("plans/<int:plan_id>/v/<int:number>/export.<str:fmt>", views.version_export, name="plan_version_export"),
     path("s/<str:token>/", views.shared_plan, name="shared_plan"),
+    path("s/<str:token>/export.<str:fmt>", views.shared_export, name="shared_export"),
     path("calibration/", calibration_views.scoreboard, name="calibration"),
     path("calibration/upload/", calibration_views.run_upload, name="calibration_upload"),
     path("calibration/runs/new/<str:kind>/", calibration_views.run_create, name="calibration_run_create"),

@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from . import presentation, selectors, services
+from . import plan_exports, presentation, selectors, services
 from .choices import VersionStatus
 from .downloads import attachment
 from .forms import CostOptionsForm, WorkloadForm
@@ -141,8 +141,33 @@ def _render_version(request, plan, number: int, *, shared_link: ShareLink | None
         "shared": shared_link is not None,
         "assumptions_form": CostOptionsForm(initial=CostOptionsForm.initial_from(plan.cost_options)) if can_edit else None,
         "new_token": request.session.pop(f"share-token-{plan.id}", None) if shared_link is None else None,
+        "messages": _page_messages(request, version),
+        "share_token": shared_link_token(request, shared_link),
     }
     return render(request, "planner/plan.html", context)
+
+
+# h/form: a "version N queued" flash is stale once version N is finished (a fast worker finishes
+# before the redirect lands): it then says the version is computed (or failed) instead.
+def _page_messages(request, version) -> list:
+    from django.contrib.messages.storage.base import Message
+
+    out = []
+    for m in messages.get_messages(request):
+        if f"queued-v{version.number}" in (m.extra_tags or "").split() and version.is_finished:
+            if version.status == VersionStatus.DONE:
+                m = Message(messages.SUCCESS, _("Version %(n)s is computed.") % {"n": version.number})
+            else:
+                m = Message(messages.ERROR, _("Version %(n)s failed; the reason is below.") % {"n": version.number})
+        out.append(m)
+    return out
+
+
+def shared_link_token(request, shared_link) -> str | None:
+    """The token of the shared page being read (from its URL), for its export links."""
+    if shared_link is None:
+        return None
+    return (request.resolver_match.kwargs or {}).get("token") if request.resolver_match else None
 
 
 @login_required
@@ -165,7 +190,8 @@ def plan_recompute(request, plan_id: int):
     plan = _plan_or_404(request, plan_id)
     _require_edit(request, plan.team_id)
     version = services.plan_recompute(plan=plan, user=request.user)
-    messages.success(request, _("Version %(n)s queued with today's prices.") % {"n": version.number})
+    messages.success(request, _("Version %(n)s queued with today's prices.") % {"n": version.number},
+                     extra_tags=f"queued-v{version.number}")
     return redirect(_version_url(version))
 
 
@@ -181,7 +207,8 @@ def plan_assumptions(request, plan_id: int):
             PlanVersion.objects.get(pk=version.pk)), "can_edit": True, "shared": False, "assumptions_form": form}
         return render(request, "planner/plan.html", context, status=400)
     version = services.plan_assumptions_update(plan=plan, options=form.options(), user=request.user)
-    messages.success(request, _("Assumptions saved; version %(n)s queued.") % {"n": version.number})
+    messages.success(request, _("Assumptions saved; version %(n)s queued.") % {"n": version.number},
+                     extra_tags=f"queued-v{version.number}")
     return redirect(_version_url(version))
 
 
@@ -216,7 +243,9 @@ def plan_diff(request, plan_id: int):
     old, new = _version_or_404(plan, a), _version_or_404(plan, b)
     diff = presentation.version_diff(old=old, new=new)
     return render(request, "planner/diff.html", {"plan": plan, "old": old, "new": new, "diff": diff,
-                                                  "numbers": numbers})
+                                                  "numbers": numbers, "diff_only": [
+                                                      (diff["only_old"], old.number, new.number),
+                                                      (diff["only_new"], new.number, old.number)]})
 
 
 # --- share links -----------------------------------------------------------------------
@@ -268,13 +297,29 @@ def shared_plan(request, token: str):
     return _render_version(request, plan, done[0].number, shared_link=link)
 
 
+@require_GET
+def shared_export(request, token: str, fmt: str):
+    """h/form: the shared plan's CSV/XLSX/PDF for the reader; a revoked or expired link is a 404 here too."""
+    link = selectors.share_link_resolve(token=token)
+    if link is None:
+        raise Http404("unknown, revoked or expired link")
+    version = PlanVersion.objects.filter(plan_id=link.plan_id, status=VersionStatus.DONE).order_by("-number").first()
+    if version is None:
+        raise Http404("nothing computed yet")
+    content, content_type, filename = presentation.export(version=version, fmt=fmt, request=request)
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = attachment(filename)
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
 # --- compare and exports ---------------------------------------------------------------
 
 
 @login_required
 @require_GET
 def compare(request):
-    """2-4 plans in one chosen currency (GET form, works without JavaScript; htmx swaps the result)."""
+    """2-6 plans in one chosen currency (GET form, works without JavaScript; htmx swaps the result)."""
     from . import compare as cmp
 
     try:
@@ -288,8 +333,8 @@ def compare(request):
         raise Http404("plan not found")
     form = cmp.CompareForm(request.GET or None)
     error = None
-    if not 2 <= len(plans) <= 4:
-        error = _("Choose between 2 and 4 plans to compare.")
+    if not cmp.MIN_PLANS <= len(plans) <= cmp.MAX_PLANS:
+        error = _("Choose between 2 and 6 plans to compare.")
     elif form.is_bound and not form.is_valid():
         error = _("Choose the currency from the list (RUB or USD).")
     columns = cmp.compare_columns(plans) if error is None else []
@@ -308,30 +353,12 @@ def compare(request):
 
 @login_required
 @require_GET
-def plan_options_compare(request, plan_id: int, number: int):
-    """2-4 deployment options of one version side by side."""
-    plan = _plan_or_404(request, plan_id)
-    version = _version_or_404(plan, number)
-    ids = list(dict.fromkeys(request.GET.getlist("options")))
-    if version.status != VersionStatus.DONE:
-        raise Http404("the version has no result yet")
-    if not 2 <= len(ids) <= 4:
-        messages.error(request, _("Choose between 2 and 4 options to compare."))
-        return redirect(_version_url(version) + "#costs")
-    table = presentation.options_compare(version, ids)
-    if table is None:
-        raise Http404("unknown option")
-    return render(request, "planner/options_compare.html", {"plan": plan, "version": version, "table": table})
-
-
-@login_required
-@require_GET
 def version_export(request, plan_id: int, number: int, fmt: str):
     plan = _plan_or_404(request, plan_id)
     version = _version_or_404(plan, number)
     if version.status != VersionStatus.DONE:
         raise Http404("the version has no result yet")
-    content, content_type, filename = presentation.export(version=version, fmt=fmt, request=request)
+    content, content_type, filename = plan_exports.export(version=version, fmt=fmt, request=request)
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = attachment(filename)
     return response

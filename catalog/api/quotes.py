@@ -14,10 +14,14 @@ from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from catalog.choices import Currency, QuoteItemKind
-from catalog.models import Accelerator, SupplierQuote
+from catalog.api.quote_schema import (  # noqa: F401 (re-exported)
+    PRICE_PATTERN,
+    QUOTE_REQUIRED,
+    quote_body_schema,
+)
+from catalog.models import SupplierQuote
 from catalog.quotes import QuoteUploadError, quote_create, quote_data, quotes_upload
-from planner.api.body_schema import catalog_enum, check_body
+from planner.api.body_schema import check_body
 from planner.api.errors import FieldErrors
 from planner.api.parsers import SafeJSONParser
 from planner.api.views import ApiView, _editable_team, _int_query, _paginate, _require_edit
@@ -38,44 +42,6 @@ def _team_id(request) -> int:
     if not 1 <= team_id <= 2**63 - 1:
         raise FieldErrors([("team", _("No such team among yours."))])
     return team_id
-
-
-# A price: up to 12 whole digits and 6 decimals (catalog.models.MONEY), above zero.
-PRICE_PATTERN = r"^(?=[0-9.]*[1-9])[0-9]{1,12}(\.[0-9]{1,6})?$"
-QUOTE_REQUIRED = ["team", "supplier", "item_kind", "accelerator", "unit_price", "currency", "includes_vat",
-                  "quote_date", "valid_until"]
-
-
-def quote_body_schema() -> dict:
-    """The body of POST /supplier-quotes/: every single-field rule of SupplierQuoteForm, with the
-    catalog's accelerator ids of the day. Checked by the view (planner.api.body_schema) and
-    published in the OpenAPI document (planner.api.schema)."""
-    text = {"type": "string"}
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": QUOTE_REQUIRED,
-        "properties": {
-            "team": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
-            "supplier": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
-            "item_kind": {"type": "string", "enum": list(QuoteItemKind.values)},
-            "accelerator": {"type": "string", "minLength": 1, "description": "A catalog id (GET /api/v1/accelerators/).",
-                            **catalog_enum(lambda: Accelerator.objects.order_by("slug").values_list("slug", flat=True))},
-            "gpus_per_server": {"type": "integer", "minimum": 1, "maximum": 32767, "nullable": True,
-                                "description": "Required for a whole server configuration."},
-            "description": text,
-            "quantity": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1, "description": "Default 1."},
-            "unit_price": {"type": "string", "pattern": PRICE_PATTERN,
-                           "x-pattern-message": _("A price above 0 as a decimal string, e.g. \"42000000.50\"."),
-                           "description": "Per unit, as a decimal string (no float rounding)."},
-            "currency": {"type": "string", "enum": list(Currency.values)},
-            "includes_vat": {"type": "boolean"},
-            "quote_date": {"type": "string", "format": "date"},
-            "valid_until": {"type": "string", "format": "date", "description": "On or after quote_date."},
-            "document_name": {"type": "string", "maxLength": 255},
-            "notes": text,
-        },
-    }
 
 
 QUOTE_EXAMPLE = {

@@ -50,6 +50,9 @@ def validator_schema(schema: dict) -> dict:
                     node["enum"] = [*node["enum"], None]
                 if "oneOf" in node:
                     node["oneOf"] = [*node["oneOf"], {"type": "null"}]
+                elif "allOf" in node and "type" not in node and "enum" not in node:
+                    # a nullable reference ({"nullable": true, "allOf": [{"$ref": ...}]})
+                    node["anyOf"] = [{"allOf": node.pop("allOf")}, {"type": "null"}]
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

@@ -1,4 +1,4 @@
-"""JSON Schemas of the measured-run bodies, built from planner.calibration_formats' own tables.
+"""JSON Schemas of the measured-run bodies, built from planner.calibration.formats' own tables.
 
 POST /calibration/runs/ takes one run as typed JSON: numbers as JSON numbers, the model as a
 preset id and the accelerator as a catalog id (a benchmark file may name them loosely; the

@@ -1,5 +1,5 @@
 """Exports of a done plan version for the API: the web planner's exporter
-(planner.presentation.export: CSV/XLSX from costs.exports, PDF via WeasyPrint), so a file
+(planner.plan_exports.export: CSV/XLSX from costs.exports, PDF via WeasyPrint), so a file
 downloaded from the API is the same file the browser gets.
 
 A PDF takes seconds of CPU (WeasyPrint lays out a ~23-page report: 2-3 s on an idle core,
@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from planner.presentation import EXPORT_TYPES
+from planner.plan_exports import EXPORT_TYPES
 
 EXPORT_FORMATS = tuple(EXPORT_TYPES)
 __all__ = ["EXPORT_FORMATS", "EXPORT_TYPES", "export_version", "pdf_cache_clear"]
@@ -32,7 +32,7 @@ def export_version(*, version, fmt: str, request=None) -> tuple[bytes, str, str]
     """(content, content type, file name)."""
     from django.utils import timezone, translation
 
-    from planner.presentation import export
+    from planner.plan_exports import export
 
     if fmt != "pdf":
         return export(version=version, fmt=fmt, request=request)

@@ -286,7 +286,7 @@ def _serving() -> dict:
         "requests_per_second": _num(0, 1_000_000),
         "ttft_p95_ms": _num(0, 3_600_000, exclusive_min=True),
         "tpot_p95_ms": _num(0, 600_000, exclusive_min=True),
-        "hours_per_day": _num(0, 24, exclusive_min=True),
+        "hours_per_day": _num(S.MIN_HOURS_PER_DAY, 24),
         "runtime": _enum(RUNTIMES),
         "requests_per_day": _num(0, exclusive_min=True, description=(
             "Volume: requests a day, priced for model-API tokens, egress and the useful share "

@@ -4,6 +4,8 @@ responses added to every API operation (the shape of planner.api.errors)."""
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample
 
+from .schema_enums import share_enums
+
 # One realistic spec per main kind; tests check each one passes parse_workload_spec.
 SPEC_EXAMPLES = {
     "inference": {
@@ -153,11 +155,87 @@ def _model_api_enum(components: dict) -> None:
             many["items"] = {**many["items"], **enum}
 
 
+# The sections of a WorkloadSpec, as components shared by the kinds that take the same section.
+SECTIONS = {"precision": "PrecisionSpec", "data": "DataSpec", "hardware": "HardwareSpec", "serving": "ServingSpec",
+            "training": "TrainingSpec", "rag": "RagSpec"}
+
+
+# (section, first kind taking it) -> name, where a section differs between kinds
+SECTION_NAMES = {("hardware", "pretraining"): "HardwareSpec", ("hardware", "inference"): "ServingHardwareSpec",
+                 ("rag", "rag"): "RagSpec", ("rag", "rag_external_generator"): "ExternalGeneratorRagSpec",
+                 ("training", "classic_training"): "ClassicTrainingSpec"}
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _shared_sections(components: dict) -> None:
+    """Each section of the WorkloadSpec variants becomes a component (`ServingSpec`, `PrecisionSpec`,
+    ...), one per distinct schema: generators then make one class per section instead of one per
+    kind. A section that differs between kinds is named after the first kind taking it
+    (`PretrainingTrainingSpec`, `FinetuningTrainingSpec`) or as SECTION_NAMES says
+    (`ServingHardwareSpec`: with the serving layouts)."""
+    import json
+
+    from .input_schema import WORKLOAD_SPEC_VARIANTS
+
+    groups: dict[str, dict[str, list[str]]] = {}  # section -> definition -> variants
+    for variant in WORKLOAD_SPEC_VARIANTS:
+        for section in SECTIONS:
+            node = components[variant]["properties"].get(section)
+            if isinstance(node, dict) and node.get("type") == "object":
+                definition = {k: v for k, v in node.items() if k not in ("nullable", "description")}
+                groups.setdefault(section, {}).setdefault(json.dumps(definition, sort_keys=True), []).append(variant)
+    for section, by_definition in groups.items():
+        for variants in by_definition.values():
+            kind = variants[0].removeprefix("WorkloadSpec_")
+            name = SECTIONS[section] if len(by_definition) == 1 else SECTION_NAMES.get(
+                (section, kind), f"{_camel(kind)}{SECTIONS[section]}")
+            for variant in variants:
+                props = components[variant]["properties"]
+                node = props[section]
+                components[name] = {k: v for k, v in node.items() if k not in ("nullable", "description")}
+                use = {k: node[k] for k in ("nullable", "description") if k in node}
+                props[section] = {"allOf": [{"$ref": f"#/components/schemas/{name}"}], **use} if use else {
+                    "$ref": f"#/components/schemas/{name}"}
+
+
+def _shared_model_branches(components: dict) -> None:
+    """The three ways to give a model (preset, architecture, hf_config) as components
+    (`PresetModel`, `ArchitectureModel`, `HfConfigModel`), shared by the kinds with the same
+    choices; another kind's set is prefixed with its kind (`ClassicTrainingPresetModel`)."""
+    import json
+
+    from .input_schema import WORKLOAD_SPEC_VARIANTS
+
+    names: dict[str, str] = {}  # definition -> component name
+    for variant in WORKLOAD_SPEC_VARIANTS:
+        model = components[variant]["properties"].get("model") or {}
+        kind = variant.removeprefix("WorkloadSpec_")
+        branches = []
+        for branch in model.get("oneOf", []):
+            required = branch.get("required") or []
+            if branch.get("type") != "object" or len(required) != 1:
+                branches.append(branch)
+                continue
+            key = json.dumps(branch, sort_keys=True)
+            if key not in names:
+                base = f"{_camel(required[0])}Model"
+                names[key] = base if base not in components else f"{_camel(kind)}{base}"
+                components[names[key]] = branch
+            branches.append({"$ref": f"#/components/schemas/{names[key]}"})
+        if branches:
+            model["oneOf"] = branches
+
+
 def _input_schemas(components: dict) -> None:
     from .input_schema import input_components
 
     components.update(input_components())
     _model_api_enum(components)
+    _shared_sections(components)
+    _shared_model_branches(components)
     for name in SPEC_BODIES:
         props = components.get(name, {}).get("properties", {})
         for field, ref in (("spec", "WorkloadSpec"), ("costs", "CostOptions")):
@@ -169,7 +247,7 @@ def _input_schemas(components: dict) -> None:
 def checked_bodies() -> dict:
     """operationId -> (component name, JSON Schema) for bodies the views check against the
     published schema itself (planner.api.body_schema)."""
-    from catalog.api.quotes import quote_body_schema
+    from catalog.api.quote_schema import quote_body_schema
 
     from .calibration_schema import run_body_schema, upload_body_schema
 
@@ -204,6 +282,67 @@ def _require_body_with_required_fields(operation: dict, components: dict) -> Non
             return
 
 
+def _plan_create_alternatives(components: dict) -> None:
+    """A plan is made from a team and an inline spec, or from an existing workload (never both):
+    what PlanCreateIn.validate accepts, as two complete alternatives, so client generators keep
+    the body typed (`PlanFromSpecRequest | PlanFromWorkloadRequest`) instead of falling back to
+    `Any` on properties mixed with constraint-only branches. The spec alternative comes first (the
+    one with the most fields: tests walk the first alternative's strings)."""
+    body = components.get("PlanCreateInRequest")
+    if not body or "properties" not in body:
+        return
+    props = body["properties"]
+    shared = {k: v for k, v in props.items() if k in ("name", "costs")}
+    components["PlanFromSpecRequest"] = {
+        "type": "object", "required": ["team", "spec"],
+        "properties": {"team": props["team"], "spec": props["spec"], **shared},
+        "not": {"required": ["workload"]},
+        "description": "A plan of an inline WorkloadSpec, saved as a workload of `team`.",
+    }
+    components["PlanFromWorkloadRequest"] = {
+        "type": "object", "required": ["workload"],
+        "properties": {"workload": props["workload"], **shared},
+        "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]},
+        "description": "A plan of an existing workload (`team` and `spec` are not allowed with it).",
+    }
+    components["PlanCreateInRequest"] = {
+        "oneOf": [{"$ref": "#/components/schemas/PlanFromSpecRequest"},
+                  {"$ref": "#/components/schemas/PlanFromWorkloadRequest"}],
+        "description": body.get("description", ""),
+    }
+
+
+def _typed_outputs(components: dict) -> None:
+    """A version's result, an estimate's sections and a plan's cost options as the typed
+    components of planner/api/output_schema.py (they were free-form objects)."""
+    from .output_schema import OUTPUT_FIELDS, output_components
+
+    components.update(output_components())
+    for name, fields in OUTPUT_FIELDS.items():
+        schema = components.get(name)
+        if not schema:
+            continue
+        for field, typed in fields.items():
+            schema.setdefault("properties", {})[field] = dict(typed)
+            if field not in schema.setdefault("required", []):
+                schema["required"].append(field)
+
+
+BINARY_FIRST = ("application/pdf", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+
+
+def _binary_exports(operation: dict) -> None:
+    """An export answers a file (`format: binary`) of the media type of its `fmt`: the binary types
+    first, so a generator that takes the first media type reads bytes, never decodes a PDF as text."""
+    ok = (operation.get("responses") or {}).get("200") or {}
+    content = ok.get("content") or {}
+    if not any(t in content for t in BINARY_FIRST):
+        return
+    ok["content"] = {t: {"schema": {"type": "string", "format": "binary"}}
+                     for t in (*BINARY_FIRST, *[t for t in content if t not in BINARY_FIRST])}
+    ok["description"] = "The file in the format `fmt` names: PDF, XLSX or CSV (bytes)."
+
+
 def add_error_responses(result, generator, request, public):
     """drf-spectacular post-processing hook: the Problem schema on every /api/ operation,
     and integer parameters bounded as the code bounds them."""
@@ -211,13 +350,8 @@ def add_error_responses(result, generator, request, public):
     components["Problem"] = PROBLEM_SCHEMA
     _input_schemas(components)
     _checked_bodies(result, components)
-    # A plan is made from an existing workload, or from a team and an inline spec (never both):
-    # what PlanCreateIn.validate accepts, said in the schema.
-    if "PlanCreateInRequest" in components:
-        components["PlanCreateInRequest"]["oneOf"] = [
-            {"required": ["workload"], "not": {"anyOf": [{"required": ["team"]}, {"required": ["spec"]}]}},
-            {"required": ["team", "spec"], "not": {"required": ["workload"]}},
-        ]
+    _plan_create_alternatives(components)
+    _typed_outputs(components)
     ref = {"$ref": "#/components/schemas/Problem"}
     for path, operations in result.get("paths", {}).items():
         if not path.startswith("/api/"):
@@ -235,6 +369,8 @@ def add_error_responses(result, generator, request, public):
                 })
             if operation.get("parameters"):  # only a URL with parameters can grow that long
                 responses.setdefault("414", URI_TOO_LONG)
+            _binary_exports(operation)
+    share_enums(result)
     return result
 
 

@@ -578,7 +578,7 @@ class DiffView(ApiView):
         })
 
 
-# The file's media type by format (planner.presentation.EXPORT_TYPES; CSV is sent with
+# The file's media type by format (planner.plan_exports.EXPORT_TYPES; CSV is sent with
 # `; charset=utf-8`), so the schema lists what each download really is.
 EXPORT_FORMAT_PARAM = OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(EXPORT_FORMATS),
                                        description="csv, xlsx or pdf")
@@ -712,7 +712,7 @@ class EstimateView(ApiView):
         costs = costs_validate(data=ser.validated_data.get("costs") or {}, spec=spec)
         calibrations = None
         if ser.validated_data.get("team") is not None:
-            from planner.calibration_services import active_calibrations
+            from planner.calibration.services import active_calibrations
 
             team = teams_for_user(user=request.user).filter(pk=ser.validated_data["team"]).first()
             if team is None:

@@ -22,6 +22,7 @@ from .spec_types import (
     MAX_TOKENS,
     MIN_CHECKPOINT_EVERY_HOURS,
     MIN_GOODPUT,
+    MIN_HOURS_PER_DAY,
     OPTIMIZERS,
     STATE_PRECISIONS,
     HardwareSpec,
@@ -163,7 +164,7 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     rps = r.number(s, "requests_per_second", P, default=1.0, minimum=0, maximum=1_000_000)
     ttft = r.number(s, "ttft_p95_ms", P, minimum=0, maximum=3_600_000, strict_min=True)
     tpot = r.number(s, "tpot_p95_ms", P, minimum=0, maximum=600_000, strict_min=True)
-    hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=0, maximum=24, strict_min=True)
+    hpd = r.number(s, "hours_per_day", P, default=24.0, minimum=MIN_HOURS_PER_DAY, maximum=24)
     runtime = r.choice(s, "runtime", P, RUNTIMES, default=DEFAULT_RUNTIME)
     rpd = r.number(s, "requests_per_day", P, minimum=0, strict_min=True)
     model_api = _read_model_api(r, s.get("model_api"), f"{P}.model_api")

@@ -73,6 +73,10 @@ class TrainingSpec:
     expert_overlap: bool = False  # MoE: expert-parallel all-to-all overlapped with compute (DualPipe, EP overlap)
 
 
+# At least 6 minutes a day: below that no service is run (and 5e-324 h once overflowed the costing).
+MIN_HOURS_PER_DAY = 0.1
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServingSpec:
     context_length: int = 4096

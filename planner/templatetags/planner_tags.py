@@ -130,3 +130,34 @@ def decimal_figure(value):
         number = number.normalize() if places else number
         places = max(0, -number.as_tuple().exponent)
     return number_format(number, places, use_l10n=True, force_grouping=True)
+
+
+# == whole-unit money for headlines (h/card) ==
+@register.filter
+def money_whole(value, currency=""):
+    """'40123456.78' -> '40 123 457 RUB': whole roubles/dollars (half up) for headlines and the
+    ten-second card; kopecks and cents stay in the detail tables and the XLSX. None -> unknown."""
+    from decimal import ROUND_HALF_UP
+
+    amount = _dec(value)
+    if amount is None:
+        return _unknown()
+    amount = Decimal(amount).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    text = number_format(amount, 0, use_l10n=True, force_grouping=True)
+    return f"{text} {currency}".strip()
+
+
+@register.filter
+def signed_money_whole(value, currency=""):
+    """A difference to the decision: '+1 234 RUB', '−56 RUB', '0 RUB'."""
+    amount = _dec(value)
+    if amount is None:
+        return _unknown()
+    text = money_whole(abs(amount), currency)
+    return ("+" if amount > 0 else "−" if amount < 0 else "") + text
+
+
+@register.filter
+def dash_css(dash):
+    """A chart line's dash ([6, 3]) as a legend swatch's CSS border style."""
+    return "dashed" if dash else "solid"

@@ -9,7 +9,8 @@
     try { return JSON.parse(el.textContent); } catch (e) { return null; }
   }
 
-  var PALETTE = ["#2f5fd0", "#d0602f", "#1b7f3b", "#8a2fd0", "#b25b00", "#0f8a8a", "#c0306a", "#5b6475"];
+  // Okabe-Ito, colour-blind safe (the same order as planner.presentation.OKABE_ITO) (h/card)
+  var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"];
   var lang = document.documentElement.lang || "en";
   function fmt(value) {
     return new Intl.NumberFormat(lang, { maximumFractionDigits: 0 }).format(value);
@@ -17,7 +18,7 @@
 
   function short(text) {
     text = String(text || "");
-    return text.length > 48 ? text.slice(0, 47) + "…" : text;
+    return text.length > 72 ? text.slice(0, 71) + "…" : text;
   }
 
   function markDrawn(canvas) { canvas.setAttribute("data-drawn", "true"); }
@@ -36,15 +37,20 @@
       data: {
         labels: labels,
         datasets: data.series.map(function (s, i) {
-          return { label: s.label, data: s.data, borderColor: PALETTE[i % PALETTE.length],
-                   backgroundColor: PALETTE[i % PALETTE.length], pointRadius: 0, borderWidth: 2, tension: 0 };
+          // each option's colour and dash come with the data, as the HTML legend under the chart shows them
+          var colour = s.color || PALETTE[i % PALETTE.length];
+          return { label: (s.number ? s.number + " · " : "") + (s.short_label || s.label) +
+                          (s.kind_label ? " · " + s.kind_label : ""), data: s.data,
+                   borderColor: colour, backgroundColor: colour, borderDash: s.dash || [],
+                   pointRadius: 0, borderWidth: 2, tension: 0 };
         })
       },
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         interaction: { mode: "index", intersect: false },
-        // every option's line is named in the legend (below the chart, wrapping, never dropped)
-        plugins: { legend: { display: true, position: "bottom", labels: { boxWidth: 12, font: { size: 11 } } } },
+        // the legend is the HTML list under the figure (#tco-legend): it takes the room it needs
+        // and never overlaps the next heading, however many options there are
+        plugins: { legend: { display: !document.getElementById("tco-legend") } },
         scales: {
           x: { title: { display: true, text: canvas.getAttribute("data-x-label") || "month" } },
           y: { title: { display: true, text: data.currency }, ticks: { callback: fmt } }
@@ -55,7 +61,7 @@
         afterDatasetsDraw: function (c) {
           var x = c.scales.x, y = c.scales.y, ctx = c.ctx;
           ctx.save();
-          ctx.strokeStyle = "#b00020"; ctx.setLineDash([4, 4]); ctx.lineWidth = 1;
+          ctx.strokeStyle = "#5b6475"; ctx.setLineDash([4, 4]); ctx.lineWidth = 1;
           markerLines.forEach(function (month) {
             var px = x.getPixelForValue(month);
             ctx.beginPath(); ctx.moveTo(px, y.top); ctx.lineTo(px, y.bottom); ctx.stroke();
@@ -191,6 +197,26 @@
     drawMemory();
     drawServingCurves();
   }
+
+  // == form (h/form) == copy a field's text (the share link) to the clipboard
+  document.addEventListener("click", function (ev) {
+    var button = ev.target.closest ? ev.target.closest("[data-copy]") : null;
+    if (!button) return;
+    var field = document.getElementById(button.getAttribute("data-copy"));
+    if (!field) return;
+    field.select();
+    var done = function () { button.textContent = button.getAttribute("data-copied") || button.textContent; };
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+    } else {
+      document.execCommand("copy");
+      done();
+    }
+  });
+  // the form's error summary takes the focus, so a keyboard or screen-reader user starts there
+  var summary = document.getElementById("error-summary");
+  if (summary) summary.focus();
+  // == end form (h/form) ==
 
   // Deferred scripts run before DOMContentLoaded; the Chart.js file is deferred after this one.
   if (document.readyState === "complete") {

@@ -156,7 +156,7 @@ def test_page_of_an_agent_plan_names_the_api_and_the_cpu_server_and_no_gpu(clien
                                           HTTP_ACCEPT_LANGUAGE=lang).content))
     first = " ".join(pdf.pages[0].extract_text().split())
     assert "gpt-4o-mini" in first and "m7a.2xlarge" in first
-    summary = first.split("Decided option" if lang == "en" else "Выбранный вариант")[0]
+    summary = first.split("Alternatives compared" if lang == "en" else "Сравниваемые варианты")[0]
     assert not re.search(r"GPU|ГП", summary), summary
 
 

@@ -75,7 +75,7 @@ def test_file_name_keeps_a_russian_title(world, real_result):
     world.plan.save()
     make_version(world.plan, 2, VersionStatus.DONE, result=real_result)  # noqa: F405
     client = client_for(world.users["editor"])  # noqa: F405
-    for fmt in ("csv", "xlsx"):
+    for fmt in ("csv", "xlsx", "pdf"):
         header = client.get(f"/api/v1/plans/{world.plan.id}/versions/2/export/{fmt}/")["Content-Disposition"]
         assert f'filename="agent-na-vneshnem-api-modeli-v2.{fmt}"' in header
         assert unquote(header.split("filename*=UTF-8''", 1)[1]) == f"агент-на-внешнем-api-модели-v2.{fmt}"

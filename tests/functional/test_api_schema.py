@@ -72,7 +72,7 @@ def test_docs_pages_have_no_inline_scripts(url):
 
 def test_spec_and_costs_bodies_reference_the_engine_schemas(schema):
     components = schema["components"]["schemas"]
-    for name in ("WorkloadInRequest", "PlanCreateInRequest", "EstimateInRequest"):
+    for name in ("WorkloadInRequest", "PlanFromSpecRequest", "EstimateInRequest"):
         spec = components[name]["properties"]["spec"]
         assert spec["allOf"] == [{"$ref": "#/components/schemas/WorkloadSpec"}]
     assert components["EstimateInRequest"]["properties"]["costs"]["allOf"] == [
@@ -88,10 +88,78 @@ def test_exports_document_their_media_types_and_formats(schema):
     for path in ("/api/v1/plans/{plan_id}/versions/{number}/export/{fmt}/",
                  "/api/v1/shared/{token}/versions/{number}/export/{fmt}/"):
         op = schema["paths"][path]["get"]
-        assert set(op["responses"]["200"]["content"]) == {
-            "text/csv", "application/pdf", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+        content = op["responses"]["200"]["content"]
+        # binary types first: a generator taking the first media type reads bytes (issue 23 part 5)
+        assert list(content) == [
+            "application/pdf", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "text/csv"]
+        assert all(media["schema"] == {"type": "string", "format": "binary"} for media in content.values())
         [fmt] = [p for p in op["parameters"] if p["name"] == "fmt"]
-        assert sorted(fmt["schema"]["enum"]) == ["csv", "pdf", "xlsx"]
+        fmt_schema = schema["components"]["schemas"][fmt["schema"]["$ref"].rsplit("/", 1)[-1]]
+        assert sorted(fmt_schema["enum"]) == ["csv", "pdf", "xlsx"]
+
+
+def test_plan_create_is_two_complete_alternatives(schema):
+    components = schema["components"]["schemas"]
+    assert components["PlanCreateInRequest"]["oneOf"] == [
+        {"$ref": "#/components/schemas/PlanFromSpecRequest"}, {"$ref": "#/components/schemas/PlanFromWorkloadRequest"}]
+    assert "properties" not in components["PlanCreateInRequest"]
+    spec, workload = components["PlanFromSpecRequest"], components["PlanFromWorkloadRequest"]
+    assert spec["required"] == ["team", "spec"] and set(spec["properties"]) == {"team", "spec", "name", "costs"}
+    assert workload["required"] == ["workload"] and set(workload["properties"]) == {"workload", "name", "costs"}
+
+
+def test_results_are_typed_components(schema):
+    components = schema["components"]["schemas"]
+    ref = lambda name: {"$ref": f"#/components/schemas/{name}"}  # noqa: E731
+    assert components["VersionOut"]["properties"]["result"]["allOf"] == [ref("PlanResult")]
+    assert components["PlanResult"]["properties"] == {
+        "decision": ref("PlanDecision"), "sizing": ref("SizingResult"), "costs": ref("CostResult")}
+    estimate = components["EstimateOut"]["properties"]
+    assert estimate["decision"] == ref("PlanDecision") and estimate["sizing"] == ref("SizingResult")
+    assert estimate["costs"]["allOf"] == [ref("CostResult")]
+    assert components["PlanOut"]["properties"]["costs"]["allOf"] == [ref("CostOptions")]
+
+
+def _inline_enums(node, path=""):
+    """Enums still written inline (other than one-value constants such as a spec's `kind`)."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _inline_enums(item, f"{path}/{i}")
+    elif isinstance(node, dict):
+        values = node.get("enum")
+        if isinstance(values, list) and (len(values) > 1 or None in values or node.get("nullable")):
+            yield path
+        for key, value in node.items():
+            if key != "not":
+                yield from _inline_enums(value, f"{path}/{key}")
+
+
+def test_enums_are_shared_components(schema):
+    components = schema["components"]["schemas"]
+    inline = [p for name, c in components.items() if "enum" not in c for p in _inline_enums(c, name)]
+    inline += list(_inline_enums(schema["paths"], "paths"))
+    assert inline == []
+    runtime = components["ServingSpec"]["properties"]["runtime"]
+    assert runtime == {"allOf": [{"$ref": "#/components/schemas/RuntimeEnum"}], "nullable": True}
+    assert None not in components["RuntimeEnum"]["enum"]
+    # one component per set of values: the three precisions share one
+    precision = components["PrecisionSpec"]["properties"]
+    assert {p["allOf"][0]["$ref"] for p in precision.values()} == {"#/components/schemas/PrecisionEnum"}
+
+
+def test_spec_sections_and_model_choices_are_shared_components(schema):
+    components = schema["components"]["schemas"]
+    ref = lambda name: {"$ref": f"#/components/schemas/{name}"}  # noqa: E731
+    for kind in ("inference", "rag"):
+        props = components[f"WorkloadSpec_{kind}"]["properties"]
+        assert props["serving"] == {"allOf": [ref("ServingSpec")], "nullable": True}
+        assert props["hardware"] == {"allOf": [ref("ServingHardwareSpec")], "nullable": True}
+        assert props["model"]["oneOf"] == [ref("PresetModel"), ref("ArchitectureModel"), ref("HfConfigModel")]
+    assert components["WorkloadSpec_pretraining"]["properties"]["hardware"] == {
+        "allOf": [ref("HardwareSpec")], "nullable": True}
+    assert "tensor_parallel" in components["ServingHardwareSpec"]["properties"]
+    assert "tensor_parallel" not in components["HardwareSpec"]["properties"]
+    assert components["WorkloadSpec_classic_training"]["properties"]["training"] == ref("ClassicTrainingSpec")
 
 
 @pytest.mark.django_db

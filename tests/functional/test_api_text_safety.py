@@ -39,7 +39,8 @@ def _resolve(schema: dict, node: dict) -> dict:
         merged: dict = {}
         for part in node["allOf"]:
             part = _resolve(schema, part)
-            merged.setdefault("properties", {}).update(part.get("properties", {}))
+            if "properties" in part:  # an enum component (a string) has none: it stays a string
+                merged.setdefault("properties", {}).update(part["properties"])
             merged.setdefault("type", part.get("type"))
         return merged
     return node

@@ -5,6 +5,7 @@ decision summary."""
 
 import csv
 import io
+import re
 from decimal import Decimal
 
 import openpyxl
@@ -54,10 +55,14 @@ def test_russian_csv_has_the_header_block_semicolons_and_decimal_commas(owner, p
     totals = [r for r in rows if r[4] == "Итого"]
     # decimal comma, no dot; the order is the decision: cheapest first among those meeting the targets
     assert all("," in r[9] and "." not in r[9] for r in totals)
-    # the order is the decision's (costs.decision.order): the decided option first
+    # the exports' order (costs.exports.export_order): the decided option first, then the cheapest of
+    # each other way of paying (the PDF's alternatives), then the rest in the decision's order
+    from costs.exports import export_order
+
     values = [Decimal(r[11].replace(",", ".")) for r in totals]
-    expected = [Decimal(costs["options"][i]["totals"]["gross"]) for i in costs["decision"]["order"]]
+    expected = [Decimal(o["totals"]["gross"]) for o in export_order(costs)]
     assert values == expected[:len(values)]
+    assert export_order(costs)[0]["id"] == plan.versions.get().result["decision"]["option_id"]
     assert [int(r[0]) for r in totals] == list(range(1, len(totals) + 1))
 
 
@@ -85,8 +90,10 @@ def test_xlsx_summary_first_sorted_with_human_headers_and_currency(owner, plans)
     first = ws.cell(header_row + 1, 7)
     assert isinstance(first.value, int | float) and "RUB" in first.number_format
     gross = [ws.cell(r, 7).value for r in range(header_row + 1, ws.max_row + 1) if ws.cell(r, 7).value is not None]
-    costs = _costs(plan)  # in the decision's order (costs.decision.order): the decided option first
-    expected = [float(costs["options"][i]["totals"]["gross"]) for i in costs["decision"]["order"]]
+    from costs.exports import export_order
+
+    costs = _costs(plan)  # in the exports' order: the decided option first, as in the PDF
+    expected = [float(o["totals"]["gross"]) for o in export_order(costs)]
     assert gross == pytest.approx(expected[:len(gross)])
     assert ws.column_dimensions["B"].width >= 40  # labels fit
     facts = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, header_row)}
@@ -117,7 +124,8 @@ def test_xlsx_inputs_list_every_rate_with_its_own_date_and_source(owner, plans):
     plan = plans["plans"]["finetuning"]
     book = openpyxl.load_workbook(io.BytesIO(_get(owner, plan, "xlsx", "en").content))
     ws = book["Inputs"]
-    assert [c.value for c in ws[1]] == ["Kind", "Name", "Value", "Currency", "Unit", "Source", "Date"]
+    assert [c.value for c in ws[1]] == ["Kind", "Name", "Value", "Currency", "Unit", "Source", "Date",
+                                        "Age at the plan date, days"]
     rates = [r for r in ws.iter_rows(min_row=2, values_only=True) if r[0] == "rate"]
     assert len(rates) == len(_costs(plan)["inputs_used"]["rates"])
     assert all(r[5] for r in rates) and all(r[6] for r in rates)
@@ -131,34 +139,82 @@ def _pdf_pages(client, plan, lang):
     return [" ".join(p.extract_text().split()) for p in pdf.pages]
 
 
-def test_pdf_page_one_holds_the_decision_summary(owner, plans):  # noqa: F811
-    plan = plans["plans"]["inference"]
-    first = _pdf_pages(owner, plan, "ru")[0]
-    for text in ("Решение", "Оборудование", "Выбранный вариант", "Без НДС", "С НДС",
-                 "НДС", "Курс", "Выгружено", "Вариант"):
-        assert text in first, text
-    fx = _costs(plan)["inputs_used"]["fx"][0]
-    assert (fx.get("rate_date") or fx["on"]) in first
-    assert "RUB" in first
+def _squash(text: str) -> str:
+    return "".join(str(text).split())
 
 
-@pytest.mark.parametrize("kind", ["inference", "finetuning", "pretraining", "rag", "classic_training",
-                                  "external_api"])
-def test_pdf_page_one_has_sources_fx_and_the_chart_for_every_kind(owner, plans, kind):  # noqa: F811
+KINDS = ["inference", "finetuning", "pretraining", "rag", "classic_training", "external_api"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pdf_is_a_short_report_with_the_decision_and_budget_on_page_one(owner, plans, kind):  # noqa: F811
+    """Issue 21, part 6: at most 6 pages; page 1 the decision (its hardware, provider, budget, per
+    month or per run, run time or latency) and the compared alternatives, the cloud among them."""
+    from planner.templatetags.planner_tags import num
+
+    plan = plans["plans"][kind]
+    result = plan.versions.get().result
+    decision, costs = result["decision"], result["costs"]
+    pages = _pdf_pages(owner, plan, "ru")
+    assert len(pages) <= 6, (kind, len(pages))
+    first = pages[0]
+    squashed = _squash(first)
+    assert "Решение" in first and "Сравниваемые варианты" in first
+    hardware = decision.get("hardware")
+    if hardware:
+        assert _squash(f'{hardware["gpu_count"]} × {hardware["accelerator"]}') in squashed, kind
+    if decision.get("provider"):
+        assert decision["provider"] in first, kind
+    from django.utils import translation
+
+    with translation.override("ru"):
+        budget = _squash(f'{num(decision["budget"]["total"], 0)} RUB')
+        per_month = decision["budget"].get("per_month")
+        per_run = decision["budget"].get("per_run")
+        per = _squash(num(per_run if per_run else per_month, 0)) if (per_run or per_month) else None
+    assert budget in squashed, (kind, budget)
+    assert "," not in budget  # whole roubles in the headline, no kopecks
+    if per_run:
+        assert "За запуск" in first and per in squashed, kind
+    elif per_month:
+        assert "В месяц" in first and per in squashed, kind
+    targets = decision.get("targets") or {}
+    if targets.get("wall_clock_hours"):
+        assert "Время выполнения" in first and "GPU-часов" in first, kind
+    if targets.get("ttft_p95_ms"):
+        assert "Время до первого токена" in first, kind
+    if decision.get("why"):
+        assert "Почему" in first
+    # the compared alternatives: the decided option and the cheapest of each other way of paying
+    kinds = {o["kind"] for o in costs["options"]}
+    if kinds & {"cloud_on_demand", "cloud_spot", "cloud_commit_1y", "cloud_commit_3y"}:
+        assert "Облако" in first, kind
+    assert "Рекомендуется" not in " ".join(pages)  # not the web page printed
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pdf_pages_two_to_four_compare_list_and_source(owner, plans, kind):  # noqa: F811
     plan = plans["plans"][kind]
     costs = _costs(plan)
     pages = _pdf_pages(owner, plan, "ru")
-    first, rest = pages[0], " ".join(pages[1:])
-    # the decision summary, the cost table with net / VAT / gross, FX with its date, the price sources,
-    # the chart (its title and its axis: month, currency, the VAT basis of the totals), the export date
-    for text in ("Решение", "Без НДС, RUB", "НДС, RUB", "С НДС, RUB", "Курс USD/RUB", "Источники цен",
-                 "Накопленные затраты по месяцам", "месяц · RUB, с НДС",
-                 f"Выгружено {timezone.localdate().day}"):
-        assert text in first, (kind, text)
+    second, rest = pages[1], " ".join(pages[2:])
+    for text in ("Сравнение вариантов", "Накопленные затраты по месяцам", "месяц · RUB, с НДС",
+                 "Сразу (месяц 0)", "Без НДС, RUB", "НДС, RUB", "С НДС, RUB"):
+        assert text in second, (kind, text)
+    # nice ticks on the chart's axis: whole millions or thousands, never 22 898 557
+    assert re.search(r"\b\d+ (млн|тыс\.)", second), kind
+    if (costs.get("monte_carlo") or {}).get("options"):
+        assert "P10, P50 и P90 итога по вариантам" in second and "Монте-Карло, с НДС" in second, kind
+    assert "Спецификация оборудования" in rest
+    for text in (["Серверы", "GPU", "CPU", "ОЗУ", "Электропитание", "Стойки"] if kind != "external_api"
+                 else ["API модели", "CPU-сервер", "ОЗУ"]):
+        assert text in rest, (kind, text)
+    assert "Сеть" in rest or kind == "external_api"
+    for text in ("Допущения, цены и их источники", "Горизонт", "Курс USD/RUB", "Цены, сначала самые старые",
+                 "Источники цен", f"Выгружено {timezone.localdate().day}"):
+        assert text in " ".join(pages), (kind, text)
     fx = costs["inputs_used"]["fx"][0]
-    assert f"на {fx.get('rate_date') or fx['on']}" in first
-    # every price source of the summary is on page 1 (compared without white space: long
-    # repository paths wrap), and the detail only starts on page 2
+    assert f"на {fx.get('rate_date') or fx['on']}" in rest
     from django.utils import translation
 
     from planner.pdf_summary import pdf_summary
@@ -167,34 +223,47 @@ def test_pdf_page_one_has_sources_fx_and_the_chart_for_every_kind(owner, plans, 
     with translation.override("ru"):
         version = plan.versions.get()
         sources = pdf_summary(version, version_view(version))["sources"]
-    squashed = "".join(first.split())
-    assert sources and all("".join(src.split()) in squashed for src in sources), kind
-    assert "Рекомендуется" in rest and "Рекомендуется" not in first
-    # the second chart, P10/P50/P90 of the shown options, opens page 2
-    if (costs.get("monte_carlo") or {}).get("options"):
-        assert "P10, P50 и P90 итога по вариантам" in pages[1] and "P90" in pages[1], kind
-        # on the basis of page 1's totals (these plans show VAT), and labelled so
-        assert "Монте-Карло, с НДС" in pages[1] and "RUB, с НДС" in pages[1], kind
-    # the table's first row is the decision's first option, with its gross total in Russian format
-    assert "1 / " in first and "Первые" in first
+    assert sources and all(_squash(src) in _squash(rest) for src in sources), kind
 
 
-def test_pdf_page_one_in_english_holds_everything(owner, plans):  # noqa: F811
+def test_russian_pdf_has_no_english_words(owner, plans):  # noqa: F811
+    from tests.functional.test_russian_everywhere import latin_words
+
+    for kind in ("inference", "pretraining"):
+        text = " ".join(_pdf_pages(owner, plans["plans"][kind], "ru"))
+        assert not latin_words(text, plans["allowed"]), (kind, sorted(latin_words(text, plans["allowed"])))
+
+
+def test_pdf_in_english_holds_everything(owner, plans):  # noqa: F811
     plan = plans["plans"]["rag"]
-    first = "".join(_pdf_pages(owner, plan, "en")[0].split())
-    for text in ("Decision", "Net, RUB", "VAT, RUB", "Gross (with VAT), RUB", "FX rate USD/RUB", "Price sources",
-                 "Cumulative cost by month", "month · RUB, with VAT", "Exported on"):
-        assert "".join(text.split()) in first, text
+    pages = _pdf_pages(owner, plan, "en")
+    assert len(pages) <= 6
+    first, second, rest = pages[0], _squash(pages[1]), _squash(" ".join(pages[2:]))
+    for text in ("Decision", "Rent", "Budget", "Per month", "Alternatives compared", "Exported on"):
+        assert text in first, text
+    for text in ("The options compared", "Cumulative cost by month", "month · RUB, with VAT", "Net, RUB", "VAT, RUB",
+                 "Gross (with VAT), RUB"):
+        assert _squash(text) in second, text
+    for text in ("Bill of materials", "Assumptions, prices and their sources", "FX rate USD/RUB", "Price sources"):
+        assert _squash(text) in rest, text
 
 
-def test_pdf_in_english_has_net_vat_gross_and_the_chart(owner, plans):  # noqa: F811
-    plan = plans["plans"]["pretraining"]
-    content = _get(owner, plan, "pdf", "en").content
-    pdf = PdfReader(io.BytesIO(content))
-    first = pdf.pages[0].extract_text()
-    assert "Decision" in first and "Gross (with VAT)" in first and "Net" in first
-    opening = "".join(p.extract_text() for p in pdf.pages)
-    assert "Price sources" in opening and "Cumulative cost by month" in opening
+def test_file_names_keep_a_cyrillic_title_for_every_format(owner, plans):  # noqa: F811
+    """Issue 21, part 8: "Агент на внешнем API модели" was downloaded as api-v1.xlsx."""
+    from urllib.parse import quote
+
+    plan = plans["plans"]["external_api"]
+    name = plan.name
+    plan.name = "Агент на внешнем API модели"
+    plan.save(update_fields=["name"])
+    try:
+        for fmt in ("pdf", "xlsx", "csv"):
+            header = _get(owner, plan, fmt, "ru")["Content-Disposition"]
+            assert header.startswith(f'attachment; filename="agent-na-vneshnem-api-modeli-v1.{fmt}"; '), header
+            assert f"filename*=UTF-8''{quote(f'агент-на-внешнем-api-модели-v1.{fmt}', safe='')}" in header
+    finally:
+        plan.name = name
+        plan.save(update_fields=["name"])
 
 
 def test_russian_xlsx_calls_rate_card_rows_rates_and_fx_rows_exchange_rates(owner, plans):  # noqa: F811
@@ -206,3 +275,93 @@ def test_russian_xlsx_calls_rate_card_rows_rates_and_fx_rows_exchange_rates(owne
     assert "курс" not in kinds and "Курс валют" in kinds
     for name in book.sheetnames:  # whole words: no separator left dangling at the end of a cut name
         assert len(name) <= 31 and not name.endswith(("·", "-", ",")), name
+
+
+def _xlsx(client, plan, lang="ru"):
+    return openpyxl.load_workbook(io.BytesIO(_get(client, plan, "xlsx", lang).content))
+
+
+def test_xlsx_options_are_numbered_as_in_the_pdf_without_gaps(owner, plans):  # noqa: F811
+    """Issue 21, part 7: option numbers skipped (1-5, 7, 9 ...) and sheet names were cut mid-label."""
+    from costs.exports import compared_count, export_order
+
+    plan = plans["plans"]["pretraining"]
+    book = _xlsx(owner, plan)
+    costs = _costs(plan)
+    k = compared_count(costs)
+    option_sheets = book.sheetnames[1:-2]
+    assert len(option_sheets) == k > 1
+    assert [int(n.split(".", 1)[0]) for n in option_sheets] == list(range(1, k + 1))
+    ws = book["Сводка"]
+    header_row = next(r for r in range(1, 30) if ws.cell(r, 1).value == "Место")
+    ranks = [ws.cell(r, 1).value for r in range(header_row + 1, ws.max_row + 1) if ws.cell(r, 1).value is not None]
+    assert ranks == list(range(1, len(export_order(costs)) + 1))
+    for i, name in enumerate(option_sheets, start=1):
+        sheet = book[name]
+        assert sheet["A1"].value == f"{i}. {ws.cell(header_row + i, 2).value}"  # the same option on both
+        assert len(name) <= 31 and not name.rstrip().endswith(("·", "-", ",")), name
+    # the first page of the PDF numbers its alternatives the same way
+    first = _pdf_pages(owner, plan, "ru")[0]
+    second_label = ws.cell(header_row + 2, 2).value
+    assert _squash(f"2 {second_label}") in _squash(first)
+
+
+def test_xlsx_has_capex_and_opex_and_a_server_purchase_is_capex(owner, plans):  # noqa: F811
+    plan = plans["plans"]["pretraining"]
+    book = _xlsx(owner, plan)
+    ws = book["Сводка"]
+    header_row = next(r for r in range(1, 30) if ws.cell(r, 1).value == "Место")
+    headers = [c.value for c in ws[header_row]]
+    net, capex, opex = (headers.index(h) + 1 for h in (
+        "Итого без НДС", "Капитальные затраты (покупка оборудования), без НДС",
+        "Операционные затраты (услуги, аренда, электричество, персонал), без НДС"))
+    checked = owned = 0
+    for r in range(header_row + 1, ws.max_row + 1):
+        c, o, total = ws.cell(r, capex).value, ws.cell(r, opex).value, ws.cell(r, net).value
+        if c is None or total is None:
+            continue
+        assert c + o == pytest.approx(total, abs=0.05)
+        checked += 1
+        owned += c > 0
+    assert checked and owned  # the on-prem and hybrid options buy equipment
+    sheet = next(book[n] for n in book.sheetnames if "Свои серверы" in n)
+    rows = [[c.value for c in row] for row in sheet.iter_rows(min_row=5)]
+    purchase = next(r for r in rows if r[1] == "GPU-серверы, покупка")
+    assert purchase[2] == "капитальные" and purchase[3] > 0
+    lines = [r[1] for r in rows if r[2] in ("капитальные", "операционные")]
+    assert not any(str(x).startswith("Время GPU, полезное") or str(x).startswith("Время GPU, простой") for x in lines)
+    assert any(r[2] == "операционные" and r[1] == "Электричество и охлаждение" for r in rows)
+    assert any(r[0] == "в том числе капитальные затраты" for r in rows)
+
+
+def test_xlsx_cash_flow_is_net_and_gross(owner, plans):  # noqa: F811
+    plan = plans["plans"]["pretraining"]
+    ws = _xlsx(owner, plan)["Денежный поток"]
+    headers = [c.value for c in ws[3]]
+    nets = [h for h in headers if h and h.endswith(", без НДС")]
+    grosses = [h for h in headers if h and h.endswith(", с НДС")]
+    assert nets and len(nets) == len(grosses)
+    assert [h.rsplit(",", 1)[0] for h in nets] == [h.rsplit(",", 1)[0] for h in grosses]
+    month0 = [c.value for c in ws[4]]
+    assert month0[0] == 0
+    n = len(nets)
+    assert any(month0[1 + n + j] > month0[1 + j] for j in range(n))  # VAT on the upfront purchase
+
+
+def test_russian_xlsx_has_no_english_labels_or_units(owner, plans):  # noqa: F811
+    """No "It load kw = 5,16", "servers", "kW" or "Capex" on a Russian workbook; English-only sources
+    stay verbatim in their own column."""
+    plan = plans["plans"]["pretraining"]
+    book = _xlsx(owner, plan)
+    for name in book.sheetnames[1:-2]:
+        ws = book[name]
+        header = [c.value for c in ws[4]]
+        inputs_col, source_col = header.index("Исходные данные (значение, единица)"), header.index("Источник")
+        for row in ws.iter_rows(min_row=5, values_only=True):
+            text = str(row[inputs_col] or "")
+            assert not re.search(r"It load|Capex|\bservers\b|\bkW\b", text), (name, text)
+            if row[source_col]:
+                assert row[source_col] not in text
+        for row in ws.iter_rows(values_only=True):
+            assert not any(c in ("servers", "kW") for c in row), (name, row)
+            assert not any(isinstance(c, str) and c.startswith("Загрузка 0,0") for c in row)

@@ -74,7 +74,7 @@ def test_every_place_names_the_decided_option(owner, plans, kind):  # noqa: F811
     first = " ".join(pdf.pages[0].extract_text().split())
     if hardware:
         assert f'{hardware["gpu_count"]} × {hardware["accelerator"]}' in first
-    assert "Выбранный вариант" in first
+    assert "Решение" in first and "Сравниваемые варианты" in first  # the decision, then the alternatives
 
     book = openpyxl.load_workbook(io.BytesIO(owner.get(reverse("plan_version_export", args=[plan.id, 1, "xlsx"]),
                                                        HTTP_ACCEPT_LANGUAGE="en").content))

@@ -97,7 +97,9 @@ def test_ambiguous_accelerator_pin_is_refused_on_its_field(client, editor):
     call_command("load_catalog", verbosity=0)
     response = post(client, team=_team(editor), hardware__accelerator="H100")
     assert response.status_code == 400
-    assert "ambiguous" in " ".join(response.context["form"].errors["hardware__accelerator"])
+    error = " ".join(response.context["form"].errors["hardware__accelerator"])
+    assert "several accelerators" in error and "H100 SXM5 80GB" in error  # said with names (issue 21)
+    assert "nvidia-" not in error  # never a catalog id
     assert Workload.objects.count() == 0
 
 

@@ -11,6 +11,7 @@ import io
 import re
 from html.parser import HTMLParser
 from unittest import mock
+from urllib.parse import urlencode
 
 import openpyxl
 import pytest
@@ -37,7 +38,7 @@ AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect
 Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang trtllm vllm MI300X GB200 TensorRT stas00 ml engineering GDDR6 BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
 GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
 q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
-CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged
+CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged CAPEX OPEX
 
 """.split())
 # Identifiers of the workload spec that an error names on purpose (the field path).
@@ -47,21 +48,22 @@ KINDS = tuple(SPEC_EXAMPLES)
 
 
 class _Text(HTMLParser):
-    """Visible text and the attributes a user reads (title, aria-label, placeholder, alt)."""
+    """Visible text and the attributes a user reads (title, aria-label, placeholder, alt); code (a launch
+    command, a manifest: <code>) is not prose and is left out, like a JSON example."""
 
     def __init__(self):
         super().__init__()
         self.parts, self.skip = [], 0
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
+        if tag in ("script", "style", "code"):
             self.skip += 1
         for k, v in attrs:
             if k in ("title", "aria-label", "placeholder", "alt") and v:
                 self.parts.append(v)
 
     def handle_endtag(self, tag):
-        if tag in ("script", "style"):
+        if tag in ("script", "style", "code"):
             self.skip -= 1
 
     def handle_data(self, data):
@@ -185,6 +187,15 @@ def _pages(plans):
         yield f"compare in {currency}", reverse("plan_compare") + "?" + "&".join(
             f"plans={p.id}" for p in mixed) + f"&currency={currency}"
     yield "plan in USD", reverse("plan_detail", args=[plans["usd"].id])
+    # == options comparison (h/compare): the first option of up to three kinds of every plan ==
+    for kind, plan in plans["plans"].items():
+        options = {}
+        for o in plan.versions.get().result["costs"]["options"]:
+            options.setdefault(o["kind"], o["id"])
+        ids = list(options.values())[:3]
+        if len(ids) >= 2:
+            yield f"options compare {kind}", reverse("plan_options_compare", args=[plan.id, 1]) + "?" + urlencode(
+                [("options", i) for i in ids])
     yield "password", reverse("password_change")
     yield "catalog accelerators", "/catalog/accelerators/"
     yield "diff", reverse("plan_diff", args=[first.id]) + "?a=1&b=1"
@@ -348,8 +359,9 @@ def test_unit_symbols_are_written_in_russian(ru, plans):
 @pytest.mark.parametrize("kind", ["finetuning", "pretraining", "classic_training"])
 def test_a_training_plan_does_not_speak_of_a_service(ru, plans, kind):
     """The decision's 'why' said 'спот для сервиса не рекомендуется' on training plans too."""
-    text = visible_text(ru.get(reverse("plan_detail", args=[plans["plans"][kind].id])).content.decode())
-    why = next((line for line in text.split("Почему:")[1:2]), "")[:400]
+    html = ru.get(reverse("plan_detail", args=[plans["plans"][kind].id])).content.decode()
+    start = html.index(">", html.index('id="decision-why"')) + 1  # the card's "Почему" line
+    why = visible_text(html[start:html.index("</dd>", start)])[:400]
     assert why and "для сервиса" not in why, why
 
 
