@@ -306,7 +306,7 @@ def shared_export(request, token: str, fmt: str):
     version = PlanVersion.objects.filter(plan_id=link.plan_id, status=VersionStatus.DONE).order_by("-number").first()
     if version is None:
         raise Http404("nothing computed yet")
-    content, content_type, filename = presentation.export(version=version, fmt=fmt, request=request)
+    content, content_type, filename = plan_exports.export(version=version, fmt=fmt, request=request)
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = attachment(filename)
     response["X-Robots-Tag"] = "noindex"

@@ -206,9 +206,15 @@ def test_the_form_asks_the_model_api_and_refuses_nothing_priced(client, catalog)
 def test_schema_lists_the_priced_model_apis_the_server_accepts(client, catalog):
     # The server refuses an unpriced model API, so the published schema must say which it takes.
     schema = client.get("/api/v1/schema/?format=json").json()
-    model_api = schema["components"]["schemas"]["WorkloadSpec_external_api"]["properties"]["serving"][
-        "properties"]["model_api"]
+    components = schema["components"]["schemas"]
+    # the serving section and its enum are shared components (issue 23, 5.): follow the references
+    model_api = components["ServingSpec"]["properties"]["model_api"]
     one, many = model_api["oneOf"]
+
+    def enum(node):
+        ref = node.get("$ref") or (node.get("allOf") or [{}])[0].get("$ref")
+        return components[ref.rsplit("/", 1)[-1]]["enum"] if ref else node["enum"]
+
     priced = [key for key, _label in services_api.priced_model_apis()]
-    assert one["enum"] == many["items"]["enum"] == priced
+    assert enum(one) == enum(many["items"]) == priced
     assert "Sber/GigaChat-2-Max" in priced and "OpenAI/gpt-4o-mini" in priced

@@ -118,4 +118,4 @@ def test_cannot_revoke_another_users_token(world):
 
 def test_teams_lists_only_mine_with_role(world):
     response = client_for(world.users["viewer"]).get("/api/v1/teams/")  # noqa: F405
-    assert response.json() == [{"id": world.team.id, "name": "Team A", "slug": "team-a", "role": "viewer"}]
+    assert response.json() == [{"id": world.team.id, "name": "Team A", "slug": "team-a", "role": "viewer", "procurement": {}}]

@@ -89,6 +89,8 @@ def _victim():
             return run.pk
         if param == "calibration_id":
             return cal.pk
+        if param == "team_id":
+            return team.pk
         if param == "pk":
             for prefix, pk in sorted(by_pk_name.items(), key=lambda kv: -len(kv[0])):  # longest prefix first
                 if name and name.startswith(prefix + "-"):

@@ -342,7 +342,8 @@ def test_plan_page_shows_prices_dates_residency_and_freshness(snaps):
     html = render_to_string("planner/partials/prices_used.html", {"o": yandex})
     html += render_to_string("planner/partials/price_freshness.html", {"c": view})
     assert "Prices used:" in html and "2026-01-23" in html and "312 days old" in html
-    assert "AWS us-east-1 is in US, outside the chosen jurisdictions (RU)" in html
+    # what residency left out: one collapsed line, each provider and region with its country on demand
+    assert "price offers excluded by data residency" in html and "AWS us-east-1 (" in html
     assert "USD/RUB 78.2696: price of 2026-07-01 is 153 days old" in html
 
 
