@@ -21,10 +21,10 @@ from catalog.api.quote_schema import (  # noqa: F401 (re-exported)
 )
 from catalog.models import SupplierQuote
 from catalog.quotes import QuoteUploadError, quote_create, quote_data, quotes_upload
+from planner.api.base import ApiView, _editable_team, _int_query, _paginate, _require_edit
 from planner.api.body_schema import check_body
 from planner.api.errors import FieldErrors
 from planner.api.parsers import SafeJSONParser
-from planner.api.views import ApiView, _editable_team, _int_query, _paginate, _require_edit
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 

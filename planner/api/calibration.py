@@ -1,6 +1,6 @@
 """/api/v1/calibration/: measured runs, the scoreboard and calibrations (docs/CALIBRATION.md).
 
-Same conventions as the rest of the API (planner/api/views.py): team-scoped lookups (another
+Same conventions as the rest of the API (planner/api/base.py): team-scoped lookups (another
 team's id is a 404 or "no such team"), editors and owners write, one error shape with field
 paths, OpenAPI through drf-spectacular.
 """
@@ -21,11 +21,11 @@ from planner.calibration.formats import DuplicateRunsError, RunFileError
 from planner.calibration.models import Calibration, MeasuredRun
 from planner.selectors import teams_for_user
 
+from .base import PAGE_PARAMS, ApiView, _editable_team, _int_query, _paginate, _require_edit
 from .body_schema import check_body
 from .calibration_schema import envelope_schema, run_schema, upload_body_schema
 from .errors import FieldConflict, FieldErrors, FieldNotFound
 from .serializers import paginated
-from .views import PAGE_PARAMS, ApiView, _editable_team, _int_query, _paginate, _require_edit
 
 TAGS = ["calibration"]
 

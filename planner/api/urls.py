@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitV
 
 from catalog.api import quotes
 
-from . import calibration, token_login, views
+from . import calibration, sharing, token_login, views
 from .errors import json_not_found
 
 app_name = "api"
@@ -33,12 +33,12 @@ urlpatterns = [
          name="version-export"),
     path("plans/<int:plan_id>/recompute/", views.RecomputeView.as_view(), name="plan-recompute"),
     path("plans/<int:plan_id>/diff/", views.DiffView.as_view(), name="plan-diff"),
-    path("plans/<int:plan_id>/share-links/", views.ShareLinkListView.as_view(), name="share-link-list"),
-    path("plans/<int:plan_id>/share-links/<int:pk>/", views.ShareLinkDetailView.as_view(),
+    path("plans/<int:plan_id>/share-links/", sharing.ShareLinkListView.as_view(), name="share-link-list"),
+    path("plans/<int:plan_id>/share-links/<int:pk>/", sharing.ShareLinkDetailView.as_view(),
          name="share-link-detail"),
-    path("shared/<str:token>/", views.SharedPlanView.as_view(), name="shared-plan"),
-    path("shared/<str:token>/versions/<int:number>/", views.SharedVersionView.as_view(), name="shared-version"),
-    path(f"shared/<str:token>/versions/<int:number>/export/{FMT}/", views.SharedExportView.as_view(),
+    path("shared/<str:token>/", sharing.SharedPlanView.as_view(), name="shared-plan"),
+    path("shared/<str:token>/versions/<int:number>/", sharing.SharedVersionView.as_view(), name="shared-version"),
+    path(f"shared/<str:token>/versions/<int:number>/export/{FMT}/", sharing.SharedExportView.as_view(),
          name="shared-export"),
     path("estimate/", views.EstimateView.as_view(), name="estimate"),
     path("calibration/runs/", calibration.RunListView.as_view(), name="calibration-run-list"),
