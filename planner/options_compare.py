@@ -411,7 +411,7 @@ def xlsx(table: dict, *, plan_name: str, version_number: int) -> bytes:
     from openpyxl import Workbook
     from openpyxl.styles import Alignment, Font
 
-    from costs.exports import _fit_widths, _money_format
+    from costs.exports_xlsx import _fit_widths, _money_format
 
     money_format = _money_format(table["currency"])
     wb = Workbook()

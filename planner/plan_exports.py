@@ -24,7 +24,7 @@ def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
     filename = export_filename(version.plan.name, version.number, fmt)
     if fmt == "pdf":
         return render_pdf(version=version, request=request), EXPORT_TYPES[fmt], filename
-    from costs import exports
+    from costs import exports, exports_xlsx
 
     from .i18n import localise
 
@@ -33,7 +33,7 @@ def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
     if fmt == "csv":
         content = exports.costs_csv(costs, meta=meta)
     else:
-        content = exports.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}", meta=meta)
+        content = exports_xlsx.costs_xlsx(costs, title=f"{version.plan.name} v{version.number}", meta=meta)
     if isinstance(content, str):
         content = content.encode("utf-8")
     return content, EXPORT_TYPES[fmt], filename

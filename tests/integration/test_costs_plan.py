@@ -14,7 +14,8 @@ from openpyxl import load_workbook
 
 from catalog.selectors import accelerator_specs, price_snapshot
 from costs.adapters import price_sizing_result
-from costs.exports import costs_csv, costs_xlsx
+from costs.exports import costs_csv
+from costs.exports_xlsx import costs_xlsx
 from costs.selectors import rate_card_snapshot
 from planner.engine import size_workload
 from planner.engine.spec import parse_workload_spec

@@ -317,7 +317,7 @@ def test_residency_option_in_the_form_the_api_and_the_cli(snaps, tmp_path):
 def test_xlsx_inputs_date_each_rate_and_price_with_its_own_date(snaps, tmp_path):
     from openpyxl import load_workbook
 
-    from costs.exports import costs_xlsx
+    from costs.exports_xlsx import costs_xlsx
 
     c = plan(snaps, RUB)
     wb = load_workbook(io.BytesIO(costs_xlsx(c, title="RU plan")))

@@ -2,7 +2,8 @@
 
 from django.utils import translation
 
-from costs.exports import SHEET_NAME_MAX, _option_sheet_name, _sheet_title
+from costs.exports import SHEET_NAME_MAX
+from costs.exports_xlsx import _option_sheet_name, _sheet_title
 
 
 def test_long_russian_option_name_is_shortened_by_words():

@@ -112,7 +112,7 @@ class Command(BaseCommand):
             raise _bad([str(e) for e in exc.errors]) from None
 
         if xlsx:
-            from costs.exports import costs_xlsx
+            from costs.exports_xlsx import costs_xlsx
 
             Path(xlsx).write_bytes(costs_xlsx(result, title=data.get("name") or "GPU Planner costs"))
         if format == "table":
