@@ -64,10 +64,10 @@ def break_even_matrix(options: list[dict], pairs: list[dict]) -> dict | None:
     for i, o in enumerate(options):
         cells = [by_pair.get((o.get("id"), other.get("id"))) if j != i else {"state": "self", "month": None}
                  for j, other in enumerate(options)]
-        rows.append({"number": i + 1, "label": o.get("short_label") or o.get("label"), "title": o.get("label"),
+        rows.append({"number": o.get("number") or i + 1, "label": o.get("short_label") or o.get("label"), "title": o.get("label"),
                      "kind_label": o.get("kind_label"),
                      "cells": cells})
-    return {"columns": [{"number": i + 1, "title": o.get("label")} for i, o in enumerate(options)], "rows": rows}
+    return {"columns": [{"number": o.get("number") or i + 1, "title": o.get("label")} for i, o in enumerate(options)], "rows": rows}
 
 
 def card_view(costs: dict | None, raw: dict | None = None) -> None:
@@ -78,7 +78,7 @@ def card_view(costs: dict | None, raw: dict | None = None) -> None:
         return
     options = costs.get("options") or []
     for i, o in enumerate(options):
-        o["number"] = i + 1
+        o["number"] = o.get("export_number") or i + 1  # the exports' number (costs.order)
         o["short_label"] = short_option_label(o)
         o["style"] = option_style(i)
     numbers = {o.get("id"): o for o in options}
@@ -86,7 +86,7 @@ def card_view(costs: dict | None, raw: dict | None = None) -> None:
     for i, series in enumerate((costs.get("chart") or {}).get("series") or []):
         series.update(option_style(i))
         if i < len(options):
-            series["number"] = i + 1
+            series["number"] = options[i]["number"]
             series["short_label"] = options[i]["short_label"]
             series["kind_label"] = str(options[i].get("kind_label") or "")
     dec = costs.get("decision") or {}

@@ -167,7 +167,13 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
     shortlisted = {i for ids in (costs.get("shortlist") or {}).values() for i in ids}
     all_options = [_localised(o) for o in costs.get("options") or []]
     options = [o for o in all_options if not shortlisted or o.get("id") in shortlisted]
-    options.sort(key=lambda o: (_option_total(o, include_vat) is None, _option_total(o, include_vat) or 0))
+    # in the exports' order and with their numbers (costs.order): the decision first, then the cheapest
+    # of each other way of paying, then the rest, so "option 3" is the same option on the page, in the
+    # PDF, the XLSX and the CSV
+    from costs.order import export_order
+
+    position = {o.get("id"): i for i, o in enumerate(export_order(costs))}
+    options.sort(key=lambda o: position.get(o.get("id"), len(position)))
     dec = costs.get("decision") or {}
     decided = {(dec.get(k) or {}).get("id") for k in ("recommended", "cheapest_onprem", "cheapest_cloud", "api")}
     decided |= {r.get("id") for r in dec.get("ranked") or []}
@@ -196,6 +202,7 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
             **o, "rows": rows, "risk_row": risk_row, "risk_view": risk_view(o, include_vat),
             "total": _option_total(o, include_vat),
             "kind_label": OPTION_KINDS.get(o.get("kind"), o.get("kind")),
+            "export_number": position[o["id"]] + 1 if o.get("id") in position else None,
             # on the basis of the total beside it (gross with VAT, else net), labelled
             "uncertainty": mc_range(mc.get(o.get("id")), gross=include_vat),
             # cost per million output tokens at the stated volume, on the basis of the total beside it

@@ -365,3 +365,29 @@ def test_russian_xlsx_has_no_english_labels_or_units(owner, plans):  # noqa: F81
         for row in ws.iter_rows(values_only=True):
             assert not any(c in ("servers", "kW") for c in row), (name, row)
             assert not any(isinstance(c, str) and c.startswith("Загрузка 0,0") for c in row)
+
+
+@pytest.mark.parametrize("kind", ["inference", "pretraining"])
+def test_options_carry_the_same_numbers_on_the_page_and_in_the_xlsx(owner, plans, kind):  # noqa: F811
+    """Issue 21, 7.: "option 3" is one option everywhere: the plan page's cost table and cards number
+    the options as the XLSX's summary does (costs.order), the decision first."""
+    from django.utils import translation
+
+    from costs.labels import option_label
+    from planner.models import PlanVersion
+    from planner.presentation import version_view
+
+    plan = plans["plans"][kind]
+    version = PlanVersion.objects.get(plan=plan, number=1)
+    with translation.override("ru"):
+        view = version_view(version)
+        labels = {o["id"]: str(option_label(o)) for o in _costs(plan)["options"]}
+    page = {o["id"]: o["number"] for o in view["costs"]["options"]}
+    assert view["costs"]["options"][0]["id"] == version.result["decision"]["option_id"]
+    assert page[version.result["decision"]["option_id"]] == 1
+    book = openpyxl.load_workbook(io.BytesIO(_get(owner, plan, "xlsx", "ru").content))
+    ws = book["Сводка"]
+    header_row = next(r for r in range(1, 30) if ws.cell(r, 1).value == "Место")
+    xlsx = {ws.cell(r, 2).value: ws.cell(r, 1).value for r in range(header_row + 1, ws.max_row + 1)}
+    compared = [oid for oid in page if labels[oid] in xlsx]
+    assert compared and all(int(xlsx[labels[oid]]) == page[oid] for oid in compared)
