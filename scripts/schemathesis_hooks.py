@@ -173,6 +173,12 @@ def repair_costs(costs):
     costs = {k: v for k, v in costs.items() if k != "as_of"}
     if costs.get("runs") is not None and costs.get("runs_per_month") is not None:
         costs = {k: v for k, v in costs.items() if k != "runs_per_month"}
+    # the risk-adjusted basis needs the cost of an hour of downtime (its description says so; the
+    # server refuses it without): without one, the basis is left out (= cheapest)
+    overrides = costs.get("overrides") if isinstance(costs.get("overrides"), dict) else {}
+    if costs.get("decision_basis") == "risk_adjusted" and costs.get("downtime_cost_per_hour") is None \
+            and "downtime_cost_per_hour" not in overrides:
+        costs = {k: v for k, v in costs.items() if k != "decision_basis"}
     return costs
 
 

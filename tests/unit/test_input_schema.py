@@ -167,6 +167,25 @@ def test_hooks_move_a_past_expiry_into_the_future():
     assert hooks.repair_costs({"runs": 2, "runs_per_month": 1, "as_of": "2000-01-01"}) == {"runs": 2}
 
 
+def test_hooks_keep_the_risk_adjusted_basis_only_with_a_downtime_cost():
+    """The rule the decision_basis description states and the parser enforces (found by schemathesis:
+    risk_adjusted without a downtime cost is refused with a 400)."""
+    from costs.engine.errors import CostValidationError
+    from costs.engine.options import parse_cost_options
+
+    hooks = schemathesis_hooks()
+    with pytest.raises(CostValidationError):
+        parse_cost_options({"decision_basis": "risk_adjusted"})
+    assert hooks.repair_costs({"decision_basis": "risk_adjusted", "vat_recoverable": False}) == {
+        "vat_recoverable": False}
+    kept = {"decision_basis": "risk_adjusted", "downtime_cost_per_hour": 1000}
+    assert hooks.repair_costs(kept) == kept
+    parse_cost_options(kept)
+    via_override = {"decision_basis": "risk_adjusted", "overrides": {"downtime_cost_per_hour": 10}}
+    assert hooks.repair_costs(via_override) == via_override
+    parse_cost_options(via_override)
+
+
 def test_cost_bounds_are_the_parsers():
     props = IS.cost_options_schema()["properties"]
     for name, prop in props.items():
