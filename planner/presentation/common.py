@@ -49,6 +49,12 @@ UNIT_PLURALS = {
 
 def unit_label(unit: str, value) -> str:
     """The unit in the active language, in the form its value takes."""
+    if unit not in UNIT_PLURALS:
+        # a result already localised (planner.i18n) carries the unit as one translated word
+        # ("серверов"): back to its key, so the form still follows the value ("1 сервер")
+        from django.utils.translation import gettext
+
+        unit = {gettext(key): key for key in UNIT_PLURALS}.get(unit, unit)
     if unit in UNIT_PLURALS:
         return UNIT_PLURALS[unit](_plural_count(value))
     return str(UNIT_LABELS.get(unit, unit))
