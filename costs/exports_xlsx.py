@@ -9,6 +9,7 @@ from decimal import Decimal
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext
 from openpyxl import Workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 
@@ -31,6 +32,12 @@ from .exports import (
 )
 
 # --- XLSX ------------------------------------------------------------------------------------
+
+
+def xlsx_value(value):
+    """Text as a worksheet can hold it: XML 1.0 forbids most control characters, and a supplier's quote
+    or a plan name may carry them (openpyxl raises IllegalCharacterError; found by schemathesis)."""
+    return ILLEGAL_CHARACTERS_RE.sub("", value) if isinstance(value, str) else value
 
 
 def _money_format(currency: str) -> str:
@@ -58,13 +65,13 @@ def _fit_widths(ws, *, first_row: int = 1, minimum: int = 8, maximum: int = 70) 
 def _write_table(ws, headers: list[str], rows: list[list], *, start_row: int, money_cols: set[int],
                  currency: str) -> None:
     for j, name in enumerate(headers, start=1):
-        cell = ws.cell(row=start_row, column=j, value=name)
+        cell = ws.cell(row=start_row, column=j, value=xlsx_value(name))
         cell.font = BOLD
         cell.alignment = Alignment(wrap_text=True, vertical="top")
     fmt = _money_format(currency)
     for i, values in enumerate(rows, start=start_row + 1):
         for j, value in enumerate(values, start=1):
-            cell = ws.cell(row=i, column=j, value=float(value) if isinstance(value, Decimal) else value)
+            cell = ws.cell(row=i, column=j, value=float(value) if isinstance(value, Decimal) else xlsx_value(value))
             if j in money_cols and value is not None:
                 cell.number_format = fmt
     ws.freeze_panes = ws.cell(row=start_row + 1, column=1)
@@ -81,7 +88,7 @@ def _shorten(text: str, limit: int) -> str:
 
 def _sheet_title(text: str, used: set[str]) -> str:
     """A unique sheet name (Excel: at most 31 characters, none of []:*?/\\), shortened by words."""
-    base = _shorten("".join(ch for ch in text if ch not in "[]:*?/\\"), SHEET_NAME_MAX) or "1"
+    base = _shorten("".join(ch for ch in xlsx_value(text) if ch not in "[]:*?/\\"), SHEET_NAME_MAX) or "1"
     title, n = base, 2
     while title.lower() in used:
         suffix = f" ({n})"
@@ -272,8 +279,8 @@ def costs_xlsx(result: dict, *, title: str = "GPU Planner", meta: ExportMeta | N
     ws["A1"].font = Font(bold=True, size=14)
     block = header_block(result, meta)
     for i, (label, value) in enumerate(block, start=2):
-        ws.cell(row=i, column=1, value=label).font = BOLD
-        ws.cell(row=i, column=2, value=value)
+        ws.cell(row=i, column=1, value=xlsx_value(label)).font = BOLD
+        ws.cell(row=i, column=2, value=xlsx_value(value))
     start = len(block) + 3
     money = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21}
     _write_table(ws, _summary_headers(), _summary_rows(ordered, result, meta), start_row=start, money_cols=money,

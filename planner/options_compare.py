@@ -411,7 +411,7 @@ def xlsx(table: dict, *, plan_name: str, version_number: int) -> bytes:
     from openpyxl import Workbook
     from openpyxl.styles import Alignment, Font
 
-    from costs.exports_xlsx import _fit_widths, _money_format
+    from costs.exports_xlsx import _fit_widths, _money_format, xlsx_value
 
     money_format = _money_format(table["currency"])
     wb = Workbook()
@@ -424,15 +424,15 @@ def xlsx(table: dict, *, plan_name: str, version_number: int) -> bytes:
         (_("Basis of CAPEX, OPEX, P50 and the chart"), str(table["basis_label"])),
     ]
     for label, value in head:
-        ws.append([label, value])
+        ws.append([xlsx_value(label), xlsx_value(value)])
         ws.cell(ws.max_row, 1).font = Font(bold=True)
     ws.append([])
-    ws.append([_("Break-even")] + sentences(table))
+    ws.append([_("Break-even")] + [xlsx_value(x) for x in sentences(table)])
     ws.cell(ws.max_row, 1).font = Font(bold=True)
     ws.append([])
     ws.append([""] + [f"{x['n']}" for x in table["options"]])
     for label, kind, values in _rows(table):
-        ws.append([label] + [float(v) if isinstance(v, Decimal) else v for v in values])
+        ws.append([label] + [float(v) if isinstance(v, Decimal) else xlsx_value(v) for v in values])
         ws.cell(ws.max_row, 1).font = Font(bold=True)
         for col in range(2, 2 + len(values)):
             cell = ws.cell(ws.max_row, col)
@@ -445,8 +445,8 @@ def xlsx(table: dict, *, plan_name: str, version_number: int) -> bytes:
 
     flow = wb.create_sheet(_("Cumulative cost")[:31])
     options = table["options"]
-    flow.append([_("Month")] + [f"{x['n']}. {x['short']}, {_('net of VAT')}" for x in options]
-                + [f"{x['n']}. {x['short']}, {_('with VAT')}" for x in options])
+    flow.append([_("Month")] + [xlsx_value(f"{x['n']}. {x['short']}, {_('net of VAT')}") for x in options]
+                + [xlsx_value(f"{x['n']}. {x['short']}, {_('with VAT')}") for x in options])
     series = {}
     for x in options:
         raw = x["cash_flow"]

@@ -229,11 +229,23 @@ def _shared_model_branches(components: dict) -> None:
             model["oneOf"] = branches
 
 
+def _vat_country_enum(components: dict) -> None:
+    """costs.country takes only the countries whose VAT rate the catalog holds (the server refuses
+    others: the costing needs the rate)."""
+    from .body_schema import catalog_enum
+    from .services import vat_countries
+
+    country = (components.get("CostOptions") or {}).get("properties", {}).get("country")
+    if country is not None:
+        country.update(catalog_enum(vat_countries))
+
+
 def _input_schemas(components: dict) -> None:
     from .input_schema import input_components
 
     components.update(input_components())
     _model_api_enum(components)
+    _vat_country_enum(components)
     _shared_sections(components)
     _shared_model_branches(components)
     for name in SPEC_BODIES:

@@ -58,7 +58,20 @@ def costs_validate(*, data: dict, prefix: str = "costs", spec: dict | None = Non
         raise engine_errors(exc) from None
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
         raise FieldErrors([(prefix, _("invalid value: %(error)s") % {"error": exc})]) from None
+    if "country" in data:
+        known = vat_countries()
+        if known and options.country not in known:
+            # the costing needs the country's VAT rate; without one the version would only fail later
+            raise FieldErrors([(f"{prefix}.country", _("no VAT rate for %(country)s in the catalog; known: %(known)s")
+                                % {"country": options.country, "known": ", ".join(known)})])
     return data
+
+
+def vat_countries() -> list[str]:
+    """Countries whose VAT rate the catalog holds (the costing needs it); the schema lists them."""
+    from catalog.models import VatRate
+
+    return list(VatRate.objects.values_list("country", flat=True).distinct().order_by("country"))
 
 
 # --- workloads -------------------------------------------------------------------------

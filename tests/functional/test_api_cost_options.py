@@ -61,3 +61,20 @@ def test_a_job_at_utilisation_zero_is_not_refused(world):
     body = {"team": world.team.id, "spec": SPEC_EXAMPLES["pretraining"], "costs": {"utilisation": 0}}
     response = editor.post(PLANS, body, format="json")
     assert response.status_code == 202, response.content
+
+
+def test_a_country_without_a_vat_rate_is_refused_and_the_schema_lists_the_known(world, catalog):  # noqa: F811
+    """The costing needs the country's VAT rate: a country the catalog has none for is a field error
+    before anything is written (schemathesis found 'AD' refused only later, by the engine), and the
+    published schema lists the countries it takes."""
+    editor = client_for(world.users["editor"])  # noqa: F405
+    before = (Plan.objects.count(), Workload.objects.count())
+    for url, body in ((PLANS, {"team": world.team.id, "spec": INFERENCE_SPEC, "costs": {"country": "AD"}}),  # noqa: F405
+                      ("/api/v1/estimate/", {"spec": INFERENCE_SPEC, "costs": {"country": "AD"}})):  # noqa: F405
+        response = editor.post(url, body, format="json")
+        assert response.status_code == 400, response.content
+        (error,) = response.json()["errors"]
+        assert error["field"] == "costs.country" and "RU" in error["message"]
+    assert (Plan.objects.count(), Workload.objects.count()) == before
+    schema = editor.get("/api/v1/schema/?format=json").json()
+    assert schema["components"]["schemas"]["CostOptions"]["properties"]["country"]["enum"] == ["RU"]

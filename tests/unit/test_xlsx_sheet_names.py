@@ -34,3 +34,21 @@ def test_sheet_title_shortens_by_words_and_stays_unique():
 def test_a_single_word_longer_than_the_limit_is_the_only_cut_inside_a_word():
     assert _sheet_title("x" * 40, set()) == "x" * SHEET_NAME_MAX
     assert _sheet_title("Inputs: [draft]?", set()) == "Inputs draft"
+
+
+def test_control_characters_a_worksheet_cannot_hold_are_left_out():
+    """A supplier quote's text with control characters once made the XLSX export a 500 (schemathesis)."""
+    import io
+
+    import openpyxl
+
+    from costs.exports_xlsx import _write_table, xlsx_value
+
+    assert xlsx_value("quote\x1b #1\x07") == "quote #1" and xlsx_value(3) == 3
+    wb = openpyxl.Workbook()
+    _write_table(wb.active, ["Source\x01"], [["supplier quote #74: ООО\x0b «Пример»"]], start_row=1,
+                 money_cols=set(), currency="RUB")
+    wb.save(buf := io.BytesIO())
+    sheet = openpyxl.load_workbook(io.BytesIO(buf.getvalue())).active
+    assert [sheet.cell(1, 1).value, sheet.cell(2, 1).value] == ["Source", "supplier quote #74: ООО «Пример»"]
+    assert _sheet_title("Итоги\x1b", set()) == "Итоги"
