@@ -28,6 +28,8 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from costs.cash_flow import cumulative as cumulative_cost
+
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with any colour vision. Yellow
 # (#F0E442) is left out: too pale for a line on white.
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
@@ -191,7 +193,7 @@ def build(version, option_ids: list[str]) -> dict | None:
     for n, oid in enumerate(option_ids, start=1):
         o = _localised(by_id[oid])
         totals = o.get("totals") or {}
-        cumulative = [_dec(v) or Decimal(0) for v in (o.get("cash_flow") or {}).get(f"cumulative_{basis}") or []]
+        cumulative = cumulative_cost(o, basis)
         p = mc_range(mc.get(oid), gross=include_vat) or {}
         options.append({
             "n": n, "id": oid, "label": o.get("label"), "short": short_label(o), "kind": o.get("kind"),
@@ -449,9 +451,7 @@ def xlsx(table: dict, *, plan_name: str, version_number: int) -> bytes:
                 + [xlsx_value(f"{x['n']}. {x['short']}, {_('with VAT')}") for x in options])
     series = {}
     for x in options:
-        raw = x["cash_flow"]
-        series[x["id"]] = ([_dec(v) for v in raw.get("cumulative_net") or []],
-                           [_dec(v) for v in raw.get("cumulative_gross") or []])
+        series[x["id"]] = (cumulative_cost(x, "net"), cumulative_cost(x, "gross"))
     months = max((len(n) for n, _g in series.values()), default=0)
     for m in range(months):
         row = [m]

@@ -16,6 +16,8 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext
 
+from costs.cash_flow import cumulative
+
 from .chart_axis import DASHES, OKABE_ITO, nice_ticks, tick_label
 from .templatetags.planner_tags import num, size
 
@@ -281,8 +283,7 @@ def cumulative_svg(options: list[dict], currency: str, *, include_vat: bool = Fa
     """Cumulative cost by month (with VAT when the totals are, else net), one line per option in the
     Okabe-Ito colours and a dash pattern each, numbered at its end as the table's rows; the y axis on
     nice ticks (0, 10 M, 20 M), the x axis on whole years or quarters."""
-    key = "cumulative_gross" if include_vat else "cumulative_net"
-    series = [[float(v) for v in (o.get("cash_flow") or {}).get(key) or []] for o in options]
+    series = [[float(v) for v in cumulative(o, "gross" if include_vat else "net")] for o in options]
     if not any(series):
         return ""
     left, right, top, bottom = 52, 22, 10, 30

@@ -297,8 +297,21 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
         decision["launch"] = with_structured(serving_launch(
             spec=spec, accelerator_id=decision["hardware"]["accelerator_id"],
             layout=decision["hardware"].get("layout") or {}, gpus_per_server=decision["hardware"].get("gpus_per_server")))
-    return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": sizing_dict, "costs": costs}, "",
-                          ENGINE_VERSION)
+    return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": _listed(sizing_dict, costs),
+                                               "costs": costs}, "", ENGINE_VERSION)
+
+
+def _listed(sizing_dict: dict, costs: dict) -> dict:
+    """The sizing as the plan stores it: of the best configuration per accelerator (every one was
+    priced) those the cost result lists, and how many there were (issue 20: a plan loads at once)."""
+    cands = sizing_dict.get("candidates") or {}
+    best = cands.get("best_per_accelerator")
+    listed = {o.get("candidate") for o in costs.get("options") or []}
+    if not isinstance(best, list) or not listed - {"api"}:
+        return sizing_dict
+    kept = [c for c in best if f"{c.get('accelerator_id')} x{c.get('count')}" in listed]
+    return {**sizing_dict, "candidates": {**cands, "best_per_accelerator": kept,
+                                          "best_per_accelerator_total": len(best)}}
 
 
 def _describe_decided(sizing_dict: dict, costs: dict, *, spec, accelerators, calibrations) -> dict:

@@ -184,7 +184,7 @@ def price_sizing_result(
         options=options,
         spec=parsed,
     )
-    result = cost_plan(inputs=inputs).to_dict()
+    result = cost_plan(inputs=inputs).to_dict(structured=False)
     result["notes"] = notes + result["notes"]
     price_sources.annotate(result, sources=sources, price_snapshot=price_snapshot, as_of=inputs.options.as_of)
     return _structured(result)
@@ -197,14 +197,4 @@ def _structured(result: dict) -> dict:
         from catalog.domain.messages import with_structured
     except ImportError:  # an engine without structured storage: the English texts stand
         return result
-    return with_structured(_without_siblings(result))
-
-
-def _without_siblings(tree):
-    """The tree without `<key>_i18n` siblings (rebuilt from the Msg texts, which the result still holds)."""
-    if isinstance(tree, dict):
-        return {k: _without_siblings(v) for k, v in tree.items()
-                if not (k.endswith("_i18n") and k[: -len("_i18n")] in tree)}
-    if isinstance(tree, list):
-        return [_without_siblings(v) for v in tree]
-    return tree
+    return with_structured(result)

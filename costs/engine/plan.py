@@ -30,6 +30,7 @@ from .model import (
 )
 from .money import ONE, ZERO
 from .options import check_options_for_service, downtime_cost_given, validate_options
+from .presented import presented
 from .rates import apply_overrides, missing_rates
 from .serialise import _inputs_used, option_to_dict
 from .shortlist import COMPARE_CANDIDATES, _cheapest_per_provider, _compared, _shortlist, _unique_labels
@@ -56,28 +57,52 @@ class CostResult:
     def option(self, option_id: str) -> PricedOption:
         return next(p for p in self.options if p.option.option_id == option_id)
 
-    def to_dict(self) -> dict:
-        short = {i for ids in self.shortlist.values() for i in ids}
+    def to_dict(self, *, structured: bool = True) -> dict:
+        """JSON-ready. ``structured``: every Msg text gains its `<key>_i18n` sibling here; a caller
+        that adds texts of its own and structures the whole once passes False."""
+        dec = self.analysis.get("decision") or {}
+        ids = [p.option.option_id for p in self.options]
+        kept, full = presented(ids, [p.option.kind for p in self.options], dec, self.shortlist)
+        new_position = {old: new for new, old in enumerate(kept)}
+        analysis = dict(self.analysis)
+        if isinstance(dec.get("order"), list):
+            analysis["decision"] = {**dec, "order": [new_position[i] for i in dec["order"] if i in new_position]}
+        # pairwise figures between the options kept in full (those the page, the PDF and the XLSX compare)
+        if isinstance(analysis.get("break_even_months"), list):
+            analysis["break_even_months"] = [b for b in analysis["break_even_months"] if b["a"] in full and b["b"] in full]
+        if isinstance(analysis.get("sensitivity"), dict):
+            analysis["sensitivity"] = {k: v for k, v in analysis["sensitivity"].items() if k in full}
+        if isinstance(analysis.get("monte_carlo"), dict) and isinstance(analysis["monte_carlo"].get("p_cheaper"), list):
+            analysis["monte_carlo"] = {**analysis["monte_carlo"], "p_cheaper": [
+                b for b in analysis["monte_carlo"]["p_cheaper"] if b["a"] in full and b["b"] in full]}
+        listed_candidates = {self.options[i].option.candidate_id for i in kept}
         cache: dict = {}
-        return with_structured({
+        out = {
             **self.meta,
+            "options_listed": len(kept),
+            "options_left_out": len(ids) - len(kept),
             "options": [
                 option_to_dict(
                     p,
-                    detailed=p.option.option_id in short,
+                    detailed=p.option.option_id in full,
                     line_cache=cache,
                     runs=self.jobs.get(p.option.option_id),
                     basis=self.basis,
                     currency=self.meta.get("currency"),
                 )
-                for p in self.options
+                for p in (self.options[i] for i in kept)
             ],
             "shortlist": self.shortlist,
-            **self.analysis,
+            **analysis,
             "inputs_used": self.inputs_used,
-            "skipped": list(self.skipped),
+            # why an option is missing, for the configurations the result lists (and for all of them);
+            # every reason when nothing could be priced
+            "skipped": [x for x in self.skipped
+                        if not kept or x.get("candidate") in listed_candidates | {"all", None}],
+            "skipped_total": len(self.skipped),
             "notes": list(self.notes),
-        })
+        }
+        return with_structured(out) if structured else out
 
 
 # ---- validation ------------------------------------------------------------------------------

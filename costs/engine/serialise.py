@@ -118,9 +118,8 @@ def option_to_dict(
             "gross": _cents_str(p.cash_flow(vat=True)),
             "terminal_net": _s(p.terminal(vat=False)),
             "terminal_gross": _s(p.terminal(vat=True)),
-            # with the terminal amount at month N: the last value is the total
-            "cumulative_net": _cents_str(p.cumulative(vat=False)),
-            "cumulative_gross": _cents_str(p.cumulative(vat=True)),
+            # the cumulative curves are the running sums with the terminal amount at month N
+            # (costs.cash_flow.cumulative): not stored, a plan stays small (issue 20)
         }
     useful_h = o.useful_gpu_hours_per_month * n
     tokens = (o.tokens_per_month or ZERO) * n

@@ -249,14 +249,21 @@ COSTS = _obj({
     "discount_rate": _dec(), "hours_per_month": _dec(), "efficiency": _dec(), "redundancy": _str(),
     "offers_priced": _int(),
     "comparison_basis": _ref("ComparisonBasis", nullable=True),
-    "options": _list(_ref("CostOption"), description="Every priced option."),
+    "options": _list(_ref("CostOption"), description=(
+        "The options the plan lists: those the decision names, the shortlist and the first in the decision's "
+        "order; the decided option and the cheapest of each other way of paying carry their lines and cash flow.")),
+    "options_listed": _int(description="How many options `options` lists."),
+    "options_left_out": _int(description="Options priced but not listed: each costs more, on the decision's "
+                                         "basis, than every option listed before it."),
+    "skipped_total": _int(description="Options not priced, for every configuration (`skipped` lists those of the "
+                                      "configurations the plan lists)."),
     "decision": _obj({
         "recommended": _obj({"id": _str(), "kind": _str(), "candidate": _str(), "label": _str(), "total": _dec(),
                              **_texts("why")}, nullable=True),
         "ranked": _list(_obj()), "ranked_by": _str(), "basis": _ref("ComparisonBasis", nullable=True),
     }, nullable=True, description="The cost engine's ranking (the plan's decision is result.decision)."),
     "skipped": _list(_obj({"candidate": _str(), "kind": _str(), **_texts("reason")}),
-                     description="Options not priced, with the reason."),
+                     description="Options not priced, with the reason, for the configurations the plan lists."),
     "notes": _list(_str(nullable=False)), "notes_i18n": _list(_ref("I18nText")),
     "freshness": _obj({"as_of": _str(format="date"), "warnings": _list(_str(nullable=False)),
                        "warnings_i18n": _list(_ref("I18nText"))}, nullable=True,

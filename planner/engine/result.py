@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 
@@ -63,18 +62,41 @@ class SizingResult:
 
     def to_dict(self) -> dict:
         """JSON-ready; every engine text keeps its English string and gains an `<key>_i18n`
-        sibling with its template and parameters (catalog.domain.messages.with_structured)."""
-        return with_structured({
+        sibling with its template and parameters (catalog.domain.messages.with_structured).
+        Figures keep 7 significant digits and the ranked list its first RANKED_LISTED entries
+        (with `ranked_total`): a stored plan stays small enough to load at once (issue 20)."""
+        candidates = dict(self.candidates)
+        if isinstance(candidates.get("ranked"), list | tuple):
+            candidates["ranked_total"] = len(candidates["ranked"])
+            candidates["ranked"] = list(candidates["ranked"])[:RANKED_LISTED]
+        return with_structured(_rounded({
             "engine_version": self.engine_version,
             "kind": self.kind,
             "gpu_required": self.gpu_required,
-            "model": copy.deepcopy(self.model),
-            "memory": copy.deepcopy(self.memory),
-            "compute": copy.deepcopy(self.compute),
-            "serving": copy.deepcopy(self.serving),
-            "rag": copy.deepcopy(self.rag),
-            "candidates": copy.deepcopy(self.candidates),
-            "recommendation": copy.deepcopy(self.recommendation),
+            "model": self.model,
+            "memory": self.memory,
+            "compute": self.compute,
+            "serving": self.serving,
+            "rag": self.rag,
+            "candidates": candidates,
+            "recommendation": self.recommendation,
             "warnings": list(self.warnings),
             "assumptions": list(self.assumptions),
-        })
+        }))
+
+
+# The best configurations a stored plan lists, as many as the page shows (the count of all is kept).
+RANKED_LISTED = 10
+SIGNIFICANT_DIGITS = 7
+
+
+def _rounded(tree):
+    """A copy of a JSON-ready tree with its floats at SIGNIFICANT_DIGITS (the models' own
+    uncertainty is percents: 17 digits only make a plan heavier). Texts and integers as they are."""
+    if isinstance(tree, dict):
+        return {k: _rounded(v) for k, v in tree.items()}
+    if isinstance(tree, list | tuple):
+        return [_rounded(v) for v in tree]
+    if type(tree) is float and tree and math.isfinite(tree):
+        return float(f"{tree:.{SIGNIFICANT_DIGITS}g}")
+    return tree

@@ -6,6 +6,8 @@ from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext_lazy as _
 
+from costs.cash_flow import cumulative
+
 from .. import humanize  # h/form
 from .common import UNIT_LABELS, UNIT_PLURALS, _decimal, unit_label, value_label
 
@@ -217,8 +219,8 @@ def costs_view(costs: dict, accelerators: dict | None = None) -> dict | None:
         "currency": currency,
         "horizon_months": costs.get("horizon_months"),
         "series": [
-            {"label": o.get("label"), "data": [float(v) for v in (o.get("cash_flow") or {}).get("cumulative_net", [])]}
-            for o in options
+            {"label": o.get("label"), "data": [float(v) for v in cumulative(o, "net")]}
+            for o in options if o.get("cash_flow")
         ],
         "markers": [{"month": b["month"], "label": f"{b['a_label']} / {b['b_label']}"}
                     for b in break_even if b.get("month") is not None],

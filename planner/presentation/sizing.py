@@ -246,7 +246,7 @@ def sizing_view(sizing: dict) -> dict | None:
         "ranking": candidates.get("ranking", ""),
         "evaluated": candidates.get("evaluated"),
         "ranked": ranked,
-        "ranked_total": len(candidates.get("ranked") or []),
+        "ranked_total": candidates.get("ranked_total") or len(candidates.get("ranked") or []),
         "not_fitting": (candidates.get("not_fitting") or [])[:MAX_ALTERNATIVES],
         "not_fitting_total": len(candidates.get("not_fitting") or []),
     }

@@ -8,6 +8,7 @@ is worked out in the comment next to it."""
 
 from decimal import Decimal as D
 
+from costs.cash_flow import cumulative
 from costs.engine.inputs import ApiPrice, CloudOffer, ServerPrice
 from costs.engine.plan import cost_plan
 from tests.unit.cost_inputs import inputs, usd, workload
@@ -266,8 +267,7 @@ def test_break_even_between_best_on_prem_and_best_cloud_across_configurations():
     assert dec["cheapest_onprem"]["candidate"] == "h100x8" and dec["cheapest_cloud"]["candidate"] == "l40x8"
     be = dec["break_even"]
     opts = {o["id"]: o for o in d["options"]}
-    key = f"cumulative_{be['on']}"
-    cum_a, cum_b = (list(map(D, opts[i]["cash_flow"][key])) for i in (be["a"], be["b"]))
+    cum_a, cum_b = (cumulative(opts[i], be["on"]) for i in (be["a"], be["b"]))
     total = "gross" if be["on"] == "gross" else "net"
     # the last cumulative value is the total: the terminal amounts are in it
     assert cum_a[-1] == D(opts[be["a"]]["totals"][total]) and cum_b[-1] == D(opts[be["b"]]["totals"][total])

@@ -6,6 +6,7 @@ from decimal import Decimal as D
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from costs.cash_flow import cumulative
 from costs.engine.analysis import break_even_month
 from costs.engine.inputs import DedicatedOffer
 from costs.engine.money import Price, cents
@@ -74,9 +75,8 @@ def test_break_even_month_matches_the_cumulative_curves():
     assert crossing, "expected on-prem to overtake on-demand cloud at 90 % utilisation"
     opts = {o["id"]: o for o in d["options"]}
     for b in crossing:
-        key = f"cumulative_{b['on']}"  # the decision's basis: gross when VAT is shown and not recovered
-        cum_a = [D(x) for x in opts[b["a"]]["cash_flow"][key]]
-        cum_b = [D(x) for x in opts[b["b"]]["cash_flow"][key]]
+        # on the decision's basis: gross when VAT is shown and not recovered
+        cum_a, cum_b = cumulative(opts[b["a"]], b["on"]), cumulative(opts[b["b"]], b["on"])
         m = b["month"]
         winner, loser = (cum_a, cum_b) if b["cheaper_after"] == "a" else (cum_b, cum_a)
         assert all(winner[k] <= loser[k] for k in range(m, len(cum_a)))
@@ -214,13 +214,32 @@ def test_only_the_cheapest_offer_of_a_provider_is_kept_per_candidate_and_kind():
     assert d["offers_priced"] == 2
 
 
-def test_only_shortlisted_options_carry_lines_and_a_cash_flow():
-    # 8 providers: the 6 cheapest are shortlisted (the cheapest of the kind is among them)
+def test_only_the_compared_options_carry_lines_and_a_cash_flow():
+    # one way of paying, 8 providers: the decided option is the one compared in full; the 6 cheapest
+    # (the shortlist) are listed with their row totals; the two dearest are counted, not listed
     offers = [offer(provider=f"P{k}", on_demand=usd(str(30 + k)), spot=None) for k in range(8)]
     d = cost_plan(inputs=inputs(offers=offers, options=("cloud_on_demand",))).to_dict()
     detailed = {o["detail"]["provider"] for o in d["options"] if o["cash_flow"] is not None}
     lined = {o["detail"]["provider"] for o in d["options"] if o["rows"][0]["lines"] is not None}
-    assert detailed == lined == {f"P{k}" for k in range(6)}
+    decided = next(o for o in d["options"] if o["id"] == d["decision"]["recommended"]["id"])
+    assert detailed == lined == {"P0"} == {decided["detail"]["provider"]}
+    assert {o["detail"]["provider"] for o in d["options"]} == {f"P{k}" for k in range(6)}
+    assert (d["options_listed"], d["options_left_out"]) == (6, 2)
+    # two ways of paying: the decided option and the cheapest of the other kind carry their lines
+    d = cost_plan(inputs=inputs(offers=offers, options=("cloud_on_demand", "onprem"))).to_dict()
+    full = {o["kind"] for o in d["options"] if o["cash_flow"] is not None}
+    assert full == {"cloud_on_demand", "onprem"}
+    # every option left out costs more, on the decision's basis, than every option listed in its kind
+    assert all(o["rows"][0]["lines"] is None for o in d["options"] if o["cash_flow"] is None)
+
+
+def test_the_decision_order_points_at_the_listed_options():
+    offers = [offer(provider=f"P{k}", on_demand=usd(str(30 + k)), spot=None) for k in range(12)]
+    d = cost_plan(inputs=inputs(offers=offers, options=("cloud_on_demand",))).to_dict()
+    order = d["decision"]["order"]
+    assert sorted(order) == list(range(len(d["options"])))
+    totals = [D(d["options"][i]["totals"]["decision"]) for i in order]
+    assert totals == sorted(totals) and d["options"][order[0]]["id"] == d["decision"]["recommended"]["id"]
 
 
 def test_comparisons_cover_the_shortlist():
@@ -247,7 +266,8 @@ def test_csv_export_covers_options_priced_in_totals_only():
     from costs.labels import option_label
 
     text = costs_csv(d).decode("utf-8-sig")
-    dear = option_label(next(o for o in d["options"] if o["detail"]["provider"] == "P6"))
+    # an option listed with its row totals only (not one the plan compares in full)
+    dear = option_label(next(o for o in d["options"] if o["cash_flow"] is None))
     assert text.count(dear) == 5  # four rows and the total
 
 
@@ -278,7 +298,7 @@ def test_jobs_totals_equal_rows_lines_and_cash_flow(gpu_hours, horizon, eff, run
         assert [r["row"] for r in d["rows"] if not r.get("in_total", True)] == ["downtime_risk"]
         rows = sum(D(r["total_net"]) for r in d["rows"] if r.get("in_total", True))
         lines = sum(D(ln["total_net"]) for r in d["rows"] if r.get("in_total", True) for ln in r["lines"])
-        assert rows == lines == D(d["cash_flow"]["cumulative_net"][-1]) == D(d["totals"]["net"])
+        assert rows == lines == cumulative(d, "net")[-1] == D(d["totals"]["net"])
         if p.option.kind == "cloud_on_demand" and drift == "0":
             # the fleet bills the runs' hours: runs x GPU-h / efficiency / 8 GPUs, at most the horizon's
             # hours, x 40 USD an instance-hour (per-second rounding: under 1 s a month)

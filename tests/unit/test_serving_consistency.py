@@ -117,6 +117,9 @@ def _peak_bound_tflops(acc, compute):
     return max(getattr(acc, c) or 0.0 for c in cols)
 
 
+STORED = 1e-6
+
+
 @SETTINGS
 @given(loads)
 def test_every_ranked_layout_is_one_physical_operating_point(d):
@@ -127,6 +130,8 @@ def test_every_ranked_layout_is_one_physical_operating_point(d):
                     runtime=d["runtime"], ttft=d["ttft"], tpot=d["tpot"])
     a = spec.model
     w, c, _ = d["precision"]
+    # a stored plan keeps 7 significant digits (planner.engine.result.SIGNIFICANT_DIGITS): identities
+    # between stored figures hold to a few parts in 10^7
     for cand in r["candidates"]["ranked"]:
         if cand["tpot_ms"] is None or cand["output_tokens_per_s_per_gpu"] is None:
             continue
@@ -138,16 +143,16 @@ def test_every_ranked_layout_is_one_physical_operating_point(d):
         rate = cand["sustained_rps_per_replica"]
         # --- Little's law: one load behind every figure
         in_flight = cand["in_flight_requests_per_replica"]
-        assert cand["output_tokens_per_s_per_gpu"] * gpus == pytest.approx(rate * osl, rel=1e-9)
-        assert rate * (ttft + (osl - 1) * tpot) / 1e3 == pytest.approx(in_flight, rel=1e-6)
+        assert cand["output_tokens_per_s_per_gpu"] * gpus == pytest.approx(rate * osl, rel=STORED)
+        assert rate * (ttft + (osl - 1) * tpot) / 1e3 == pytest.approx(in_flight, rel=2 * STORED)
         if cand["load_model"] == "closed_loop":
             assert in_flight * replicas == pytest.approx(d["concurrency"], rel=LITTLE_TOLERANCE)
             assert cand["output_tokens_per_s_per_gpu"] == pytest.approx(
                 _little_output_per_gpu(d["concurrency"], osl, ttft, tpot, gpus * replicas), rel=LITTLE_TOLERANCE)
         else:
-            assert rate == pytest.approx(d["rps"] / replicas, rel=1e-9)
-        assert cand["total_tokens_per_s_per_gpu"] == pytest.approx(rate * (isl + osl) / gpus, rel=1e-9)
-        assert cand["output_tokens_per_s_per_user"] == pytest.approx(1e3 / cand["tpot_p50_ms"], rel=1e-9)
+            assert rate == pytest.approx(d["rps"] / replicas, rel=STORED)
+        assert cand["total_tokens_per_s_per_gpu"] == pytest.approx(rate * (isl + osl) / gpus, rel=STORED)
+        assert cand["output_tokens_per_s_per_user"] == pytest.approx(1e3 / cand["tpot_p50_ms"], rel=STORED)
         # --- percentiles are ordered
         assert cand["ttft_p50_ms"] <= cand["ttft_p95_ms"] * (1 + 1e-9) <= cand["ttft_p99_ms"] * (1 + 1e-9)
         assert cand["tpot_p50_ms"] <= cand["tpot_p95_ms"] * (1 + 1e-9) <= cand["tpot_p99_ms"] * (1 + 1e-9)
