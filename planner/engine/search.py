@@ -111,6 +111,7 @@ class TrainingInputs:
     goodput_pin: float | None = None
     attention: str = "fused"  # fused (FlashAttention/SDPA) or eager: eager stores the s x s attention scores
     expert_overlap: bool = False  # MoE: the expert-parallel all-to-all overlapped with compute
+    ep_pin: int | None = None  # MoE: training.expert_parallel (exact layout); None: moe_comm's rule
     # Team calibrations by accelerator id: {"mfu": ..., "goodput": ...} (either may be absent).
     calibrated: tuple[tuple[str, float | None, float | None], ...] = ()
 
@@ -369,6 +370,8 @@ def moe_all_to_all(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_
     a_idx, lay_idx = np.asarray(a_idx), np.asarray(lay_idx)
     ep = moe_comm.expert_parallel(t.arch, dp=lay["dp"][lay_idx], cp=lay["cp"][lay_idx], tp=lay["tp"][lay_idx],
                                   gpus_per_server=cat.gpus_per_server[a_idx])
+    if t.ep_pin:
+        ep = np.full(np.shape(ep), t.ep_pin, dtype=np.int64)
     ck = lay["ckpt"][lay_idx]
     nbytes = moe_comm.all_to_all_bytes_per_token(t.arch, ep=ep, full_recompute=ck == CKPT_CODES["full"])
     links = {}
