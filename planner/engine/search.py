@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compute, memory, moe_comm
+from . import compute, memory, moe_comm, moe_memory
 from .architecture import ModelArch
 from .hardware import AcceleratorSpec, gpus_per_server  # noqa: F401 (re-exported: search.gpus_per_server)
 from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
@@ -250,6 +250,11 @@ def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, 
         w = np.where(zero >= 3, base_frozen / shard, base_frozen)
         g = np.zeros_like(w)
         o = np.zeros_like(w)
+    if t.ep_pin and t.ep_pin > 1 and a.is_moe:  # the routed experts split over the pinned EP ranks
+        dw, dg, do = moe_memory.expert_parallel_saving(
+            a, method=t.method, weights=t.weights, double_quant=t.double_quant, bpp=bpp, states_pp=states_pp,
+            tp=tp, pp=pp, ep=t.ep_pin, zero=zero)
+        w, g, o = w - dw, g - dg, o - do
     grads_transient = g + (trainable_gpu * bpp["gradients"] / np.where(zero >= 2, shard, 1.0) if t.method != "full" else 0.0)
     if a.is_transformer:
         act = np.zeros_like(tp)

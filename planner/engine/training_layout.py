@@ -5,8 +5,8 @@ accelerator and a layout (TP, PP, CP, EP, DP, micro-batch, virtual pipeline stag
 and it returns the step time, tokens/s per GPU, MFU, memory per GPU and the run's GPU-hours of exactly
 that layout, each with how it was obtained. It uses the same memory model (search.training_memory) and
 efficiency model (search.training_efficiency_and_goodput) as the search, so a pinned plan's run-time
-figures and this section agree; on top of the search it counts expert parallelism in memory (the routed
-experts of a stage split over EP ranks, as Megatron-Core's expert-model-parallel groups hold them).
+figures and this section agree (a pinned expert parallelism splits the routed experts in memory in both:
+moe_memory.py).
 
 Figures (one optimizer step of `global_batch_tokens`; docs/SIZING.md "Exact training layout"):
 
@@ -26,10 +26,9 @@ import numpy as np
 from catalog.domain.messages import Msg
 
 from . import compute, memory, search
-from .architecture import _ffn_params
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
-from .precision import peak_tflops, weight_bytes_per_param
+from .precision import peak_tflops
 from .result import q
 from .sizing_common import CKPT_TEXT, _fmt_gib
 
@@ -62,30 +61,6 @@ def exact_pins(t, hw) -> dict | None:
             "count_pin": hw.count or tp * pp * cp * t.data_parallel, "ep_pin": t.expert_parallel}
 
 
-def routed_expert_params(a) -> float:
-    """Parameters of the routed experts (the part expert parallelism splits); 0 for a dense model."""
-    if not a.is_moe or not a.hidden_size:
-        return 0.0
-    width = a.moe_ffn_hidden_size or a.ffn_hidden_size
-    return float(max(a.layers - a.dense_layers, 0) * a.experts * _ffn_params(a.hidden_size, width, a.gated_ffn))
-
-
-def _expert_parallel_saving(ti: search.TrainingInputs, *, tp, pp, ep, zero) -> tuple[float, float, float]:
-    """Bytes per GPU EP removes from (weights, gradients, optimizer): each EP rank holds 1/EP of the stage's
-    routed experts. A ZeRO-sharded part is unchanged (sharded over DP x CP / EP expert-data-parallel ranks
-    instead of DP x CP), so only the replicated parts shrink."""
-    if ep <= 1:
-        return 0.0, 0.0, 0.0
-    cut = routed_expert_params(ti.arch) / (tp * pp) * (1.0 - 1.0 / ep)
-    if ti.method != "full":  # frozen base experts
-        frozen = memory.NF4_BYTES_PER_PARAM[ti.double_quant] if ti.method == "qlora" else weight_bytes_per_param(ti.weights)
-        return (cut * frozen if zero < 3 else 0.0), 0.0, 0.0
-    bpp = search.trainable_bytes_per_param(ti)
-    states = 0.0 if ti.optimizer in memory.PAGED_OPTIMIZERS else bpp["states"]
-    return (cut * bpp["weights"] if zero < 3 else 0.0, cut * bpp["gradients"] if zero < 2 else 0.0,
-            cut * (bpp["master"] + states) if zero < 1 else 0.0)
-
-
 def evaluate_training_layout(ti: search.TrainingInputs, acc: AcceleratorSpec, *, tp: int = 1, pp: int = 1,
                              cp: int = 1, dp: int = 1, ep: int | None = None, vpp: int = 1, zero: int = 0,
                              checkpointing: str = "selective", work: float, gpus_per_server: int | None = None) -> dict:
@@ -103,13 +78,6 @@ def evaluate_training_layout(ti: search.TrainingInputs, acc: AcceleratorSpec, *,
     ep_used = 1
     if ti.arch.is_moe and not ti.vision:
         ep_used = int(search.moe_all_to_all(ti, cat, lay, [0], [0], [eff / a2a])["ep"][0])
-    dw, dg, do = _expert_parallel_saving(ti, tp=tp, pp=pp, ep=ep_used, zero=zero)
-    mem["weights"] -= dw
-    mem["gradients"] -= dg
-    mem["optimizer"] -= do
-    mem["overhead"] -= memory.FRAGMENTATION["training"] * dg  # gradients are among the transient tensors
-    parts = ("weights", "gradients", "optimizer", "adapters", "activations", "overhead")
-    mem["total"] = sum(mem[k] for k in parts)
     capacity = acc.memory_gib * GIB
     g = int(cat.gpus_per_server[0])
     peak = float(cat.peak_tflops[0])

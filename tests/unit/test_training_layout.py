@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from planner.engine import compute, memory, parse_workload_spec, search, size_workload
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.errors import SpecValidationError
-from planner.engine.training_layout import evaluate_training_layout, routed_expert_params
+from planner.engine.moe_memory import routed_expert_params
+from planner.engine.training_layout import evaluate_training_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCS = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
