@@ -12,7 +12,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import infra, search
+from . import hf_eager_memory, infra, search
 from .calibration import Calibrations
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
@@ -250,8 +250,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
                 n=running, tokens=float(s.input_tokens + (s.output_tokens if rt.kv_reservation == "full" else s.output_tokens / 2)),
                 how=Msg("whole context at admission") if rt.kv_reservation == "full" else Msg("paged: prompt + half the answer on average"),
                 kv=p.kv_cache, cap=float(res["n_kv"][ai, li]))),
-            "activations_bytes": q(act, "bytes", Msg("one forward pass of the step's token budget ({budget} tokens)",
-                                                     budget=rt.step_token_budget)),
+            "activations_bytes": q(act, "bytes", _activations_explain(spec, mem, ai, li, tp, rt)),
             "gradients_bytes": q(0, "bytes", Msg("no gradients in inference")),
             "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
             "adapter_bytes": q(0, "bytes", Msg("no adapters")),
@@ -358,3 +357,18 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         **infra.monitoring(spec.kind),
     }
     return memory_section, serving_section, recommendation
+
+
+def _activations_explain(spec, mem, ai, li, tp, rt) -> Msg:
+    """What the activations are: a forward pass of the step's token budget, or with plain Hugging Face
+    transformers the prompt's forward pass with eager attention (hf_eager_memory.py)."""
+    if spec.serving.runtime not in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:
+        return Msg("one forward pass of the step's token budget ({budget} tokens)", budget=rt.step_token_budget)
+    a, isl = spec.model, spec.serving.input_tokens
+    eager = float(np.broadcast_to(mem["eager_attention_bytes"], np.shape(mem["fits"]))[ai, li])
+    return Msg("the prompt's forward pass ({isl} tokens) with eager attention (transformers, attn_implementation "
+               "eager): one layer's {heads:g} heads x {isl} x {isl} scores at their peak of {bpe:g} B each (product, "
+               "masked copy, fp32 softmax and its cast back), the repeated K/V and the causal mask = {eager}; plus "
+               "fp32 logits of every prompt position and the layer's working tensors",
+               isl=isl, heads=(a.attention_heads or 0) / tp,
+               bpe=hf_eager_memory.score_bytes_per_element(spec.precision.compute), eager=_fmt_gib(eager))
