@@ -208,7 +208,8 @@ SIZING = _obj({
                          "accelerator_id": _str(), "accelerator": _str(),
                          "fits": _bool(description="Memory per GPU within the chip's, tensor parallel within a server."),
                          **_texts("fits_explain"), **_texts("explain"),
-                         **_quantities("step_time_s", "tokens_per_second_per_gpu", "mfu", "efficiency",
+                         **_quantities("step_time_s", "tokens_per_second_per_gpu", "samples_per_second_per_gpu",
+                                       "mfu", "efficiency",
                                        "microbatches_per_pipeline", "peak_tflops_per_gpu", "memory_per_gpu_bytes",
                                        "gpu_memory_bytes", "goodput", "gpu_hours", "wall_clock_hours"),
                      }, nullable=True, description="Training with training.data_parallel: exactly the pinned layout "

@@ -111,7 +111,7 @@ def evaluate_training_layout(ti: search.TrainingInputs, acc: AcceleratorSpec, *,
             "{n:,.0f} {unit} per step x {f:.4g} model FLOP each x recomputation {r:.3g} ({ckpt}) / ({count} GPUs x "
             "{peak:g} TFLOP/s x efficiency {eff:.3f})", n=per_step, unit=unit_txt, f=flops_per_unit, r=factor, ckpt=ckpt_txt,
             count=count, peak=peak, eff=eff)),
-        "tokens_per_second_per_gpu": q(per_s_gpu, f"{unit}/s", Msg(
+        ("samples_per_second_per_gpu" if ti.vision else "tokens_per_second_per_gpu"): q(per_s_gpu, f"{unit}/s", Msg(
             "{n:,.0f} {unit} per step / {step:.4g} s / {count} GPUs, while steps run (before goodput)",
             n=per_step, unit=unit_txt, step=step_s, count=count)),
         "mfu": q(mfu, "fraction of dense peak", Msg(

@@ -235,3 +235,18 @@ def test_fp8_training_on_a_chip_with_fp8_is_fine():
 def test_interleaving_must_split_the_layers():
     errs = errors(with_training(virtual_pipeline_stages=3))  # 80 layers / (4 x 3)
     assert list(errs) == ["training.virtual_pipeline_stages"]
+
+
+def test_classic_training_pins_data_parallel_and_reports_samples():
+    spec = {"kind": "classic_training", "model": {"preset": "resnet-50"},
+            "training": {"dataset_samples": 1281167, "epochs": 90, "global_batch_size": 1024, "micro_batch_size": 128,
+                         "data_parallel": 8},
+            "hardware": {"accelerator": "nvidia-a100-sxm4-80gb"}}
+    out = run(spec)
+    tl = out["compute"]["training_layout"]
+    assert tl["layout"]["count"] == 8 and tl["layout"]["data_parallel"] == 8
+    rate = tl["samples_per_second_per_gpu"]["value"]
+    assert tl["gpu_hours"]["value"] == pytest.approx(1281167 * 90 / rate / 3600 / tl["goodput"]["value"], rel=1e-9)
+    assert tl["gpu_hours"]["value"] == pytest.approx(out["compute"]["gpu_hours"]["value"], rel=1e-9)
+    spec["training"]["global_batch_size"] = 1000  # not whole micro-batches of 128 on 8 ranks
+    assert list(errors(spec)) == ["training.global_batch_size"]
