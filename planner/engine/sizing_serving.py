@@ -152,6 +152,14 @@ def _refuse_pin(spec, res, cat, full_catalog, calibrations) -> None:
         j = int(np.nonzero(same[0])[0][0])
         tips.insert(0, str(Msg("{n} x {acc} (TP{tp} × PP{pp})", n=int(fres["tp"][j] * fres["pp"][j]), acc=acc.model,
                                tp=int(fres["tp"][j]), pp=int(fres["pp"][j]))))
+    if spec.serving.runtime in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:
+        eager = float(hf_eager_memory.eager_attention_bytes(spec.model, tokens=spec.serving.input_tokens, tp=1,
+                                                            compute_precision=spec.precision.compute))
+        raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
+            "{acc} cannot hold the weights, one {ctx}-token sequence and the eager attention scores of its "
+            "{isl}-token prompt ({need} + {eager} in all, split by tensor parallelism) at any layout within {count} "
+            "GPUs; what would: {tips}", acc=acc.model, ctx=spec.serving.context_length, isl=spec.serving.input_tokens,
+            need=_fmt_gib(need), eager=_fmt_gib(eager), count=hw.count, tips="; ".join(tips)))])
     raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
         "{acc} cannot hold the weights and one {ctx}-token sequence ({need}) at any layout within {count} GPUs; "
         "what would: {tips}", acc=acc.model, ctx=spec.serving.context_length, need=_fmt_gib(need), count=hw.count,

@@ -61,8 +61,10 @@ def test_a_long_prompt_in_plain_transformers_needs_more_gpus():
             "serving": {"runtime": "hf_transformers", "input_tokens": 30000, "output_tokens": 256, "concurrency": 1,
                         "requests_per_second": 0},
             "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 1}}
-    with pytest.raises(SpecValidationError):
+    with pytest.raises(SpecValidationError) as err:
         size_workload(spec=parse_workload_spec(spec), accelerators=ACCS)
+    why = err.value.as_dict()["hardware.accelerator"][0]
+    assert "eager attention scores of its 30000-token prompt" in why and "4 x H100" in why
     spec["hardware"]["count"] = 4
     out = size_workload(spec=parse_workload_spec(spec), accelerators=ACCS).to_dict()
     act = out["memory"]["components"]["activations_bytes"]
