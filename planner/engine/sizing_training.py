@@ -8,7 +8,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, infra, memory, search, training_layout
+from . import compute, infra, memory, search
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
@@ -26,6 +26,7 @@ from .sizing_training_rank import (
     _training_rows,
 )
 from .spec import WorkloadSpec
+from .training_layout import check_precision_on_chip, exact_layout_section, exact_pins
 
 TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
@@ -37,8 +38,8 @@ IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption
 def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str],
               calibrations: Calibrations = NO_CALIBRATIONS, chosen: Configuration | None = None) -> SizingResult:
     if spec.hardware.accelerator and len(accs) == 1:
-        training_layout.check_precision_on_chip(spec.precision.compute, accs[0], kind=spec.kind)
-    exact = training_layout.exact_pins(spec.training, spec.hardware)
+        check_precision_on_chip(spec.precision.compute, accs[0], kind=spec.kind)
+    exact = exact_pins(spec.training, spec.hardware)
     if exact is not None:  # training.data_parallel: exactly TP x PP x CP x DP GPUs
         spec = dataclasses.replace(spec, hardware=dataclasses.replace(spec.hardware, count=exact["count_pin"]))
     a, t, p, hw = spec.model, spec.training, spec.precision, spec.hardware
@@ -165,7 +166,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings,
                                                   gpus_per_server=chosen and chosen.gpus_per_server,
                                                   as_instances=bool(chosen and chosen.as_instances))
-    layout_section = training_layout.exact_layout_section(spec, ti, res, cat, rec_i, accs)
+    layout_section = exact_layout_section(spec, ti, res, cat, rec_i, accs)
     if layout_section is not None:
         compute_section["training_layout"] = layout_section
     result_candidates = {
