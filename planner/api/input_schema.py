@@ -260,6 +260,10 @@ def _training(kind: str) -> dict:
         "tensor_parallel": _int(1, 64),
         "pipeline_parallel": _int(1, 256),
         "virtual_pipeline_stages": _int(1, 64),
+        "data_parallel": {**_int(1, 65536), "description": "Pins the exact layout: the plan evaluates tensor x "
+                          "pipeline x context x data parallel GPUs (hardware.count, when given, must equal it)."},
+        "expert_parallel": {**_int(1, 1024), "description": "Mixture-of-experts models, with data_parallel: must "
+                            "divide the experts and data_parallel x context_parallel."},
         "deadline_hours": _num(0, 100_000, exclusive_min=True),
         "checkpoint_every_hours": _num(S.MIN_CHECKPOINT_EVERY_HOURS, 10_000),
         "checkpoints_kept": _int(1, 1000),

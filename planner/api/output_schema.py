@@ -198,7 +198,23 @@ SIZING = _obj({
                     "components": _obj(nullable=True, description="Quantity per memory component.")},
                    nullable=True),
     "compute": _obj({**_quantities("wall_clock_hours", "gpu_hours", "flops_per_output_token",
-                                   "prefill_flops_per_request")}, nullable=True),
+                                   "prefill_flops_per_request"),
+                     "training_layout": _obj({
+                         "layout": _obj({
+                             "count": _int(), "tensor_parallel": _int(), "pipeline_parallel": _int(),
+                             "context_parallel": _int(), "expert_parallel": _int(), "data_parallel": _int(),
+                             "micro_batch_size": _int(), "virtual_pipeline_stages": _int(),
+                             "activation_checkpointing": _str(), "zero_stage": _int()}),
+                         "accelerator_id": _str(), "accelerator": _str(),
+                         "fits": _bool(description="Memory per GPU within the chip's, tensor parallel within a server."),
+                         **_texts("fits_explain"), **_texts("explain"),
+                         **_quantities("step_time_s", "tokens_per_second_per_gpu", "samples_per_second_per_gpu",
+                                       "mfu", "efficiency",
+                                       "microbatches_per_pipeline", "peak_tflops_per_gpu", "memory_per_gpu_bytes",
+                                       "gpu_memory_bytes", "goodput", "gpu_hours", "wall_clock_hours"),
+                     }, nullable=True, description="Training with training.data_parallel: exactly the pinned layout "
+                                                   "(docs/WORKLOADSPEC.md, \"Exact training layout\")."),
+                     }, nullable=True),
     "serving": _obj({
         "runtime": _str(), "bottleneck": _str(), "meets_targets": _bool(),
         **_quantities("ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",

@@ -18,6 +18,7 @@ from planner.model_apis import (  # noqa: F401 (re-exported)
 )
 from planner.models import IdempotencyKey, Plan, PlanVersion, Workload
 from planner.services import PlannerError, plan_create, plan_recompute, workload_create
+from planner.training_checks import check_training_chip
 
 from .errors import Conflict, FieldErrors, engine_errors
 
@@ -35,6 +36,7 @@ def spec_validate(*, data: dict, prefix: str = "spec") -> dict:
     try:
         parse_workload_spec(data)
         check_model_api(data)
+        check_training_chip(data)
     except SpecValidationError as exc:
         raise engine_errors(exc, prefix=prefix) from None
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:

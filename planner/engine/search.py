@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compute, memory, moe_comm
+from . import compute, memory, moe_comm, moe_memory
 from .architecture import ModelArch
 from .hardware import AcceleratorSpec, gpus_per_server  # noqa: F401 (re-exported: search.gpus_per_server)
 from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
@@ -111,6 +111,7 @@ class TrainingInputs:
     goodput_pin: float | None = None
     attention: str = "fused"  # fused (FlashAttention/SDPA) or eager: eager stores the s x s attention scores
     expert_overlap: bool = False  # MoE: the expert-parallel all-to-all overlapped with compute
+    ep_pin: int | None = None  # MoE: training.expert_parallel (exact layout); None: moe_comm's rule
     # Team calibrations by accelerator id: {"mfu": ..., "goodput": ...} (either may be absent).
     calibrated: tuple[tuple[str, float | None, float | None], ...] = ()
 
@@ -249,6 +250,11 @@ def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, 
         w = np.where(zero >= 3, base_frozen / shard, base_frozen)
         g = np.zeros_like(w)
         o = np.zeros_like(w)
+    if t.ep_pin and t.ep_pin > 1 and a.is_moe:  # the routed experts split over the pinned EP ranks
+        dw, dg, do = moe_memory.expert_parallel_saving(
+            a, method=t.method, weights=t.weights, double_quant=t.double_quant, bpp=bpp, states_pp=states_pp,
+            tp=tp, pp=pp, ep=t.ep_pin, zero=zero)
+        w, g, o = w - dw, g - dg, o - do
     grads_transient = g + (trainable_gpu * bpp["gradients"] / np.where(zero >= 2, shard, 1.0) if t.method != "full" else 0.0)
     if a.is_transformer:
         act = np.zeros_like(tp)
@@ -369,6 +375,8 @@ def moe_all_to_all(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_
     a_idx, lay_idx = np.asarray(a_idx), np.asarray(lay_idx)
     ep = moe_comm.expert_parallel(t.arch, dp=lay["dp"][lay_idx], cp=lay["cp"][lay_idx], tp=lay["tp"][lay_idx],
                                   gpus_per_server=cat.gpus_per_server[a_idx])
+    if t.ep_pin:
+        ep = np.full(np.shape(ep), t.ep_pin, dtype=np.int64)
     ck = lay["ckpt"][lay_idx]
     nbytes = moe_comm.all_to_all_bytes_per_token(t.arch, ep=ep, full_recompute=ck == CKPT_CODES["full"])
     links = {}

@@ -12,7 +12,7 @@ from dataclasses import fields, replace
 
 import numpy as np
 
-from . import memory
+from . import hf_eager_memory, memory
 from .architecture import ModelArch, kv_cache_bytes_per_token, linear_state_bytes_per_sequence
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
@@ -40,6 +40,10 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     act = memory.inference_activation_bytes(arch, tokens_in_flight=chunk, tp=tp, compute_precision=compute)
     if rt.logits_all_positions:
         act = act + 4.0 * (arch.vocab_size or 0) * isl / tp  # fp32 logits for every prompt position
+    eager = np.zeros_like(tp)
+    if runtime in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:  # the prompt's s x s scores (hf_eager_memory.py)
+        eager = hf_eager_memory.eager_attention_bytes(arch, tokens=isl, tp=tp, compute_precision=compute)
+        act = act + eager
     workspace = rt.workspace_gib * GIB + memory.CUDA_CONTEXT_BYTES["inference"]
     budget = cap * rt.gpu_memory_fraction
     pool = budget - w_gpu - act - workspace
@@ -49,12 +53,14 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     reserve = isl + osl if rt.kv_reservation == "full" else isl + osl / 2.0
     # + the fixed state of linear-attention layers (hybrid models), split like the heads and layers
     per_seq = kvpt_gpu * reserve + linear_state_bytes_per_sequence(arch) / (tp * pp)
+    if runtime in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:  # DynamicCache's torch.cat: one layer twice
+        per_seq = per_seq * (1.0 + hf_eager_memory.dynamic_cache_transient_share(arch))
     n_kv = np.where(per_seq > 0, np.floor(np.maximum(pool, 0.0) / np.where(per_seq > 0, per_seq, 1.0)),
                     np.where(pool > 0, 1e9, 0.0))
     n_max = np.minimum(n_kv, float(rt.max_running_seqs))
     return {"capacity_bytes": cap, "budget_bytes": budget, "weights_bytes": w_gpu, "activations_bytes": act,
             "workspace_bytes": workspace, "kv_pool_bytes": pool, "kv_bytes_per_token_gpu": kvpt_gpu,
-            "kv_per_seq_bytes": per_seq, "n_kv": n_kv, "n_max": n_max, "fits": (pool > 0) & (n_kv >= 1)}
+            "kv_per_seq_bytes": per_seq, "eager_attention_bytes": eager, "n_kv": n_kv, "n_max": n_max, "fits": (pool > 0) & (n_kv >= 1)}
 
 
 def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,

@@ -12,7 +12,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import infra, search
+from . import hf_eager_memory, infra, search
 from .calibration import Calibrations
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
@@ -152,6 +152,14 @@ def _refuse_pin(spec, res, cat, full_catalog, calibrations) -> None:
         j = int(np.nonzero(same[0])[0][0])
         tips.insert(0, str(Msg("{n} x {acc} (TP{tp} × PP{pp})", n=int(fres["tp"][j] * fres["pp"][j]), acc=acc.model,
                                tp=int(fres["tp"][j]), pp=int(fres["pp"][j]))))
+    if spec.serving.runtime in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:
+        eager = float(hf_eager_memory.eager_attention_bytes(spec.model, tokens=spec.serving.input_tokens, tp=1,
+                                                            compute_precision=spec.precision.compute))
+        raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
+            "{acc} cannot hold the weights, one {ctx}-token sequence and the eager attention scores of its "
+            "{isl}-token prompt ({need} + {eager} in all, split by tensor parallelism) at any layout within {count} "
+            "GPUs; what would: {tips}", acc=acc.model, ctx=spec.serving.context_length, isl=spec.serving.input_tokens,
+            need=_fmt_gib(need), eager=_fmt_gib(eager), count=hw.count, tips="; ".join(tips)))])
     raise SpecValidationError([FieldError(field="hardware.accelerator", message=Msg(
         "{acc} cannot hold the weights and one {ctx}-token sequence ({need}) at any layout within {count} GPUs; "
         "what would: {tips}", acc=acc.model, ctx=spec.serving.context_length, need=_fmt_gib(need), count=hw.count,
@@ -250,8 +258,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
                 n=running, tokens=float(s.input_tokens + (s.output_tokens if rt.kv_reservation == "full" else s.output_tokens / 2)),
                 how=Msg("whole context at admission") if rt.kv_reservation == "full" else Msg("paged: prompt + half the answer on average"),
                 kv=p.kv_cache, cap=float(res["n_kv"][ai, li]))),
-            "activations_bytes": q(act, "bytes", Msg("one forward pass of the step's token budget ({budget} tokens)",
-                                                     budget=rt.step_token_budget)),
+            "activations_bytes": q(act, "bytes", _activations_explain(spec, mem, ai, li, tp, rt)),
             "gradients_bytes": q(0, "bytes", Msg("no gradients in inference")),
             "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
             "adapter_bytes": q(0, "bytes", Msg("no adapters")),
@@ -358,3 +365,18 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         **infra.monitoring(spec.kind),
     }
     return memory_section, serving_section, recommendation
+
+
+def _activations_explain(spec, mem, ai, li, tp, rt) -> Msg:
+    """What the activations are: a forward pass of the step's token budget, or with plain Hugging Face
+    transformers the prompt's forward pass with eager attention (hf_eager_memory.py)."""
+    if spec.serving.runtime not in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:
+        return Msg("one forward pass of the step's token budget ({budget} tokens)", budget=rt.step_token_budget)
+    a, isl = spec.model, spec.serving.input_tokens
+    eager = float(np.broadcast_to(mem["eager_attention_bytes"], np.shape(mem["fits"]))[ai, li])
+    return Msg("the prompt's forward pass ({isl} tokens) with eager attention (transformers, attn_implementation "
+               "eager): one layer's {heads:g} heads x {isl} x {isl} scores at their peak of {bpe:g} B each (product, "
+               "masked copy, fp32 softmax and its cast back), the repeated K/V and the causal mask = {eager}; plus "
+               "fp32 logits of every prompt position and the layer's working tensors",
+               isl=isl, heads=(a.attention_heads or 0) / tp,
+               bpe=hf_eager_memory.score_bytes_per_element(spec.precision.compute), eager=_fmt_gib(eager))

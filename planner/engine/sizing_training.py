@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from catalog.domain.messages import Msg
@@ -24,6 +26,7 @@ from .sizing_training_rank import (
     _training_rows,
 )
 from .spec import WorkloadSpec
+from .training_layout import check_precision_on_chip, exact_layout_section, exact_pins
 
 TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
@@ -34,6 +37,11 @@ IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption
 
 def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[str],
               calibrations: Calibrations = NO_CALIBRATIONS, chosen: Configuration | None = None) -> SizingResult:
+    if spec.hardware.accelerator and len(accs) == 1:
+        check_precision_on_chip(spec.precision.compute, accs[0], kind=spec.kind)
+    exact = exact_pins(spec.training, spec.hardware)
+    if exact is not None:  # training.data_parallel: exactly TP x PP x CP x DP GPUs
+        spec = dataclasses.replace(spec, hardware=dataclasses.replace(spec.hardware, count=exact["count_pin"]))
     a, t, p, hw = spec.model, spec.training, spec.precision, spec.hardware
     vision = spec.kind == "classic_training"
     if t.method == "full":
@@ -61,6 +69,8 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         goodput_pin=t.goodput, calibrated=_training_calibrations(calibrations, accs), attention=t.attention,
         expert_overlap=t.expert_overlap,
     )
+    if exact is not None:
+        ti = dataclasses.replace(ti, **exact)
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
 
@@ -156,6 +166,9 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         recommendation = _training_recommendation(spec, acc, lay, res, rec_i, cat, trainable, executed, warnings,
                                                   gpus_per_server=chosen and chosen.gpus_per_server,
                                                   as_instances=bool(chosen and chosen.as_instances))
+    layout_section = exact_layout_section(spec, ti, res, cat, rec_i, accs)
+    if layout_section is not None:
+        compute_section["training_layout"] = layout_section
     result_candidates = {
         "evaluated": res["evaluated"] if res else 0,
         "ranking": Msg("fits, then meets the deadline (30 days without one), then lower cost (priced accelerators "

@@ -30,6 +30,7 @@ from .spec_sections import (
     _read_serving,
     _read_training,
 )
+from .spec_training_layout import check_training_layout
 from .spec_types import (
     ADAPTER_PRECISIONS,
     ATTENTION_IMPLEMENTATIONS,
@@ -172,6 +173,7 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         racks=r.integer(h, "racks", "hardware", minimum=1, maximum=100000),
     )
     _check_serving_layout(r, hardware, kind=kind, model=model)
+    check_training_layout(r, training, hardware, kind=kind, model=model)
     if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
         r.err("model", Msg("a vision model ({name}) cannot be sized as {kind}; use classic_training", name=model.name, kind=kind))
     if model is not None and kind == "classic_training" and model.model_type != "vision" and not model.flops_per_sample:

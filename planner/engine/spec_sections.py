@@ -9,6 +9,7 @@ from catalog.domain.messages import Msg
 from .presets import get_preset, preset_arch, preset_ids
 from .serving_constants import DEFAULT_RUNTIME, RUNTIMES
 from .spec_reader import _UNSTORABLE, _Reader
+from .spec_training_layout import exact_layout_batch
 from .spec_types import (
     ADAPTER_PRECISIONS,
     ATTENTION_IMPLEMENTATIONS,
@@ -89,9 +90,13 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     double_quant = r.boolean(t, "double_quant", P, default=True)
     cp = r.integer(t, "context_parallel", P, minimum=1, maximum=32)
     if cp is not None and cp not in CONTEXT_PARALLEL:
-        r.err(f"{P}.context_parallel", f"one of {', '.join(map(str, CONTEXT_PARALLEL))}, got {cp}")
+        r.err(f"{P}.context_parallel", Msg("one of {options}, got {cp}", options=", ".join(map(str, CONTEXT_PARALLEL)),
+                                           cp=cp))
     elif cp and cp > 1 and seq and seq % (2 * cp):
-        r.err(f"{P}.context_parallel", f"sequence_length ({seq}) must be a multiple of 2 x context_parallel ({2 * cp})")
+        r.err(f"{P}.context_parallel", Msg(
+            "sequence_length ({seq}) cannot be split over context_parallel {cp}: load-balanced context parallelism "
+            "(Megatron-Core) cuts each sequence into 2 x CP = {chunks} equal chunks, so the sequence must be a "
+            "multiple of {chunks}", seq=seq, cp=cp, chunks=2 * cp))
     goodput = r.number(t, "goodput", P, minimum=MIN_GOODPUT, maximum=1.0)
     zero = r.integer(t, "zero_stage", P, minimum=0, maximum=3)
     ckpt = r.choice(t, "activation_checkpointing", P, CHECKPOINTING, default=None)
@@ -101,6 +106,8 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
     tp = r.integer(t, "tensor_parallel", P, minimum=1, maximum=64)
     pp = r.integer(t, "pipeline_parallel", P, minimum=1, maximum=256)
     vpp = r.integer(t, "virtual_pipeline_stages", P, minimum=1, maximum=64)
+    dp = r.integer(t, "data_parallel", P, minimum=1, maximum=65536)
+    ep = r.integer(t, "expert_parallel", P, minimum=1, maximum=1024)
     deadline = r.number(t, "deadline_hours", P, minimum=0, maximum=100_000, strict_min=True)
     every = r.number(t, "checkpoint_every_hours", P, default=2.0, minimum=MIN_CHECKPOINT_EVERY_HOURS, maximum=10_000)
     kept = r.integer(t, "checkpoints_kept", P, default=3, minimum=1, maximum=1000)
@@ -140,6 +147,9 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         gbt = max(seq * mbs, 4 * 1024 * 1024 if kind == "pretraining" else 128 * seq)
     if kind == "classic_training" and gbs is None:
         gbs = 256
+    gbt, gbs = exact_layout_batch(r, t, kind=kind, seq=seq, mbs=mbs, dp=dp, gbt=gbt, gbs=gbs)
+    if len(r.errors) > n0:
+        return None
     return TrainingSpec(
         tokens=tokens * epochs if tokens is not None and "epochs" in t else tokens,
         dataset_samples=samples, epochs=epochs, sequence_length=seq, global_batch_tokens=gbt,
@@ -149,7 +159,7 @@ def _read_training(r: _Reader, t: Mapping, *, kind, model, precision, method) ->
         deadline_hours=deadline, checkpoint_every_hours=every, checkpoints_kept=kept,
         optimizer_states=states, master_weights=master, adapter_precision=adapter_precision,
         double_quant=double_quant, context_parallel=cp, goodput=goodput, attention=attention,
-        expert_overlap=bool(expert_overlap),
+        expert_overlap=bool(expert_overlap), data_parallel=dp, expert_parallel=ep,
     )
 
 

@@ -71,6 +71,9 @@ class TrainingSpec:
     goodput: float | None = None  # None: default by GPU count (docs/SIZING.md "Goodput")
     attention: str = "fused"  # attention kernel: fused (FlashAttention/SDPA, the default) or eager
     expert_overlap: bool = False  # MoE: expert-parallel all-to-all overlapped with compute (DualPipe, EP overlap)
+    # Exact layout (planner/engine/training_layout.py): data_parallel pins TP x PP x CP x DP = the GPU count.
+    data_parallel: int | None = None  # None: searched (count / (TP x PP x CP))
+    expert_parallel: int | None = None  # MoE, exact layout only; None: moe_comm.expert_parallel's rule
 
 
 # At least 6 minutes a day: below that no service is run (and 5e-324 h once overflowed the costing).

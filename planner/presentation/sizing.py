@@ -61,6 +61,11 @@ KEY_LABELS = {
     "output_tokens_per_s_per_user": _("Speed per user"),
     "max_rps_per_replica_meeting_targets": _("Highest rate per replica within the targets"),
     "max_stable_rps_per_replica": _("Highest stable rate per replica"), "bottleneck": _("Bottleneck"),
+    "training_layout": _("Exact training layout"), "step_time_s": _("Step time"),
+    "efficiency": _("Efficiency on executed FLOPs"), "microbatches_per_pipeline": _("Micro-batches per pipeline"),
+    "memory_per_gpu_bytes": _("Memory per GPU"), "gpu_memory_bytes": _("GPU memory"),
+    "expert_parallel": _("Expert parallel"), "micro_batch_size": _("Micro-batch"), "fits": _("Fits"),
+    "fits_explain": _("Why it fits or not"), "accelerator": _("Accelerator"), "accelerator_id": _("Accelerator id"),
 }
 
 

@@ -118,6 +118,10 @@ def _probe(section: str, name: str, value):
                                           "vocab_size": 100, "ffn_hidden_size": 128}}
     if section == "training" and name == "context_parallel":
         spec[section]["sequence_length"] = 4096
+    if section == "training" and name == "expert_parallel":  # an MoE model whose experts the bound divides
+        spec["model"] = {"architecture": {"layers": 2, "hidden_size": 64, "attention_heads": 4, "vocab_size": 100,
+                                          "ffn_hidden_size": 128, "experts": 1024, "experts_per_token": 2}}
+        spec[section]["data_parallel"] = 1024
     return [f for f in _errors(spec) if f == f"{section}.{name}"]
 
 
