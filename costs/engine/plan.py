@@ -53,6 +53,8 @@ class CostResult:
     meta: dict = field(default_factory=dict)
     jobs: dict = field(default_factory=dict)  # option id -> runs over the horizon (jobs only)
     basis: object = None
+    # options priced with the user's own quotes (costs.server_prices / api_prices): kept in full
+    user_priced: frozenset = frozenset()
 
     def option(self, option_id: str) -> PricedOption:
         return next(p for p in self.options if p.option.option_id == option_id)
@@ -62,7 +64,8 @@ class CostResult:
         that adds texts of its own and structures the whole once passes False."""
         dec = self.analysis.get("decision") or {}
         ids = [p.option.option_id for p in self.options]
-        kept, full = presented(ids, [p.option.kind for p in self.options], dec, self.shortlist)
+        kept, full = presented(ids, [p.option.kind for p in self.options], dec, self.shortlist,
+                               also_full=self.user_priced)
         new_position = {old: new for new, old in enumerate(kept)}
         analysis = dict(self.analysis)
         if isinstance(dec.get("order"), list):
@@ -493,7 +496,15 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         # every matching offer is priced; the result keeps the cheapest per provider (3.)
         "offers_priced": offers_priced,
     }
+    mine_servers = {s.accelerator_id for s in o.user_servers}
+    mine_api = {(a.provider, a.model) for a in o.user_api_prices}
+    user_priced = frozenset(
+        p.option.option_id for p in priced
+        if (p.option.kind in ("onprem", "hybrid") and by_workload[p.option.candidate_id].accelerator_id in mine_servers)
+        or (p.option.kind == "api" and ((p.option.detail or {}).get("provider"), (p.option.detail or {}).get("model")) in mine_api)
+    )
     return CostResult(
+        user_priced=user_priced,
         options=tuple(priced),
         shortlist=shortlist,
         analysis=result_analysis,

@@ -3,7 +3,7 @@
 Every matching offer is priced and ranked, but a plan presents a few of them: the decided option and
 the cheapest of each other way of paying (the alternatives the page, the PDF and the XLSX compare),
 the options the decision names, the shortlist, and the first ones in the decision's order. Those
-first few keep their lines and month-by-month cash flow; the other kept options keep their row
+first few (and any option priced with the team's own quote) keep their lines and month-by-month cash flow; the other kept options keep their row
 totals, totals and unit costs; the rest are counted (`options_left_out`), not listed: each costs
 more, on the decision's basis, than every option listed before it.
 """
@@ -23,17 +23,18 @@ NAMED_KEYS = ("recommended", "cheapest_onprem", "cheapest_cloud", "cheapest_dedi
 
 
 def presented(option_ids: Sequence[str], kinds: Sequence[str], decision: dict,
-              shortlist: dict[str, list[str]]) -> tuple[list[int], set[str]]:
+              shortlist: dict[str, list[str]], also_full: frozenset = frozenset()) -> tuple[list[int], set[str]]:
     """Positions (in ``option_ids``) of the options a result keeps, in their original order, and the
     ids of those kept in full. ``decision`` is costs.engine.decision.summary's output (its ``order``
-    holds positions in ``option_ids``)."""
+    holds positions in ``option_ids``); ``also_full``: options kept (in full) whatever their rank,
+    those priced with the user's own quotes, so what a team entered is shown line by line."""
     n = len(option_ids)
     order = [i for i in decision.get("order") or [] if isinstance(i, int) and 0 <= i < n]
     order += [i for i in range(n) if i not in set(order)]
     named = {(decision.get(k) or {}).get("id") for k in NAMED_KEYS if isinstance(decision.get(k), dict)}
     named |= {r.get("id") for r in decision.get("ranked") or [] if isinstance(r, dict)}
     named |= {i for ids in shortlist.values() for i in ids}
-    keep = set(order[:KEPT_IN_ORDER]) | {i for i, oid in enumerate(option_ids) if oid in named}
+    keep = set(order[:KEPT_IN_ORDER]) | {i for i, oid in enumerate(option_ids) if oid in named or oid in also_full}
     detailed: list[int] = order[:1]
     seen_kinds = {kinds[order[0]]} if order else set()
     for i in order[1:]:
@@ -44,5 +45,6 @@ def presented(option_ids: Sequence[str], kinds: Sequence[str], decision: dict,
             seen_kinds.add(kinds[i])
     full = {option_ids[i] for i in detailed}
     full |= {(decision.get(k) or {}).get("id") for k in NAMED_KEYS if isinstance(decision.get(k), dict)}
+    full |= set(also_full)
     full.discard(None)
     return sorted(keep), full

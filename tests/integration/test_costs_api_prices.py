@@ -189,8 +189,23 @@ def _token_line(option: dict) -> dict:
 
 
 def test_inference_plan_prices_every_shipped_api_model_valid_at_the_plan_date(plan):
-    models = {o["detail"]["model"] for o in plan["options"] if o["kind"] == "api"}
-    assert models == {m for (_, m) in [(a["provider"], a["model"]) for a in read_api_price_csv()]}
+    from costs.adapters.entry import build_cost_inputs_with_sources
+    from costs.engine.plan import cost_plan
+
+    shipped = {m for (_, m) in [(a["provider"], a["model"]) for a in read_api_price_csv()]}
+    prices = price_snapshot(as_of=AS_OF)
+    accs = accelerator_specs(as_of=AS_OF)
+    prices["accelerators"] = [asdict(a) for a in accs]
+    inputs, _notes, _sources = build_cost_inputs_with_sources(
+        sizing=size_workload(spec=parse_workload_spec(SPEC), accelerators=accs).to_dict(), price_snapshot=prices,
+        rate_snapshot=rate_card_snapshot(as_of=AS_OF), spec=parse_workload_spec(SPEC),
+        options={"as_of": AS_OF.isoformat(), "currency": "USD", "include_vat": False, "horizon_months": 12})
+    priced = cost_plan(inputs=inputs).options
+    assert {p.option.detail["model"] for p in priced if p.option.kind == "api"} == shipped
+    # the plan lists the cheapest of them (and counts the options it leaves out)
+    listed = {o["detail"]["model"] for o in plan["options"] if o["kind"] == "api"}
+    assert listed <= shipped and plan["decision"]["api"]["id"] in {o["id"] for o in plan["options"]}
+    assert plan["options_listed"] + plan["options_left_out"] == len(priced)
     assert "api" in plan["compared_candidates"]
 
 
