@@ -99,3 +99,24 @@ def test_cli_bad_training_value_exits_2_naming_the_field(tmp_path):
     with pytest.raises(CommandError) as exc:
         call_command("estimate", str(path), "--catalog-csv", str(CSV), stdout=StringIO())
     assert exc.value.returncode == 2 and "training.goodput" in str(exc.value)
+
+
+def test_form_pins_an_exact_training_layout():
+    from planner.forms import WorkloadForm
+
+    form = WorkloadForm(data={**FORM, "training__tensor_parallel": "2", "training__pipeline_parallel": "1",
+                              "training__data_parallel": "4", "hardware__count": "8"})
+    form.is_valid()
+    spec = form.build_spec()
+    assert spec["training"]["tensor_parallel"] == 2 and spec["training"]["data_parallel"] == 4
+
+
+def test_form_sends_a_layout_that_does_not_make_the_count_to_its_field(client, editor):
+    # TP2 x DP4 = 8 GPUs, but 6 are asked for: a field error that says why, nothing written
+    data = {**FORM, "team": editor.memberships.get().team_id, "training__tensor_parallel": "2",
+            "training__data_parallel": "4", "hardware__accelerator": "nvidia-h100-sxm5-80gb", "hardware__count": "6"}
+    response = client.post(reverse("workload_create"), data)
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert any("8" in str(e) for field in ("hardware__count", "training__data_parallel") for e in errors.get(field, []))
+    assert _counts() == (0, 0, 0)
