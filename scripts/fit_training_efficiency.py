@@ -32,7 +32,6 @@ from planner.engine.training_reference import (  # noqa: E402
     whole_run_spec,
 )
 
-
 W_GRID = np.arange(100.0, 1001.0, 50.0)  # GEMM_HALF_WIDTH
 K_GRID = np.arange(0.8, 2.41, 0.1)  # ATTENTION_COST
 T_GRID = np.arange(0.0, 601.0, 50.0)  # TOKEN_HALF_WIDTH
