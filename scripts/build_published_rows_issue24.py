@@ -174,6 +174,7 @@ MB_COMMITS = {  # container -> (commit, commit date, file)
     "25.11": ("00b7660be0254ac6f95f44164ddd0c3e9cc798ed", None, "docs/performance-summary.md"),
     "26.04.01": ("4ab94dfad36641cabdeb96452b21bf676aac4772", "2026-08-11", "docs/performance-summary-archive.md"),
     "26.06": ("4ab94dfad36641cabdeb96452b21bf676aac4772", "2026-08-11", "docs/performance-summary-archive.md"),
+    "26.04": ("4ab94dfad36641cabdeb96452b21bf676aac4772", "2026-08-11", "docs/performance-summary-archive.md"),
 }
 MB_SYS = {"DGX-GB300": "GB300", "DGX-GB200": "GB200", "DGX-B200": "B200", "DGX-H100": "H100"}
 # (container, table, system, model, gpus, precision as published, gbs, mbs, seq, fsdp, tp, pp, cp, vp, tokens/s/GPU, kind, role)
@@ -198,6 +199,15 @@ MB_ROWS = [
     ("26.06", "LoRA, Model: LLAMA3_70B", "DGX-GB300", "llama-3-70b", 8, "FP8", 32, 1, 4096, 0, 1, 2, 1, 20, 7481, "lora", "fit"),
     ("26.06", "LoRA, Model: LLAMA3_70B", "DGX-GB200", "llama-3-70b", 8, "FP8", 32, 1, 4096, 0, 1, 2, 1, 20, 6206, "lora", "fit"),
     ("26.06", "LoRA, Model: LLAMA3_70B", "DGX-H100", "llama-3-70b", 8, "FP8", 32, 1, 4096, 0, 2, 4, 1, 20, 2643, "lora", "held_out"),
+    # NVFP4 (4-bit GEMMs; compute_precision fp4)
+    ("26.04.01", "Pre-Training, Model: LLAMA3_70B", "DGX-GB300", "llama-3-70b", 64, "NVFP4", 256, 1, 8192, 0, 1, 4, 1, 5, 7296, "full", "fit"),
+    ("26.04.01", "Pre-Training, Model: LLAMA3_70B", "DGX-GB200", "llama-3-70b", 64, "NVFP4", 256, 1, 8192, 0, 2, 4, 1, 5, 4864, "full", "fit"),
+    ("26.06", "Pre-Training, Model: LLAMA3.1_405B", "DGX-GB300", "llama-3.1-405b", 256, "NVFP4", 1536, 1, 8192, 0, 4, 8, 1, 4, 1413, "full", "fit"),
+    ("26.06", "Pre-Training, Model: LLAMA3.1_405B", "DGX-GB200", "llama-3.1-405b", 256, "NVFP4", 1536, 1, 8192, 0, 4, 16, 1, 8, 1166, "full", "fit"),
+    ("26.04", "Pre-Training, Model: LLAMA3_70B", "DGX-GB300", "llama-3-70b", 64, "NVFP4", 256, 1, 8192, 0, 1, 4, 1, 5, 7397, "full", "held_out"),
+    ("26.04", "Pre-Training, Model: LLAMA3_70B", "DGX-GB200", "llama-3-70b", 64, "NVFP4", 256, 1, 8192, 0, 2, 4, 1, 5, 4898, "full", "held_out"),
+    ("26.04", "Pre-Training, Model: LLAMA3.1_405B", "DGX-GB300", "llama-3.1-405b", 256, "NVFP4", 1536, 1, 8192, 0, 4, 8, 1, 4, 1424, "full", "held_out"),
+    ("26.04", "Pre-Training, Model: LLAMA3.1_405B", "DGX-GB200", "llama-3.1-405b", 256, "NVFP4", 1536, 1, 8192, 0, 4, 16, 1, 8, 1136, "full", "held_out"),
     ("25.09", "Pre-Training, System: DGX-GB200", "DGX-GB200", "llama-3-8b", 8, "FP8-CS", 128, 2, 8192, 0, 1, 1, 1, 1, 31357, "full", "held_out"),
     ("25.09", "Pre-Training, System: DGX-B200", "DGX-B200", "llama-3.1-405b", 128, "FP8-CS", 64, 1, 8192, 0, 4, 8, 2, 8, 664, "full", "held_out"),
 ]
@@ -211,7 +221,9 @@ def mb_rows(mirror: Path) -> list[dict]:
         text = git(repo, "show", f"{commit}:{path}")
         assert f"| {tps} |" in text or f"| {tps} (" in text, (cont, system, model, tps)  # the figure is in the file
         acc = MB_SYS[system]
-        rid = f"mb{cont.replace('.', '')}_{acc.lower()}_{model.replace('-', '').replace('.', '')}_{method if method != 'full' or 'SFT' not in table else 'sft'}_{gpus}gpu"
+        fp4 = "FP4" in prec
+        rid = (f"mb{cont.replace('.', '')}_{acc.lower()}_{model.replace('-', '').replace('.', '')}_"
+               f"{method if method != 'full' or 'SFT' not in table else 'sft'}_{'nvfp4_' if fp4 else ''}{gpus}gpu")
         row = {
             "id": rid, "role": role, "kind": "throughput",
             "source": {
@@ -226,11 +238,11 @@ def mb_rows(mirror: Path) -> list[dict]:
             "model": {"preset": model},
             "accelerator": ACC[acc], "gpus": gpus, "tp": tp, "pp": pp, "vpp": max(vp, 1), "cp": cp,
             "sequence_length": seq, "micro_batch": mbs, "global_batch_tokens": gbs * seq,
-            "compute_precision": "fp8", "checkpointing": "selective", "method": method,
+            "compute_precision": "fp4" if fp4 else "fp8", "checkpointing": "selective", "method": method,
             "observed": {"tokens_per_s_per_gpu": float(tps)},
             "tolerance": {"relative": 0.25},
             "note": ("FSDP (sharded data parallel) as published; " if fsdp else "")
-            + f"published precision {prec} (8-bit GEMMs). Recomputation not given in the table: selective (the "
+            + f"published precision {prec} ({'4' if fp4 else '8'}-bit GEMMs). Recomputation not given in the table: selective (the "
               "Megatron-Bridge recipe default) assumed.",
         }
         if method == "lora":

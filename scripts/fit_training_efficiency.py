@@ -65,7 +65,7 @@ SIBLING = {"cdna3": "cdna4", "cdna4": "cdna3", "hopper": "blackwell", "blackwell
 def base_for(bases, gen, fmt):
     """A fitted base for (generation, format); when a leave-one-source-out refit has no row of that group
     left: the same generation's other format, then the same vendor's sibling generation; else None."""
-    for key in ((gen, fmt), (gen, "8" if fmt == "16" else "16"), (SIBLING.get(gen), fmt)):
+    for key in ((gen, fmt), (gen, "8" if fmt != "8" else "16"), (SIBLING.get(gen), fmt)):
         if key in bases:
             return bases[key]
     return None
@@ -120,7 +120,7 @@ def report(rows, c, bases):
     for r in rows:
         b = bases.get((r.generation, r.fmt))
         if b is None:
-            b = compute.base_efficiency(r.generation, "fp8" if r.fmt == "8" else "bf16")[0]
+            b = compute.base_efficiency(r.generation, r.compute_precision)[0]
         p = r.predicted(constants=c, base=b, capped=True)  # as the engine predicts (8-bit step <= 16-bit E)
         e = p / r.observed - 1
         errs[r.role].append(e)

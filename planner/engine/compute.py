@@ -46,6 +46,8 @@ from .architecture import ModelArch
 from .hardware import GENERATION_KEYS, generation_of  # noqa: F401 (re-exported: compute.generation_of)
 from .precision import BYTES_PER_VALUE, EIGHT_BIT
 
+LOW_BIT = (*EIGHT_BIT, "fp4")  # formats with their own base and the peak-ratio cap (fp4: NVFP4/MXFP4 GEMMs)
+
 # ------------------------------------------------------------------------------ constants
 
 # Fitted by scripts/fit_training_efficiency.py on the 104 rows with role "fit" of
@@ -92,6 +94,7 @@ BASE = {
     ("blackwell", "16"): (0.59, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
     ("blackwell", "8"): (0.60, Msg("fitted: NeMo 25.02 B200 FP8 table, Megatron-Bridge B200/GB200/GB300 FP8 tables, "
                                    "MLPerf Training v5.0 B200/GB200 FP8 results")),
+    ("blackwell", "4"): (0.58, Msg("fitted: Megatron-Bridge 26.04.01/26.06 GB200/GB300 NVFP4 tables (Llama 3 70B, Llama 3.1 405B)")),
     ("cdna3", "16"): (0.44, Msg("assumption: the fitted CDNA 3 8-bit base (no published MI300X/MI325X BF16 training run read)")),
     ("cdna3", "8"): (0.44, Msg("fitted: MLPerf Training v5.0 MI300X/MI325X Llama 2 70B LoRA FP8 results")),
     ("cdna4", "16"): (0.59, Msg("assumption: the fitted CDNA 4 8-bit base (no published MI350X/MI355X BF16 training run read)")),
@@ -131,13 +134,27 @@ GOODPUT_BASE = 0.78
 GOODPUT_FLOOR = 0.5
 
 
+def format_class(compute_precision: str) -> str:
+    """The BASE format key: "8" (fp8/int8), "4" (fp4) or "16" (the rest)."""
+    return "8" if compute_precision in EIGHT_BIT else "4" if compute_precision == "fp4" else "16"
+
+
 def base_efficiency(generation: str, compute_precision: str, *, has_format_units: bool = True) -> tuple[float, str]:
-    """Asymptotic base for the generation and format (8-bit formats: the fitted 8-bit base where there is
-    one; the step is still never faster than the peak ratio allows, see training_efficiency). A chip
-    without the format's units (fp8 on A100) runs 16-bit matmuls: the 16-bit base, at its 16-bit peak."""
+    """Asymptotic base for the generation and format (8- and 4-bit formats: the fitted base where there
+    is one; the step is still never faster than the peak ratio allows, see training_efficiency). A chip
+    without the format's units (fp8 on A100, fp4 on H100) runs 16-bit matmuls: the 16-bit base, at its
+    16-bit peak. A 4-bit format without a fitted 4-bit base takes the 8-bit base (said so)."""
     b16, why16 = BASE.get((generation, "16"), BASE[("other", "16")])
-    if compute_precision in EIGHT_BIT and not has_format_units:
+    if compute_precision in LOW_BIT and not has_format_units:
         return b16, why16 + Msg("; no {compute} units: 16-bit matmuls at the 16-bit peak", compute=compute_precision)
+    if compute_precision == "fp4":
+        b4 = BASE.get((generation, "4"))
+        if b4 is not None:
+            return b4
+        b8 = BASE.get((generation, "8"))
+        if b8 is not None:
+            return b8[0], b8[1] + Msg("; no published 4-bit run read: the 8-bit base against the 4-bit peak")
+        return b16, why16 + Msg("; no published 4-bit or 8-bit run read: the 16-bit base against the 4-bit peak")
     if compute_precision in EIGHT_BIT:
         b8 = BASE.get((generation, "8"))
         if b8 is None:
@@ -332,7 +349,7 @@ def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microb
     bubble = bubble_factor(pp, microbatches, vpp)
     w = width_factor(width, constants, gemm_memory_scale(peak_ratio, compute_precision), tokens_per_gpu)
     e = np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants) * bubble
-    if base_16bit is not None and compute_precision in EIGHT_BIT:
+    if base_16bit is not None and compute_precision in LOW_BIT:
         e16 = (np.asarray(base_16bit, dtype=float) * width_factor(width, constants, 1.0, tokens_per_gpu)
                * attention_factor(x_attn, 1.0, constants))
         e = np.minimum(e, e16 * bubble)
@@ -384,7 +401,8 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
         why = pinned_label or Msg("given in hardware.mfu")
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
     base, why = base_efficiency(generation, compute_precision, has_format_units=has_format_units)
-    fmt = "8-bit" if compute_precision in EIGHT_BIT and has_format_units else "16-bit"
+    fmt = ({"8": "8-bit", "4": "4-bit"}.get(format_class(compute_precision), "16-bit") if has_format_units
+           else "16-bit")
     if vision:
         v = base * VISION_FACTOR
         return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]),
@@ -398,7 +416,7 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
     bub = float(bubble_factor(pp, microbatches, vpp))
     mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
-    if compute_precision in EIGHT_BIT:  # never faster than the peak ratio allows (training_efficiency)
+    if compute_precision in LOW_BIT:  # never faster than the peak ratio allows (training_efficiency)
         v16 = float(training_efficiency(base=base_16bit(generation), hidden_size=hidden_size, tp=tp, x_attn=x_eff,
                                         peak_ratio=1.0, pp=pp, microbatches=microbatches, vpp=vpp,
                                         tokens_per_gpu=tokens_per_gpu)) * mf

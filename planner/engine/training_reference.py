@@ -53,6 +53,10 @@ class ThroughputRow:
     vendor: str = ""
     tp_comm: float = 0.0  # compute.tp_comm_coefficient of the row's chip and layout
 
+    @property
+    def compute_precision(self) -> str:
+        return {"8": "fp8", "4": "fp4"}.get(self.fmt, "bf16")
+
     def qlora_ratio_per_byte(self, efficiency: float) -> float:
         """Dequantisation / compute time per byte of QLORA_DEQUANT_BYTES_PER_PARAM at this efficiency."""
         return 1.0 / float(compute.qlora_factor(efficiency, frozen_params=float(self.arch.params), peak_tflops=self.peak_tflops,
@@ -67,11 +71,11 @@ class ThroughputRow:
         if capped is None:
             capped = base is None
         if base is None:
-            base = compute.base_efficiency(self.generation, "fp8" if self.fmt == "8" else "bf16")[0]
+            base = compute.base_efficiency(self.generation, self.compute_precision)[0]
         e = float(compute.training_efficiency(base=base, hidden_size=self.hidden_size, tp=self.tp, x_attn=self.x_attn,
                                               peak_ratio=self.peak_ratio, pp=self.pp, microbatches=self.microbatches,
                                               vpp=self.vpp, constants=constants,
-                                              compute_precision="fp8" if self.fmt == "8" else "bf16",
+                                              compute_precision=self.compute_precision,
                                               base_16bit=compute.base_16bit(self.generation) if capped else None,
                                               tokens_per_gpu=self.tokens_per_microbatch / self.cp,
                                               tp_comm=self.tp_comm))
@@ -144,7 +148,7 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
         m = float(compute.microbatches_per_pipeline(global_batch_tokens=gbt, seq=seq, micro_batch=r["micro_batch"], dp=dp))
         out.append(ThroughputRow(
             id=r["id"], role=r["role"], arch=a, acc=acc, generation=compute.training_generation(acc.architecture),
-            fmt="8" if prec in compute.EIGHT_BIT else "16", observed=imp.mfu, hidden_size=a.hidden_size, tp=r["tp"],
+            fmt=compute.format_class(prec), observed=imp.mfu, hidden_size=a.hidden_size, tp=r["tp"],
             x_attn=x / compute.attention_speedup(acc.architecture), peak_ratio=peak / bf16 if bf16 else 1.0, pp=r["pp"], microbatches=m, vpp=r["vpp"],
             tolerance=r["tolerance"]["relative"], method=r["method"], pair=r.get("pair"), use=r.get("use", "efficiency"),
             cp=r["cp"], peak_tflops=peak,

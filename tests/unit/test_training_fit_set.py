@@ -137,3 +137,22 @@ def test_mlperf_rows_scale_out_monotone_in_the_data_and_the_model():
     assert predicted == sorted(predicted, reverse=True)
     for r, p in zip(rows, predicted, strict=True):
         assert abs(p / r.observed - 1) <= 0.20, r.id
+
+
+def test_fp4_training_has_its_own_blackwell_base_and_runs_16_bit_without_fp4_units():
+    """NVFP4 pre-training (Megatron-Bridge GB200/GB300 rows): the fitted 4-bit Blackwell base against the
+    FP4 peak; on a chip without FP4 units (H100) the matmuls run in 16 bits, the 16-bit base at the bf16 peak;
+    never faster than the peak ratio over BF16 of the same layout."""
+    assert compute.base_efficiency("blackwell", "fp4")[0] == compute.BASE[("blackwell", "4")][0]
+    assert compute.base_efficiency("hopper", "fp4", has_format_units=False)[0] == compute.BASE[("hopper", "16")][0]
+    assert compute.base_efficiency("cdna4", "fp4")[0] == compute.BASE[("cdna4", "8")][0]  # no 4-bit AMD run: said so
+    common = dict(hidden_size=8192, tp=1, x_attn=0.05, pp=1, microbatches=1, vpp=1, tokens_per_gpu=8192)
+    e16 = float(compute.training_efficiency(base=compute.BASE[("blackwell", "16")][0], peak_ratio=1.0, **common))
+    e4 = float(compute.training_efficiency(base=compute.BASE[("blackwell", "4")][0], peak_ratio=6.0,
+                                           compute_precision="fp4", base_16bit=compute.BASE[("blackwell", "16")][0],
+                                           **common))
+    assert e4 * 6.0 <= e16 * 6.0 + 1e-12 and 1.0 < e4 * 6.0 / e16 < 6.0
+    rows = [r for r in ROWS if r.fmt == "4"]
+    assert len([r for r in rows if r.role == "fit"]) >= 4
+    for r in rows:
+        assert abs(r.predicted() / r.observed - 1) <= 0.20, r.id
