@@ -3,11 +3,14 @@
     .venv/bin/python scripts/fit_training_efficiency.py
     .venv/bin/python scripts/fit_training_efficiency.py --leave-one-source-out   # + refit without each source
 
-Reads planner/engine/data/training_published.json, fits GEMM_HALF_WIDTH and ATTENTION_COST by
-grid search and one base per (generation, format) group in closed form (geometric mean of
-observed / unit prediction), on the rows with role "fit" only; prints the constants and the
-error on the fit rows and on the held-out rows as Markdown (docs/BENCHMARKS.md). It does not
-edit compute.py: the printed constants are copied there by hand, rounded.
+Reads planner/engine/data/training_published.json, fits GEMM_HALF_WIDTH, TOKEN_HALF_WIDTH,
+ATTENTION_COST and TP_COMM_EXPOSED by a joint grid search and one base per (generation, format) group
+in closed form (geometric mean of observed / unit prediction), on the rows with role "fit" only;
+fits GOODPUT_BASE on the whole-run fit rows; prints the constants, the error on the fit rows and on
+the held-out rows (overall and per vendor and generation) as Markdown (docs/BENCHMARKS.md). With
+--leave-one-source-out it also refits everything without each source group (the rows' source_group)
+and reports the error of that group's rows. It does not edit compute.py: the printed constants are
+copied there by hand, rounded.
 """
 
 from __future__ import annotations
