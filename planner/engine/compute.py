@@ -10,16 +10,26 @@ The efficiency model (every effect counted once, constants fitted jointly on the
 in planner/engine/data/training_published.json by scripts/fit_training_efficiency.py):
 
     E = base[generation, format] x W x A x P
-    W = w / (w + GEMM_HALF_WIDTH x r_mem),  w = hidden_size / tensor_parallel (GEMM width per GPU)
+    W = 1 / (1 + r_mem x (GEMM_HALF_WIDTH / w + TOKEN_HALF_WIDTH / M)),  w = hidden_size / tensor_parallel
+        (a GEMM's memory part per FLOP is the sum of the inverses of its sides: the hidden side split by TP,
+        w, with the unsplit hidden side folded into GEMM_HALF_WIDTH, and the token side M = sequence x
+        micro-batch / context_parallel, the tokens one GPU multiplies per micro-batch (routed experts: the
+        tokens routed to one expert, gemm_tokens); without M (former model) the token term is left out)
         r_mem = peak_ratio x max(bytes(format), 2) / 2: a GEMM's time is a compute part (FLOPs / peak)
         plus a memory part (its activations, ~FLOPs / width bytes, over HBM); the 16-bit activations
         between GEMMs are not made smaller by an 8-bit compute format, so only the compute part
         speeds up and the half width grows by the peak ratio (fp8: x2; fp32/tf32: x1)
-    A = 1 / (1 + ATTENTION_COST x x_attn x peak_ratio)                        (attention core)
+    A = 1 / (1 + ATTENTION_COST x x_attn x peak_ratio / speedup)              (attention core)
         x_attn = attention-core FLOPs / dense FLOPs = L x s x heads x (d_qk + d_v) / N_active
+        speedup = ATTENTION_SPEEDUP of the chip generation (Blackwell Ultra: 2, NVIDIA's figure)
         peak_ratio = peak(format) / peak(bf16): the attention core runs in bf16 whatever the format
     P = 1 / (1 + (pp - 1) / (vpp x m))                                        (pipeline bubble)
         m = micro-batches per pipeline per step
+    T = 1 / (1 + TP_COMM_EXPOSED x (2/9) x (tp - 1) x peak x E' / (hidden x link))  (tensor-parallel traffic)
+        the two all-reduces of a layer's activations forward and two backward (16 h (tp-1)/tp bytes per
+        token and layer in bf16) over the one-way scale-up link, against the layer's 72 h^2 / tp FLOPs
+        at the efficiency E' of the other factors; generations whose training stacks overlap it with the
+        GEMMs (TP_COMM_OVERLAPPED: Hopper, Blackwell) get T = 1; unknown link bandwidth: T = 1
 
 `hardware.mfu` (or a team calibration) replaces the whole product.
 """
@@ -36,15 +46,38 @@ from .architecture import ModelArch
 from .hardware import GENERATION_KEYS, generation_of  # noqa: F401 (re-exported: compute.generation_of)
 from .precision import BYTES_PER_VALUE, EIGHT_BIT
 
+LOW_BIT = (*EIGHT_BIT, "fp4")  # formats with their own base and the peak-ratio cap (fp4: NVFP4/MXFP4 GEMMs)
+
 # ------------------------------------------------------------------------------ constants
 
-# Fitted by scripts/fit_training_efficiency.py on the rows with role "fit" of
+# Fitted by scripts/fit_training_efficiency.py on the 108 rows with role "fit" of
 # planner/engine/data/training_published.json (MosaicML llm-foundry benchmark tables on A100/H100,
-# BF16 and FP8; Korthikanti et al. 2022 MFU table; NeMo 24.07 H100 and 25.02 B200 FP8 pre-training
-# tables; PaLM); the rows with role
-# "held_out" were not used. Fit and held-out errors: docs/BENCHMARKS.md "Training efficiency".
-GEMM_HALF_WIDTH = 600.0  # per-GPU hidden width at which 16-bit GEMM efficiency is half its asymptote
-ATTENTION_COST = 1.15  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
+# BF16 and FP8; Korthikanti et al. 2022 MFU table; NeMo 24.07 H100 and 25.02 B200 FP8 tables; PaLM;
+# issue 24: MLPerf Training v5.0/v5.1 result logs on H100/H200/B200/GB200 and AMD MI300X-MI355X,
+# Megatron-Bridge 25.11-26.06 tables on B200/GB200/GB300/H100); the rows with role "held_out" were not
+# used. Errors, per vendor and generation and leave-one-source-out: docs/BENCHMARKS.md "Training:
+# broader fit set (issue 24)". GEMM_HALF_WIDTH, TOKEN_HALF_WIDTH, ATTENTION_COST and TP_COMM_EXPOSED are
+# a joint grid search (the bases are closed-form for each grid point).
+GEMM_HALF_WIDTH = 450.0  # per-GPU hidden width (hidden / TP) at which 16-bit GEMM efficiency halves (tokens aside)
+TOKEN_HALF_WIDTH = 250.0  # tokens per GPU and micro-batch at which 16-bit GEMM efficiency halves (width aside)
+ATTENTION_COST = 1.4  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
+
+# Tensor-parallel communication that is not hidden behind the GEMMs, as a share of its link time: fitted
+# by scripts/fit_training_efficiency.py on the TP > 1 fit rows of generations without TP overlap
+# (Korthikanti et al. 2022 on A100, TP8; the MosaicML rows are TP1). Megatron-Core / Transformer Engine
+# overlap TP communication with the GEMMs on Hopper and Blackwell (TP_COMM_OVERLAP=True in the MLPerf
+# Training v5.0 Llama 3.1 405B configs read; the Megatron-Bridge recipes do the same), so those generations
+# get none; AMD's MLPerf configs set TP_COMM_OVERLAP=False (their rows are TP1, so the constant is not
+# checked there).
+TP_COMM_EXPOSED = 0.5
+TP_COMM_OVERLAPPED = ("hopper", "blackwell")
+
+# Attention-core speed-up of a chip generation over the ATTENTION_COST of the rest (not fitted): NVIDIA
+# states "2X attention-layer acceleration" for Blackwell Ultra (B300, GB300: doubled special-function
+# throughput for the softmax exponentials; NVIDIA Technical Blog "Inside NVIDIA Blackwell Ultra: The Chip
+# Powering the AI Factory Era", 2025-08). The fit set agrees: without it the GB300 Megatron-Bridge rows are
+# up to 24% low, and of the factors tried (1, 1.5, 2) 2 gives the lowest fit error (RMS log 0.122, 0.117, 0.116).
+ATTENTION_SPEEDUP = {"blackwell ultra": 2.0}
 
 # Asymptotic efficiency (wide GEMMs, no attention, no bubble) by generation and format class.
 # "16" covers bf16/fp16 (and tf32/fp32 against their own peak), "8" fp8/int8 against the fp8 peak.
@@ -54,16 +87,23 @@ ATTENTION_COST = 1.15  # time of one attention-core FLOP relative to one dense G
 # the memory part of narrow GEMMs in the width term); fp8 still never beats its peak ratio: an 8-bit
 # step's efficiency is capped at the 16-bit efficiency of the same layout (training_efficiency).
 BASE = {
-    ("ampere", "16"): (0.77, Msg("fitted: MosaicML A100 table, Korthikanti et al. 2022")),
-    ("hopper", "16"): (0.53, Msg("fitted: MosaicML H100 BF16 table")),
-    ("hopper", "8"): (0.55, Msg("fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 pre-training table")),
-    ("blackwell", "16"): (0.53, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
-    ("blackwell", "8"): (0.54, Msg("fitted: NeMo 25.02 B200 FP8 table")),
-    ("tpu", "16"): (0.64, Msg("PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)")),
+    ("ampere", "16"): (0.80, Msg("fitted: MosaicML A100 table, Korthikanti et al. 2022")),
+    ("hopper", "16"): (0.55, Msg("fitted: MosaicML H100 BF16 table")),
+    ("hopper", "8"): (0.62, Msg("fitted: MosaicML H100 FP8 table, NeMo 24.07 H100 FP8 tables, MLPerf Training v5.0/v5.1 "
+                                "H100/H200 FP8 results, Megatron-Bridge H100 FP8 SFT")),
+    ("blackwell", "16"): (0.55, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
+    ("blackwell", "8"): (0.60, Msg("fitted: NeMo 25.02 B200 FP8 table, Megatron-Bridge B200/GB200/GB300 FP8 tables, "
+                                   "MLPerf Training v5.0 B200/GB200 FP8 results")),
+    ("blackwell", "4"): (0.59, Msg("fitted: Megatron-Bridge 26.04.01/26.06 GB200/GB300 NVFP4 tables (Llama 3 70B, Llama 3.1 405B)")),
+    ("cdna3", "16"): (0.43, Msg("assumption: the fitted CDNA 3 8-bit base (no published MI300X/MI325X BF16 training run read)")),
+    ("cdna3", "8"): (0.43, Msg("fitted: MLPerf Training v5.0 MI300X/MI325X Llama 2 70B LoRA FP8 results")),
+    ("cdna4", "16"): (0.57, Msg("assumption: the fitted CDNA 4 8-bit base (no published MI350X/MI355X BF16 training run read)")),
+    ("cdna4", "8"): (0.57, Msg("fitted: MLPerf Training v5.1 MI350X/MI355X Llama 2 70B LoRA and Llama 3.1 8B FP8 results")),
+    ("tpu", "16"): (0.66, Msg("PaLM 540B: 46.2% MFU on 6144 TPU v4 (Chowdhery et al. 2022)")),
     ("volta", "16"): (0.45, Msg("assumption (pre-BF16 generation)")),
     ("turing", "16"): (0.33, Msg("assumption (inference card, FP16 only)")),
     ("ada", "16"): (0.45, Msg("assumption (PCIe cards without NVLink)")),
-    ("cdna", "16"): (0.39, Msg("assumption (ROCm stack; MI300X measured matmul peak is ~51% of spec)")),
+    ("cdna", "16"): (0.39, Msg("assumption (CDNA 1/2: ROCm stack; no published training run read)")),
     ("gaudi", "16"): (0.45, Msg("assumption")),
     ("other", "16"): (0.39, Msg("assumption (unknown accelerator family)")),
 }
@@ -90,17 +130,31 @@ LOST_HOURS_PER_INTERRUPTION = (1 / 0.90 - 1) / (INTERRUPTIONS_PER_GPU_HOUR * 163
 # start-up stalls, short failed attempts): fitted by scripts/fit_training_efficiency.py as the
 # geometric mean, over the whole-run rows with role "fit" (Llama 2 13B and 70B GPU-hours, BLOOM
 # 176B GPU-hours), of published GPU-hours / the engine's step GPU-hours x the interruption term.
-GOODPUT_BASE = 0.79
+GOODPUT_BASE = 0.80
 GOODPUT_FLOOR = 0.5
 
 
+def format_class(compute_precision: str) -> str:
+    """The BASE format key: "8" (fp8/int8), "4" (fp4) or "16" (the rest)."""
+    return "8" if compute_precision in EIGHT_BIT else "4" if compute_precision == "fp4" else "16"
+
+
 def base_efficiency(generation: str, compute_precision: str, *, has_format_units: bool = True) -> tuple[float, str]:
-    """Asymptotic base for the generation and format (8-bit formats: the fitted 8-bit base where there is
-    one; the step is still never faster than the peak ratio allows, see training_efficiency). A chip
-    without the format's units (fp8 on A100) runs 16-bit matmuls: the 16-bit base, at its 16-bit peak."""
+    """Asymptotic base for the generation and format (8- and 4-bit formats: the fitted base where there
+    is one; the step is still never faster than the peak ratio allows, see training_efficiency). A chip
+    without the format's units (fp8 on A100, fp4 on H100) runs 16-bit matmuls: the 16-bit base, at its
+    16-bit peak. A 4-bit format without a fitted 4-bit base takes the 8-bit base (said so)."""
     b16, why16 = BASE.get((generation, "16"), BASE[("other", "16")])
-    if compute_precision in EIGHT_BIT and not has_format_units:
+    if compute_precision in LOW_BIT and not has_format_units:
         return b16, why16 + Msg("; no {compute} units: 16-bit matmuls at the 16-bit peak", compute=compute_precision)
+    if compute_precision == "fp4":
+        b4 = BASE.get((generation, "4"))
+        if b4 is not None:
+            return b4
+        b8 = BASE.get((generation, "8"))
+        if b8 is not None:
+            return b8[0], b8[1] + Msg("; no published 4-bit run read: the 8-bit base against the 4-bit peak")
+        return b16, why16 + Msg("; no published 4-bit or 8-bit run read: the 16-bit base against the 4-bit peak")
     if compute_precision in EIGHT_BIT:
         b8 = BASE.get((generation, "8"))
         if b8 is None:
@@ -114,10 +168,57 @@ def base_16bit(generation: str) -> float:
     return BASE.get((generation, "16"), BASE[("other", "16")])[0]
 
 
+def training_generation(architecture: str) -> str:
+    """The efficiency generation of a chip: hardware.generation_of, with AMD CDNA split by generation
+    (CDNA 3: MI300X/MI325X, gfx942; CDNA 4: MI350X/MI355X, gfx950): their kernels and published FP8
+    training results differ (MLPerf Training v5.0/v5.1), so each has its own fitted base."""
+    gen = generation_of(architecture)
+    if gen == "cdna":
+        s = architecture.lower()
+        if "cdna 4" in s or "cdna4" in s or "gfx950" in s:
+            return "cdna4"
+        if "cdna 3" in s or "cdna3" in s or "gfx942" in s:
+            return "cdna3"
+    return gen
+
+
+def tp_comm_coefficient(*, generation: str, tp, hidden_size, peak_tflops, link_gb_s):
+    """(2/9) x (tp - 1) x peak / (hidden x link) per unit of efficiency (0 where the generation overlaps TP
+    communication, TP = 1 or the link bandwidth is unknown); training_efficiency multiplies it by
+    TP_COMM_EXPOSED and the efficiency."""
+    tp = np.asarray(tp, dtype=float)
+    link = np.asarray(link_gb_s, dtype=float)
+    if generation in TP_COMM_OVERLAPPED:
+        return np.zeros(np.broadcast(tp, link).shape)
+    ok = (tp > 1) & np.isfinite(link) & (link > 0)
+    c = (2.0 / 9.0) * (tp - 1.0) * np.asarray(peak_tflops, dtype=float) * 1e12 / (
+        np.asarray(hidden_size, dtype=float) * np.where(ok, link, 1.0) * 1e9)
+    return np.where(ok, c, 0.0)
+
+
+def tp_link_gb_s(acc, tp) -> float:
+    """One-way GB/s of the scale-up link TP uses (serving_constants.link); NaN for a scale-up fabric whose
+    bandwidth the catalog does not hold (unknown stays unknown: no TP term)."""
+    from .serving_constants import link
+
+    text = (acc.interconnect or "").lower()
+    if any(k in text for k in ("nvlink", "infinity fabric", "ici", "xgmi")) and not acc.interconnect_gb_s:
+        return float("nan")
+    return float(link(acc, int(tp))[0])
+
+
+def attention_speedup(architecture: str) -> float:
+    """ATTENTION_SPEEDUP of the chip (1 unless its generation has a stated attention speed-up)."""
+    s = architecture.lower()
+    return max([v for k, v in ATTENTION_SPEEDUP.items() if k in s], default=1.0)
+
+
 @dataclass(frozen=True)
 class EfficiencyConstants:
     gemm_half_width: float = GEMM_HALF_WIDTH
     attention_cost: float = ATTENTION_COST
+    token_half_width: float = TOKEN_HALF_WIDTH
+    tp_comm_exposed: float = TP_COMM_EXPOSED
 
 
 DEFAULT_CONSTANTS = EfficiencyConstants()
@@ -149,6 +250,23 @@ def model_width(a: ModelArch) -> float:
     return 1.0 / (share / w_expert + (1.0 - share) / h)
 
 
+def gemm_tokens(a: ModelArch, tokens_per_gpu, ep=1):
+    """Tokens per GEMM per micro-batch (the M side of gemm_width), FLOP-weighted harmonically as model_width.
+
+    Dense GEMMs multiply the tokens one GPU holds per micro-batch (sequence x micro-batch / CP). A routed
+    expert multiplies only the tokens routed to it: with expert parallelism EP, the EP ranks' tokens times
+    top-k spread over the experts, M_e = M x EP x k / E (Qwen3-30B-A3B, 128 experts, top-8, EP8: M_e = M / 2;
+    EP1: M / 16). 1 / M_eff = f_e / M_e + (1 - f_e) / M with f_e the routed-expert FLOP share."""
+    m = np.asarray(tokens_per_gpu, dtype=float)
+    if not (a.is_moe and a.moe_ffn_hidden_size and a.active_params and a.experts):
+        return m
+    per_expert = (3 if a.gated_ffn else 2) * a.hidden_size * a.moe_ffn_hidden_size
+    routed = (a.layers - a.dense_layers) * a.experts_per_token * per_expert
+    share = min(max(routed / float(a.active_params), 0.0), 1.0)
+    m_e = np.maximum(m * np.asarray(ep, dtype=float) * a.experts_per_token / a.experts, 1.0)
+    return 1.0 / (share / m_e + (1.0 - share) / np.maximum(m, 1.0))
+
+
 def attention_ratio(a: ModelArch, *, seq: int) -> float:
     """Attention-core FLOPs (QK^T and AV, full s x s as Megatron counts) over dense FLOPs per token."""
     if not a.active_params or a.model_type == "vision":
@@ -175,10 +293,22 @@ def gemm_memory_scale(peak_ratio, compute_precision: str = "bf16"):
     return np.asarray(peak_ratio, dtype=float) * act_bytes / 2.0
 
 
-def width_factor(hidden_per_gpu, constants: EfficiencyConstants = DEFAULT_CONSTANTS, memory_scale=1.0):
-    """W = w / (w + GEMM_HALF_WIDTH x r_mem): the share of a GEMM's time that is compute (1 / (1 + memory
-    part / compute part), the memory part ~ 1 / width), r_mem from gemm_memory_scale."""
+def gemm_width(hidden_per_gpu, tokens_per_gpu=None, constants: EfficiencyConstants = DEFAULT_CONSTANTS):
+    """Effective GEMM width per GPU in hidden-side units: 1 / w_eff = 1 / (hidden / TP) + (TOKEN_HALF_WIDTH /
+    GEMM_HALF_WIDTH) / M, so that W = w_eff / (w_eff + GEMM_HALF_WIDTH x r_mem); without M, hidden / TP."""
     w = np.asarray(hidden_per_gpu, dtype=float)
+    if tokens_per_gpu is None:
+        return w
+    ratio = constants.token_half_width / constants.gemm_half_width
+    return 1.0 / (1.0 / w + ratio / np.maximum(np.asarray(tokens_per_gpu, dtype=float), 1.0))
+
+
+def width_factor(hidden_per_gpu, constants: EfficiencyConstants = DEFAULT_CONSTANTS, memory_scale=1.0,
+                 tokens_per_gpu=None):
+    """W = 1 / (1 + r_mem x (GEMM_HALF_WIDTH / w + TOKEN_HALF_WIDTH / M)): the share of a GEMM's time that
+    is compute (1 / (1 + memory part / compute part), the memory part ~ the inverse sides), r_mem from
+    gemm_memory_scale."""
+    w = gemm_width(hidden_per_gpu, tokens_per_gpu, constants)
     return w / (w + constants.gemm_half_width * np.asarray(memory_scale, dtype=float))
 
 
@@ -208,7 +338,7 @@ def qlora_factor(efficiency, *, frozen_params: float, peak_tflops, bandwidth_gb_
 
 def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microbatches, vpp, method="full",
                         vision=False, constants: EfficiencyConstants = DEFAULT_CONSTANTS, compute_precision: str = "bf16",
-                        base_16bit=None):
+                        base_16bit=None, tokens_per_gpu=None, tp_comm=None):
     """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate).
 
     With `base_16bit` (the generation's 16-bit base), an 8-bit step is capped at the 16-bit efficiency
@@ -217,11 +347,14 @@ def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microb
         return np.asarray(base, dtype=float) * VISION_FACTOR * np.ones_like(np.asarray(tp, dtype=float))
     width = np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float)
     bubble = bubble_factor(pp, microbatches, vpp)
-    w = width_factor(width, constants, gemm_memory_scale(peak_ratio, compute_precision))
+    w = width_factor(width, constants, gemm_memory_scale(peak_ratio, compute_precision), tokens_per_gpu)
     e = np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants) * bubble
-    if base_16bit is not None and compute_precision in EIGHT_BIT:
-        e16 = np.asarray(base_16bit, dtype=float) * width_factor(width, constants) * attention_factor(x_attn, 1.0, constants)
+    if base_16bit is not None and compute_precision in LOW_BIT:
+        e16 = (np.asarray(base_16bit, dtype=float) * width_factor(width, constants, 1.0, tokens_per_gpu)
+               * attention_factor(x_attn, 1.0, constants))
         e = np.minimum(e, e16 * bubble)
+    if tp_comm is not None:  # tp_comm_coefficient: exposed TP traffic grows with the efficiency it interrupts
+        e = e / (1.0 + constants.tp_comm_exposed * np.asarray(tp_comm, dtype=float) * e)
     return e
 
 
@@ -260,44 +393,56 @@ class Efficiency:
 def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: int | None, tp: int, x_attn: float,
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
                        pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0,
-                       all_to_all: dict | None = None, has_format_units: bool = True) -> Efficiency:
+                       all_to_all: dict | None = None, has_format_units: bool = True, tokens_per_gpu: float | None = None,
+                       attention_speedup: float = 1.0, tp_comm: float = 0.0) -> Efficiency:
     """The efficiency of one layout with its explanation. `all_to_all` (MoE with expert parallelism,
     search.moe_all_to_all for this option): {"factor", "ep", "bytes_per_token", "link_gb_s"}."""
     if pinned is not None:
         why = pinned_label or Msg("given in hardware.mfu")
         return Efficiency(value=pinned, low=pinned, high=pinned, explain=Msg("{why}", why=why))
     base, why = base_efficiency(generation, compute_precision, has_format_units=has_format_units)
-    fmt = "8-bit" if compute_precision in EIGHT_BIT and has_format_units else "16-bit"
+    fmt = ({"8": "8-bit", "4": "4-bit"}.get(format_class(compute_precision), "16-bit") if has_format_units
+           else "16-bit")
     if vision:
         v = base * VISION_FACTOR
         return Efficiency(value=v, low=v * MFU_RANGE[0], high=min(0.95, v * MFU_RANGE[1]),
                           explain=Msg("{gen} {fmt} base {base:.2f} ({why}) x{vf:g} vision (assumption)",
                                       gen=generation, fmt=fmt, base=base, why=why, vf=VISION_FACTOR))
     r_mem = float(gemm_memory_scale(peak_ratio, compute_precision or "bf16"))
-    w = float(width_factor(hidden_size / tp, memory_scale=r_mem))
-    att = float(attention_factor(x_attn, peak_ratio))
+    w = float(width_factor(hidden_size / tp, memory_scale=r_mem, tokens_per_gpu=tokens_per_gpu))
+    w_eff = float(gemm_width(hidden_size / tp, tokens_per_gpu))  # in hidden-side units
+    x_eff = x_attn / attention_speedup
+    att = float(attention_factor(x_eff, peak_ratio))
     bub = float(bubble_factor(pp, microbatches, vpp))
     mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
-    if compute_precision in EIGHT_BIT:  # never faster than the peak ratio allows (training_efficiency)
-        v16 = float(training_efficiency(base=base_16bit(generation), hidden_size=hidden_size, tp=tp, x_attn=x_attn,
-                                        peak_ratio=1.0, pp=pp, microbatches=microbatches, vpp=vpp)) * mf
+    if compute_precision in LOW_BIT:  # never faster than the peak ratio allows (training_efficiency)
+        v16 = float(training_efficiency(base=base_16bit(generation), hidden_size=hidden_size, tp=tp, x_attn=x_eff,
+                                        peak_ratio=1.0, pp=pp, microbatches=microbatches, vpp=vpp,
+                                        tokens_per_gpu=tokens_per_gpu)) * mf
         if v16 < v:
             v = v16
             why = why + Msg("; capped at the 16-bit efficiency of this layout (an 8-bit step is never more than the "
                             "peak ratio faster)")
     params = dict(gen=generation, fmt=fmt, base=base, why=why, w=w, h=hidden_size, tp=tp, att=att, x=x_attn, r=peak_ratio,
-                  bub=bub, pp=pp, m=microbatches, vpp=vpp, hw=GEMM_HALF_WIDTH * r_mem)
+                  bub=bub, pp=pp, m=microbatches, vpp=vpp, hw=GEMM_HALF_WIDTH * r_mem, we=w_eff,
+                  tok=tokens_per_gpu if tokens_per_gpu is not None else 0, su=attention_speedup)
     if mf != 1.0:
-        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}, half width {hw:.0f}) x "
-                   "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, "
+        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM shape (hidden {h:.0f} / TP{tp} and {tok:.0f} tokens "
+                   "per GPU and micro-batch: effective width {we:.0f}, half width {hw:.0f}) x "
+                   "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}, speed-up {su:g}) x {bub:.3f} pipeline bubble (PP{pp}, "
                    "{m:.0f} micro-batches, VPP{vpp}) x {mf:.3f} QLoRA NF4 dequantisation ({db:g} B of memory traffic per frozen "
                    "parameter per micro-batch, fitted on the Qwen README's LoRA/Q-LoRA timings)",
                    **params, db=QLORA_DEQUANT_BYTES_PER_PARAM, mf=mf)
     else:
-        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM width (hidden {h:.0f} / TP{tp}, half width {hw:.0f}) x "
-                   "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}) x {bub:.3f} pipeline bubble (PP{pp}, "
+        text = Msg("{gen} {fmt} base {base:.2f} ({why}) x {w:.3f} GEMM shape (hidden {h:.0f} / TP{tp} and {tok:.0f} tokens "
+                   "per GPU and micro-batch: effective width {we:.0f}, half width {hw:.0f}) x "
+                   "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}, speed-up {su:g}) x {bub:.3f} pipeline bubble (PP{pp}, "
                    "{m:.0f} micro-batches, VPP{vpp})", **params)
+    if tp_comm > 0:
+        t = 1.0 / (1.0 + TP_COMM_EXPOSED * tp_comm * v)
+        v *= t
+        text = text + Msg(" x {t:.3f} tensor-parallel traffic not overlapped (TP{tp}, {gen} stack)", t=t, tp=tp, gen=generation)
     if all_to_all is not None and all_to_all["bytes_per_token"] > 0:
         v *= all_to_all["factor"]
         a2a = dict(f=all_to_all["factor"], ep=all_to_all["ep"], mb=all_to_all["bytes_per_token"] / 1e6,
@@ -412,14 +557,27 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
     dp = max(1, gpus // (tensor_parallel * pipeline_parallel * context_parallel))
     m = float(microbatches_per_pipeline(global_batch_tokens=global_batch_tokens, seq=sequence_length,
                                         micro_batch=micro_batch_size, dp=dp))
-    gen = generation_of(architecture)
+    gen = training_generation(architecture)
     base, _ = base_efficiency(gen, compute_precision)
+    ep_moe = 1
+    if accelerator is not None and arch.is_moe and arch.model_type != "vision":
+        from . import moe_comm
+        from .hardware import gpus_per_server
+
+        ep_moe = int(moe_comm.expert_parallel(arch, dp=dp, cp=context_parallel, tp=tensor_parallel,
+                                              gpus_per_server=gpus_per_server(accelerator)))
     ratio = peak_tflops / peak_bf16_tflops if peak_bf16_tflops else 1.0
     predicted = float(training_efficiency(base=base, hidden_size=model_width(arch), tp=tensor_parallel,
-                                          x_attn=attention_ratio(arch, seq=sequence_length), peak_ratio=ratio,
+                                          x_attn=attention_ratio(arch, seq=sequence_length) / attention_speedup(architecture),
+                                          peak_ratio=ratio,
                                           pp=pipeline_parallel, microbatches=m, vpp=virtual_pipeline_stages,
                                           method=method, vision=arch.model_type == "vision",
-                                          compute_precision=compute_precision, base_16bit=base_16bit(gen)))
+                                          compute_precision=compute_precision, base_16bit=base_16bit(gen),
+                                          tokens_per_gpu=gemm_tokens(arch, sequence_length * micro_batch_size / context_parallel,
+                                                                     ep_moe),
+                                          tp_comm=None if accelerator is None else tp_comm_coefficient(
+                                              generation=gen, tp=tensor_parallel, hidden_size=model_width(arch),
+                                              peak_tflops=peak_tflops, link_gb_s=tp_link_gb_s(accelerator, tensor_parallel))))
     if method == "qlora" and bandwidth_gb_s:
         predicted *= float(qlora_factor(predicted, frozen_params=arch.params, peak_tflops=peak_tflops,
                                         bandwidth_gb_s=bandwidth_gb_s, exec_flops_per_token=flops_per_token,

@@ -42,7 +42,8 @@ def peak_tflops(acc: AcceleratorSpec, precision: str) -> tuple[float | None, str
 
 
 def has_eight_bit_units(compute_precision: str, column: str) -> bool:
-    """False when an 8-bit compute format fell back to a 16-bit peak column (fp8 on A100): the
-    matmuls then run in 16 bits. True for every other case (int8 on an fp8 column is still 8-bit;
+    """False when an 8-bit (or 4-bit) compute format fell back to a 16-bit peak column (fp8 on A100, fp4
+    on H100): the matmuls then run in 16 bits. True for every other case (int8 on an fp8 column is still 8-bit;
     no known peak at all: nothing to say)."""
-    return compute_precision not in EIGHT_BIT or not column or column.split("_")[0] in EIGHT_BIT
+    low = (*EIGHT_BIT, "fp4")
+    return compute_precision not in low or not column or column.split("_")[0] in low

@@ -336,11 +336,16 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
     tp, pp, dp = lay["tp"][lay_idx], lay["pp"][lay_idx], lay["dp"][lay_idx]
     m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch,
                                           seq=t.seq, micro_batch=t.micro_batch, dp=dp)
-    x = compute.attention_ratio(t.arch, seq=t.seq)
+    x = compute.attention_ratio(t.arch, seq=t.seq) / cat.attention_speedup[a_idx]
     mfu = compute.training_efficiency(base=cat.mfu_base[a_idx], hidden_size=compute.model_width(t.arch), tp=tp, x_attn=x,
                                       peak_ratio=cat.peak_ratio[a_idx], pp=pp, microbatches=m, vpp=lay["vpp"][lay_idx],
                                       method=t.method, vision=t.vision, compute_precision=t.compute_precision,
-                                      base_16bit=cat.mfu_base_16bit[a_idx])
+                                      base_16bit=cat.mfu_base_16bit[a_idx],
+                                      tokens_per_gpu=compute.gemm_tokens(
+                                          t.arch, t.seq * t.micro_batch / lay["cp"][lay_idx],
+                                          moe_comm.expert_parallel(t.arch, dp=dp, cp=lay["cp"][lay_idx], tp=tp,
+                                                                   gpus_per_server=cat.gpus_per_server[a_idx])),
+                                      tp_comm=tp_comm_coefficients(t, cat, a_idx, tp))
     if t.method == "qlora" and not t.vision:
         ck = lay["ckpt"][lay_idx]
         recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
@@ -367,6 +372,14 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
     if t.goodput_pin is not None:
         goodput = np.full(count.shape, t.goodput_pin)
     return np.asarray(mfu, dtype=float), np.asarray(goodput, dtype=float), np.asarray(a2a_factor, dtype=float)
+
+
+def tp_comm_coefficients(t: TrainingInputs, cat: CatalogArrays, a_idx, tp):
+    """compute.tp_comm_coefficient per (accelerator, layout) option (0 where the generation overlaps TP)."""
+    link = np.where(np.asarray(tp) <= 2, cat.tp_link_small_gb_s[a_idx], cat.tp_link_gb_s[a_idx])
+    c = compute.tp_comm_coefficient(generation="", tp=tp, hidden_size=compute.model_width(t.arch),
+                                    peak_tflops=cat.peak_tflops[a_idx], link_gb_s=link)
+    return np.where(cat.tp_overlapped[a_idx], 0.0, c)
 
 
 def moe_all_to_all(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_idx, mfu) -> dict:

@@ -33,23 +33,32 @@ class CatalogArrays:
     mfu_base: np.ndarray
     mfu_base_16bit: np.ndarray  # the generation's 16-bit base: an 8-bit step never beats the peak ratio
     mfu_base_explain: tuple[str, ...]
+    attention_speedup: np.ndarray  # compute.ATTENTION_SPEEDUP of the chip generation (1 for most)
+    tp_link_gb_s: np.ndarray  # one-way scale-up GB/s for TP > 2 (compute.tp_link_gb_s; NaN unknown)
+    tp_link_small_gb_s: np.ndarray  # the same for TP <= 2 (a two-card bridge counts)
+    tp_overlapped: np.ndarray  # the generation's stack overlaps TP traffic (compute.TP_COMM_OVERLAPPED)
     gpus_per_server: np.ndarray
     price_gpu_hour_usd: np.ndarray  # NaN where unknown
 
 
 def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision: str,
                    gpus_per_server_pin: int | None = None) -> CatalogArrays:
-    peaks, cols, bases, whys, ratios, b16s = [], [], [], [], [], []
+    peaks, cols, bases, whys, ratios, b16s, speedups = [], [], [], [], [], [], []
+    links, links2, overlapped = [], [], []
     for a in accelerators:
         p, col = peak_tflops(a, compute_precision)
         peaks.append(np.nan if p is None else p)
         cols.append(col)
         p16, _ = peak_tflops(a, "bf16")
         ratios.append(p / p16 if p and p16 else 1.0)
-        base, why = compute.base_efficiency(compute.generation_of(a.architecture), compute_precision,
-                                            has_format_units=has_eight_bit_units(compute_precision, col))
+        gen = compute.training_generation(a.architecture)
+        base, why = compute.base_efficiency(gen, compute_precision, has_format_units=has_eight_bit_units(compute_precision, col))
         bases.append(base)
-        b16s.append(compute.base_16bit(compute.generation_of(a.architecture)))
+        b16s.append(compute.base_16bit(gen))
+        speedups.append(compute.attention_speedup(a.architecture))
+        links.append(compute.tp_link_gb_s(a, 8))
+        links2.append(compute.tp_link_gb_s(a, 2))
+        overlapped.append(gen in compute.TP_COMM_OVERLAPPED)
         whys.append(why)
     return CatalogArrays(
         accelerators=tuple(accelerators),
@@ -61,6 +70,10 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         mfu_base=np.array(bases, dtype=float),
         mfu_base_16bit=np.array(b16s, dtype=float),
         mfu_base_explain=tuple(whys),
+        attention_speedup=np.array(speedups, dtype=float),
+        tp_link_gb_s=np.array(links, dtype=float),
+        tp_link_small_gb_s=np.array(links2, dtype=float),
+        tp_overlapped=np.array(overlapped, dtype=bool),
         gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
         price_gpu_hour_usd=np.array(
             [np.nan if a.cloud_price_per_gpu_hour_usd is None else a.cloud_price_per_gpu_hour_usd for a in accelerators],

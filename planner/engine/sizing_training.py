@@ -8,7 +8,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, infra, memory, search
+from . import compute, infra, memory, moe_comm, search
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
@@ -206,10 +206,16 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
                                           pinned_label=Msg("team calibration: {label}", label=cal.label))
     m = float(compute.microbatches_per_pipeline(global_batch_tokens=ti.global_batch_tokens or ti.seq * ti.micro_batch,
                                                 seq=ti.seq, micro_batch=ti.micro_batch, dp=lay["dp"]))
-    args = dict(generation=compute.generation_of(acc.architecture), compute_precision=spec.precision.compute,
+    args = dict(generation=compute.training_generation(acc.architecture), compute_precision=spec.precision.compute,
                 hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
                 method=t.method, vision=ti.vision,
+                tokens_per_gpu=float(compute.gemm_tokens(a, ti.seq * ti.micro_batch / lay.get("cp", 1), moe_comm.expert_parallel(
+                    a, dp=lay["dp"], cp=lay.get("cp", 1), tp=lay["tp"], gpus_per_server=int(cat.gpus_per_server[res["a"][i]])))),
+                attention_speedup=compute.attention_speedup(acc.architecture),
+                tp_comm=float(compute.tp_comm_coefficient(
+                    generation=compute.training_generation(acc.architecture), tp=lay["tp"], hidden_size=compute.model_width(a),
+                    peak_tflops=float(cat.peak_tflops[res["a"][i]]), link_gb_s=compute.tp_link_gb_s(acc, lay["tp"]))),
                 has_format_units=has_eight_bit_units(spec.precision.compute, cat.peak_column[res["a"][i]]))
     eff = compute.explain_efficiency(**args)
     a2a = None

@@ -35,7 +35,7 @@ class ThroughputRow:
     observed: float  # implied efficiency (executed FLOPs / peak)
     hidden_size: int
     tp: int
-    x_attn: float
+    x_attn: float  # attention-core / dense FLOPs over the chip's attention speed-up (compute.attention_speedup)
     peak_ratio: float
     pp: int
     microbatches: float
@@ -49,6 +49,13 @@ class ThroughputRow:
     bandwidth_gb_s: float = 0.0
     exec_flops_per_token: float = 0.0
     tokens_per_microbatch: float = 0.0
+    source_group: str = ""
+    vendor: str = ""
+    tp_comm: float = 0.0  # compute.tp_comm_coefficient of the row's chip and layout
+
+    @property
+    def compute_precision(self) -> str:
+        return {"8": "fp8", "4": "fp4"}.get(self.fmt, "bf16")
 
     def qlora_ratio_per_byte(self, efficiency: float) -> float:
         """Dequantisation / compute time per byte of QLORA_DEQUANT_BYTES_PER_PARAM at this efficiency."""
@@ -64,12 +71,14 @@ class ThroughputRow:
         if capped is None:
             capped = base is None
         if base is None:
-            base = compute.base_efficiency(self.generation, "fp8" if self.fmt == "8" else "bf16")[0]
+            base = compute.base_efficiency(self.generation, self.compute_precision)[0]
         e = float(compute.training_efficiency(base=base, hidden_size=self.hidden_size, tp=self.tp, x_attn=self.x_attn,
                                               peak_ratio=self.peak_ratio, pp=self.pp, microbatches=self.microbatches,
                                               vpp=self.vpp, constants=constants,
-                                              compute_precision="fp8" if self.fmt == "8" else "bf16",
-                                              base_16bit=compute.base_16bit(self.generation) if capped else None))
+                                              compute_precision=self.compute_precision,
+                                              base_16bit=compute.base_16bit(self.generation) if capped else None,
+                                              tokens_per_gpu=self.tokens_per_microbatch / self.cp,
+                                              tp_comm=self.tp_comm))
         if self.method == "qlora":
             e /= 1.0 + dequant_bytes * self.qlora_ratio_per_byte(e)
         return e
@@ -138,15 +147,18 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
         dp = max(1, r["gpus"] // (r["tp"] * r["pp"] * r["cp"]))
         m = float(compute.microbatches_per_pipeline(global_batch_tokens=gbt, seq=seq, micro_batch=r["micro_batch"], dp=dp))
         out.append(ThroughputRow(
-            id=r["id"], role=r["role"], arch=a, acc=acc, generation=compute.generation_of(acc.architecture),
-            fmt="8" if prec in compute.EIGHT_BIT else "16", observed=imp.mfu, hidden_size=a.hidden_size, tp=r["tp"],
-            x_attn=x, peak_ratio=peak / bf16 if bf16 else 1.0, pp=r["pp"], microbatches=m, vpp=r["vpp"],
+            id=r["id"], role=r["role"], arch=a, acc=acc, generation=compute.training_generation(acc.architecture),
+            fmt=compute.format_class(prec), observed=imp.mfu, hidden_size=a.hidden_size, tp=r["tp"],
+            x_attn=x / compute.attention_speedup(acc.architecture), peak_ratio=peak / bf16 if bf16 else 1.0, pp=r["pp"], microbatches=m, vpp=r["vpp"],
             tolerance=r["tolerance"]["relative"], method=r["method"], pair=r.get("pair"), use=r.get("use", "efficiency"),
             cp=r["cp"], peak_tflops=peak,
             bandwidth_gb_s=acc.memory_bandwidth_gb_s,
             exec_flops_per_token=(4.0 * a.active_params + 6.0 * trainable) * compute.recompute_factor(
                 checkpointing=r["checkpointing"], method=r["method"]),
-            tokens_per_microbatch=seq * r["micro_batch"]))
+            tokens_per_microbatch=seq * r["micro_batch"], source_group=r.get("source_group", ""), vendor=acc.vendor,
+            tp_comm=float(compute.tp_comm_coefficient(generation=compute.training_generation(acc.architecture), tp=r["tp"],
+                                                      hidden_size=compute.model_width(a), peak_tflops=peak,
+                                                      link_gb_s=compute.tp_link_gb_s(acc, r["tp"])))))
     return out
 
 

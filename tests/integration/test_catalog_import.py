@@ -73,7 +73,7 @@ def accelerators_with(tmp_path: Path, change) -> Path:
 
 
 def test_shipped_catalog_loads_every_accelerator_and_cloud_offer(loaded):
-    assert m.Accelerator.objects.count() == 40
+    assert m.Accelerator.objects.count() == 41  # 40 + MI350X (issue 24)
     assert m.CloudOffer.objects.count() == 128
 
 
@@ -224,7 +224,7 @@ def test_a_changed_figure_updates_the_row_in_place(loaded, tmp_path):
         rows[0]["notes"] = "edited"
 
     load(accelerators_with(tmp_path, change))
-    assert m.Accelerator.objects.count() == 40
+    assert m.Accelerator.objects.count() == 41  # 40 + MI350X (issue 24)
     assert m.Accelerator.objects.get(slug="nvidia-v100-sxm2-32gb").notes == "edited"
 
 

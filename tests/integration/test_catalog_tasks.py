@@ -19,7 +19,7 @@ def test_import_run_loads_the_catalog_and_records_counts():
     run_catalog_import.delay(run.pk)  # eager here: no broker configured in tests
     run.refresh_from_db()
     assert run.status == ImportStatus.DONE
-    assert run.counts["accelerators"]["created"] == 40
+    assert run.counts["accelerators"]["created"] == 41  # 40 + MI350X (issue 24)
     assert run.started_at is not None and run.finished_at is not None
 
 
@@ -55,5 +55,5 @@ def test_real_worker_imports_the_catalog_into_postgresql(celery_worker_process):
             break
         time.sleep(0.5)
     assert run.status == ImportStatus.DONE, (run.status, run.errors, celery_worker_process["log"])
-    assert m.Accelerator.objects.count() == 40
+    assert m.Accelerator.objects.count() == 41  # 40 + MI350X (issue 24)
     assert m.CloudOffer.objects.filter(flagged=True).exclude(flag_reason="").exists()
