@@ -24,7 +24,13 @@ from .serving_constants import (
     resolve_constants,
 )
 from .serving_model import Engine, build_engine
-from .serving_moe import MTP_ACCEPTED_DEFAULT, attention_weight_params, group_link
+from .serving_moe import (
+    MTP_ACCEPTED_DEFAULT,
+    MTP_DRAFT_TOKENS,
+    MTP_DRAFT_TOKENS_BY_RUNTIME,
+    attention_weight_params,
+    group_link,
+)
 
 GIB = memory.GIB
 
@@ -127,7 +133,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        peak_tflops=col(peaks), bandwidth_gb_s=col([a.memory_bandwidth_gb_s for a in accs]),
                        consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
                        budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"],
-                       ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp else None, prompt_share=prompt_share)
+                       ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp else None, prompt_share=prompt_share,
+                       mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS))
     return eng, mem, notes
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from .architecture import ModelArch, kv_cache_bytes_per_token
 from .precision import weight_bytes_per_param
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, MOE_TILE_ROWS, PP_HOP_S, REQUEST_OVERHEAD_S
-from .serving_moe import attention_weight_params, collectives, speculative
+from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 Z99 = 2.326  # one-sided 99 % normal quantile
@@ -366,7 +366,7 @@ class Engine:
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
-                 mtp_accepted=None, prompt_share=1.0) -> Engine:
+                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
@@ -398,7 +398,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
                                 a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
                                 allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
-    q, acc, draft = speculative(arch, mtp_accepted)
+    q, acc, draft = speculative(arch, mtp_accepted, mtp_draft)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),

@@ -32,7 +32,7 @@ import numpy as np
 from .architecture import ModelArch, _attention_params
 from .hardware import AcceleratorSpec
 from .moe_comm import COMBINE_BYTES, DISPATCH_BYTES
-from .serving_constants import link
+from .serving_constants import MTP_ACCEPTED_DEFAULT, link  # noqa: F401 (re-exported)
 
 # Scale-up domain: an HGX / OAM baseboard connects 8 GPUs by NVLink / Infinity Fabric (NVIDIA HGX
 # H100/B200 and AMD MI300X/MI355X platform specifications: 8 GPUs per baseboard); the NVL72 rack's
@@ -44,12 +44,10 @@ NIC_GB_S = 50.0
 NIC_LATENCY_S = 10e-6  # per collective over RDMA (assumption: InfiniBand/RoCE one-way latency ~2-5 us x hops)
 # MTP drafting: SGLang's documented DeepSeek-V3/R1 setting --speculative-num-steps 3
 # --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 (docs "DeepSeek Usage", MTP), which
-# TensorRT-LLM's DeepSeek-R1 recipes also use (num_nextn_predict_layers 3). A setting, not a fit.
+# TensorRT-LLM's DeepSeek-R1 recipes also use (num_nextn_predict_layers 3); ATOM accepts only
+# num_speculative_tokens 1 (ROCm/ATOM atom/config.py, Config.__post_init__). Settings, not fits.
 MTP_DRAFT_TOKENS = 3
-# Tokens accepted per step when neither the spec nor a fit says otherwise: DeepSeek-V3 technical
-# report (arXiv:2412.19437, sec. 5.4.3): the second token is accepted 85-90 % of the time with one
-# MTP module; 1 + 0.85 = 1.85 (one draft token's worth; more drafts only add).
-MTP_ACCEPTED_DEFAULT = 1.85
+MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1}
 
 
 def scale_up_domain(acc: AcceleratorSpec) -> int:
@@ -100,12 +98,12 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     return count, per_token
 
 
-def speculative(a: ModelArch, accepted) -> tuple[float, float, float]:
+def speculative(a: ModelArch, accepted, draft_tokens: int = MTP_DRAFT_TOKENS) -> tuple[float, float, float]:
     """(tokens verified per sequence per step, tokens accepted per step, draft share of a step's
     matmuls and weight read); (1, 1, 0) without speculative decoding (accepted None or <= 1)."""
     if accepted is None or not a.mtp_layers:
         return 1.0, 1.0, 0.0
-    q = 1.0 + MTP_DRAFT_TOKENS
+    q = 1.0 + draft_tokens
     acc = float(min(max(float(accepted), 1.0), q))
-    draft = MTP_DRAFT_TOKENS * a.mtp_layers / float(a.layers or 1)
+    draft = draft_tokens * a.mtp_layers / float(a.layers or 1)
     return q, acc, draft
