@@ -93,24 +93,34 @@ def refusal(r: dict) -> str | None:
         return f"topology fields incomplete ({r['consistency']})"
     if not (r["measured_ttft_ms"] and r["measured_tpot_ms"] and r["measured_output_tok_s_per_gpu"]):
         return "measurement missing"
-    if _b(r["disaggregated"]):
-        p_gpus = _i(r["prefill_workers"]) * _i(r["prefill_tp"])
-        d_gpus = _i(r["decode_workers"]) * _i(r["tensor_parallel"])
-        if p_gpus != _i(r["num_prefill_gpu"], -1) or d_gpus != _i(r["num_decode_gpu"], -1):
-            return "disaggregated pools do not add up to the recorded GPU counts"
+    if _b(r["disaggregated"]) and pools(r) is None:
+        return "disaggregated pools: GPUs not a multiple of the workers"
     return None
+
+
+def _pool(workers, tp, ep, dpa, gpus) -> tuple | None:
+    """(workers, GPUs per worker, EP, DPA). A worker spans gpus / workers GPUs; where the recorded TP
+    is smaller (SGLang DP-attention rows record the attention TP, e.g. tp 1 with dp 4), the worker's
+    tensor-parallel group is its GPUs (attention split by DPA, experts by EP or TP)."""
+    if workers < 1 or gpus < 1 or gpus % workers:
+        return None
+    g = gpus // workers
+    return workers, g, ep if ep > 1 and g % ep == 0 else 1, dpa
+
+
+def pools(r: dict) -> tuple | None:
+    p = _pool(_i(r["prefill_workers"]), _i(r["prefill_tp"]), _i(r["prefill_ep"]), _b(r["prefill_dp_attention"]),
+              _i(r["num_prefill_gpu"], -1))
+    d = _pool(_i(r["decode_workers"]), _i(r["tensor_parallel"]), _i(r["expert_parallel"]),
+              _b(r["data_parallel_attention"]), _i(r["num_decode_gpu"], -1))
+    return None if p is None or d is None else p + d
 
 
 def group_key(r: dict) -> tuple:
     rt = RUNTIME[r["framework"]]
     gen = generation_of(accelerator(r["gpu"]).architecture)
-    if _b(r["disaggregated"]):
-        pools = (_i(r["prefill_workers"]), _i(r["prefill_tp"]), _i(r["prefill_ep"]), _b(r["prefill_dp_attention"]),
-                 _i(r["decode_workers"]), _i(r["tensor_parallel"]), _i(r["expert_parallel"]),
-                 _b(r["data_parallel_attention"]))
-    else:
-        pools = None
-    return (r["model_key"], r["gpu"], rt, gen, r["precision"], r["speculative"], pools)
+    return (r["model_key"], r["gpu"], rt, gen, r["precision"], r["speculative"],
+            pools(r) if _b(r["disaggregated"]) else None)
 
 
 def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
@@ -125,7 +135,7 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         else:
             groups.setdefault(group_key(r), []).append(i)
     for key, idx in groups.items():
-        model, gpu, rt, gen, prec, spec, pools = key
+        model, gpu, rt, gen, prec, spec, layout = key
         arch, acc = preset_arch(MODEL[model]), accelerator(gpu)
         w, c, kv = PREC[prec]
         consts = (consts_by_group or {}).get((rt, gen))
@@ -133,13 +143,13 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         common = dict(arch=arch, accelerator=acc, runtime=rt, weights=w, compute=c, kv_cache=kv,
                       input_tokens=LENGTH_SHARE * col("isl"), output_tokens=LENGTH_SHARE * col("osl"),
                       concurrency=col("concurrency"), speculative=spec, consts=consts)
-        if pools is None:
+        if layout is None:
             res = evaluate_layout(**common, tensor_parallel=col("tensor_parallel"),
                                   expert_parallel=col("expert_parallel"),
                                   data_parallel_attention=np.array([_b(rows[i]["data_parallel_attention"]) for i in idx]))
             out_key = "output_tokens_per_s_per_gpu"
         else:
-            pw, ptp, pep, pdpa, dw, dtp, dep, ddpa = pools
+            pw, ptp, pep, pdpa, dw, dtp, dep, ddpa = layout
             res = evaluate_disaggregated(**common, prefill=Pool(pw, ptp, pep, pdpa), decode=Pool(dw, dtp, dep, ddpa))
             out_key = "output_tokens_per_s_per_decode_gpu"
         fits = np.broadcast_to(res["fits"], (len(idx),))
