@@ -15,6 +15,7 @@ parallel and data-parallel attention live inside the tensor-parallel group):
             distinct rank: r = EP x (1 - (1 - 1/EP)^k) ranks) and combine (the outputs back):
             r x h x (b_dispatch + b_combine) x (EP - 1) / EP bytes per token per MoE layer (bf16
             both ways, moe_comm.DISPATCH_BYTES / COMBINE_BYTES), over the link x all_to_all_efficiency;
+            the tokens are spread over the tp attention ranks, each sending its own share;
     EP = 1: the MoE runs tensor parallel on the gathered tokens: all-gather + reduce-scatter, the
             bytes of one ring all-reduce per layer.
   Without DPA, attention and MoE outputs are all-reduced as in a dense model (2 per layer), EP or not.
@@ -89,7 +90,10 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     # Without DPA: 2 all-reduces per layer. With DPA: dense layers 1 all-reduce-equivalent
     # (gather + scatter), MoE layers an all-to-all (EP > 1) or one all-reduce-equivalent (EP = 1).
     tp_s = 2.0 * L * ar_bytes / (bw * allreduce_efficiency)
-    moe_a2a = np.where(ep > 1, a2a_bytes / (bw * a2a_efficiency), ar_bytes / (bw * allreduce_efficiency))
+    # With DPA the step's tokens are spread over the tp attention ranks: each rank dispatches its own
+    # 1/tp of them over its own link, in parallel with the others (per-token seconds of the step / tp).
+    moe_a2a = np.where(ep > 1, a2a_bytes / (bw * a2a_efficiency) / np.maximum(tp, 1.0),
+                       ar_bytes / (bw * allreduce_efficiency))
     dpa_s = (L - moe_layers) * ar_bytes / (bw * allreduce_efficiency) + moe_layers * moe_a2a
     n_tp = np.where(tp > 1, 2.0 * L, 0.0)
     n_dpa = np.where(tp > 1, L, 0.0)

@@ -33,7 +33,9 @@ def serving_inputs(spec: WorkloadSpec, calibrations: Calibrations) -> search.Ser
         context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         concurrency=s.concurrency, requests_per_second=s.requests_per_second, ttft_ms=s.ttft_p95_ms,
         tpot_ms=s.tpot_p95_ms, runtime=s.runtime, tp_pin=hw.tensor_parallel, pp_pin=hw.pipeline_parallel,
-        count_pin=hw.count, calibrations=calibrations)
+        count_pin=hw.count, calibrations=calibrations, expert_parallel=hw.expert_parallel or 1,
+        data_parallel_attention=hw.data_parallel_attention, mtp=s.speculative.method == "mtp",
+        mtp_accepted=s.speculative.accepted_tokens)
 
 
 # Experts per MoE layer from which the published out-of-sample rows (tests/reference/
@@ -259,7 +261,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
                                                    "{frac:.0%} of GPU memory", rt=rt.label, frac=rt.gpu_memory_fraction)),
         },
     }
-    T = float(op["T"][ai, li])
+    T = float(op["tpot"][ai, li])  # time per output token (the step / MTP accepted tokens)
     gpus = tp * pp
     rate = float(op["rate"][ai, li])
     lam_t = _g(res, "rate_meeting", ai, li)
