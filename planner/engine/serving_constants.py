@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from catalog.domain.messages import Msg
 
 from .hardware import AcceleratorSpec, generation_of
-from .serving_constants_ix import FITTED_IX
+from .serving_constants_ix import FITTED_IX, FITTED_IX_ROWS
 
 RUNTIMES = ("vllm", "sglang", "trtllm", "atom", "hf_transformers")
 # Runtimes that run only on one vendor's GPUs (ATOM is built on ROCm's AITER kernels).
@@ -175,6 +175,11 @@ def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
     if runtime == "hf_transformers":
         return Msg("Hugging Face eager constants are assumptions (no measured rows); generation factor {g:g}: {why}",
                    g=g, why=why)
+    ix = FITTED_IX.get((runtime, generation_of(accelerator.architecture)))
+    if ix:
+        return Msg("{runtime} constants fitted on {rows}; {names} fitted on the InferenceX rows ({ix_rows})",
+                   runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], names=", ".join(ix),
+                   ix_rows=FITTED_IX_ROWS[(runtime, generation_of(accelerator.architecture))])
     return Msg("{runtime} constants fitted on {rows}; generation factor {g:g}: {why}",
                runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], g=g, why=why)
 

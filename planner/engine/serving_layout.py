@@ -17,13 +17,14 @@ from .architecture import ModelArch, kv_cache_bytes_per_token, linear_state_byte
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import weight_bytes_per_param
+from .serving_build import build_engine
 from .serving_constants import (
     RUNTIME_SPECS,
     compute_format,
     kernel_factor,
     resolve_constants,
 )
-from .serving_model import Engine, build_engine
+from .serving_model import Engine
 from .serving_moe import (
     MTP_ACCEPTED_DEFAULT,
     MTP_DRAFT_TOKENS,
