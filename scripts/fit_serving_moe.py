@@ -29,7 +29,14 @@ sys.path.insert(0, str(ROOT))
 
 from planner.engine import serving_constants as sc  # noqa: E402
 from planner.engine.serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME  # noqa: E402
-from planner.engine.serving_replay_ix import accelerator, group_key, load_rows, refusal, replay, summary  # noqa: E402
+from planner.engine.serving_replay_ix import (  # noqa: E402
+    accelerator,
+    group_key,
+    load_rows,
+    refusal,
+    replay,
+    summary,
+)
 
 OUT = ROOT / "planner" / "engine" / "serving_constants_ix.py"
 BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s",
