@@ -20,6 +20,7 @@ from .rag import rag_index_bytes
 from .result import Configuration, q
 from .serving_candidates import _fmt_gib, _g, _memory_remedies, _rank, candidate, curve, not_fitting
 from .serving_constants import RUNTIME_SPECS
+from .sizing_disagg import disaggregated_section
 from .spec import WorkloadSpec
 
 TOP_CANDIDATES = 50
@@ -113,6 +114,11 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
         "curves": curves,
     }
     acc = cat.accelerators[rec[0]] if rec is not None else None
+    if s.disaggregation is not None and acc is not None:
+        serving_section["disaggregated"] = disaggregated_section(spec, acc, calibrations)
+        warnings.append(Msg("serving.disaggregation: the stated prefill and decode pools are evaluated on {acc} "
+                            "(serving.disaggregated); the search and the costs plan aggregated replicas",
+                            acc=acc.model))
     return memory_section, compute_section, serving_section, cands, recommendation, acc
 
 

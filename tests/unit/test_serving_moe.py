@@ -164,3 +164,22 @@ def test_atom_constants_and_mtp_drafts_are_its_own():
     # ATOM drafts one token (num_speculative_tokens 1): 2 verified tokens per sequence per step
     assert float(atom["engine"].spec_q) == 2.0
     assert np.isfinite(atom["tpot_ms"]).all()
+
+
+def test_a_stated_disaggregation_is_evaluated_in_the_plan():
+    from planner.engine import size_workload  # noqa: PLC0415
+
+    spec = parse_workload_spec({**BASE, "precision": {"weights": "fp4", "compute": "fp4", "kv_cache": "fp8"},
+                                "serving": {"runtime": "sglang", "concurrency": 64, "requests_per_second": 0,
+                                            "input_tokens": 1024, "output_tokens": 1024,
+                                            "disaggregation": {"prefill": {"workers": 1, "tensor_parallel": 4},
+                                                               "decode": {"workers": 1, "tensor_parallel": 8}}},
+                                "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 12}})
+    r = size_workload(spec=spec, accelerators=list(BY_ID.values())).to_dict()
+    d = r["serving"]["disaggregated"]
+    direct = evaluate_disaggregated(arch=DSR1, accelerator=B200, prefill=Pool(1, 4), decode=Pool(1, 8),
+                                    runtime="sglang", weights="fp4", kv_cache="fp8", input_tokens=1024.0,
+                                    output_tokens=1024.0, concurrency=64.0)
+    assert d["tpot_p50_ms"]["value"] == pytest.approx(float(direct["tpot_p50_ms"]))
+    assert d["output_tokens_per_s_per_decode_gpu"]["value"] == pytest.approx(
+        d["output_tokens_per_s_per_gpu"]["value"] * 12 / 8)
