@@ -8,7 +8,9 @@ closed loop at the row's concurrency, weights = compute = the row's precision (f
 Prints the median absolute error of TTFT, TPOT and output tokens/s per GPU, the rows refused, and
 the Little's-law residual of the predictions themselves (predicted output tokens/s per GPU against
 concurrency x osl / (TTFT + (osl - 1) x TPOT) / GPUs): a consistency check, not an accuracy one.
-Nothing is fitted here. The full replay (MTP, EP, disaggregation) is issue 22 item 7.
+Nothing is fitted here. Kept as main evaluated these rows (EP as TP, nominal lengths) so its
+figures compare across versions; the full replay with EP, DPA, MTP and disaggregation is
+bench/bench_serving_fit.py (docs/BENCHMARKS.md "Serving: InferenceX fit set (issue 22)").
 """
 import csv
 import statistics

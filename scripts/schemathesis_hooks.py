@@ -109,6 +109,10 @@ def _drop_layout(spec: dict, path: list[str]) -> bool:
     return _drop(spec, ["hardware", "tensor_parallel"]) | _drop(spec, ["hardware", "pipeline_parallel"])
 
 
+def _drop_disaggregation(spec: dict, path: list[str]) -> bool:
+    return _drop(spec, ["serving", "disaggregation"])
+
+
 # (last part of the error's field path, text in the message template) -> repair. Each is a
 # rule between fields that the OpenAPI schema cannot state; docs/API.md lists them.
 CROSS_FIELD_RULES = {
@@ -132,6 +136,19 @@ CROSS_FIELD_RULES = {
     ("expert_overlap", "only for mixture-of-experts models"): _drop_field,
     ("weights", "QLoRA keeps the frozen base weights in int4"): _drop_field,
     ("weights", "full training needs fp32/bf16/fp16 (or fp8) weights"): _drop_field,
+    # serving mechanisms (issue 22; planner/engine/spec_mechanisms.py)
+    ("expert_parallel", "must divide the model's experts"): _drop_field,
+    ("expert_parallel", "must divide the GPUs of the group"): _drop_field,
+    ("expert_parallel", "exceeds hardware.count"): _drop_field,
+    ("expert_parallel", "only for mixture-of-experts models"): _drop_field,
+    ("data_parallel_attention", "only for transformer models"): _drop_field,
+    ("speculative", "has no multi-token-prediction layers"): _drop_field,
+    ("accepted_tokens", "only with method mtp"): _drop_field,
+    ("accepted_tokens", "must be at most"): _drop_field,  # 1 + the runtime's draft tokens (ATOM: 1)
+    ("disaggregation", "the pools hold"): _drop_field,
+    ("count", "required with serving.disaggregation"): _drop_disaggregation,
+    ("tensor_parallel", "with serving.disaggregation each pool states its tensor_parallel"): _drop_layout,
+    ("runtime", "runs on {vendor} GPUs only"): _drop_field,
 }
 
 

@@ -34,6 +34,8 @@ from planner.engine.architecture import MODEL_TYPES
 from planner.engine.precision import PRECISIONS
 from planner.engine.presets import get_preset, hf_id_aliases, preset_arch, preset_ids
 from planner.engine.serving_constants import RUNTIMES
+from planner.engine.serving_moe import MTP_DRAFT_TOKENS
+from planner.engine.spec_mechanisms import SPECULATIVE
 
 NAME_MAX = 200  # _Reader.text default
 DESCRIPTION_MAX = 2000
@@ -297,7 +299,21 @@ def _serving() -> dict:
             "(requests_per_second is the peak that sizes capacity). At most requests_per_second x 3600 x "
             "hours_per_day. Default: that maximum x 0.3 (average-to-peak ratio).")),
         "model_api": _model_api(),
+        "speculative": {"nullable": True, "description": (
+            "Speculative decoding: \"none\" or \"mtp\" (the checkpoint's multi-token-prediction layers; "
+            "models without them are refused); an object adds accepted_tokens per decode step."),
+            "oneOf": [_not_null(_enum(SPECULATIVE)), _obj({
+                "method": _enum(SPECULATIVE), "accepted_tokens": _num(1, 1 + MTP_DRAFT_TOKENS)}, nullable=False)]},
+        "disaggregation": _obj({"prefill": _not_null(_pool()), "decode": _not_null(_pool())},
+                               required=("prefill", "decode"), description=(
+            "Prefill and decode on separate pools; hardware.count must equal both pools' GPUs "
+            "(workers x tensor_parallel).")),
     })
+
+
+def _pool() -> dict:
+    return _obj({"workers": _int(1, 4096), "tensor_parallel": _int(1, 1024), "expert_parallel": _int(1, 1024),
+                 "data_parallel_attention": _bool()})
 
 
 def _model_api() -> dict:
@@ -358,6 +374,12 @@ def _hardware(kind: str) -> dict:
     if kind in ("inference", "rag"):  # serving layouts; training takes training.tensor_parallel
         props["tensor_parallel"] = _int(1, 64)
         props["pipeline_parallel"] = _int(1, 256)
+        props["expert_parallel"] = _int(1, 1024, description=(
+            "Mixture-of-experts models: experts split over this many GPUs of the tensor-parallel group; "
+            "must divide the model's experts and the GPUs."))
+        props["data_parallel_attention"] = {**_bool(), "description": (
+            "Attention replicated per GPU, the batch and KV cache split across them; MoE tokens exchanged "
+            "by all-to-all instead of all-reduce.")}
     return _obj(props)
 
 

@@ -26,9 +26,12 @@ ENGINES = {
     "vllm": {"version": "0.12.0", "image": "vllm/vllm-openai:v0.12.0", "port": 8000},
     "sglang": {"version": "0.5.1.post1", "image": "lmsysorg/sglang:v0.5.1.post1", "port": 30000},
     "trtllm": {"version": "1.0.0rc3", "image": "nvcr.io/nvidia/tensorrt-llm/release:1.0.0rc3", "port": 8000},
+    # ATOM: the image most InferenceX ATOM rows of serving_fit.csv record (87 of 182 rows)
+    "atom": {"version": "0.1.1", "image": "rocm/atom:rocm7.1.1-ubuntu24.04-pytorch2.9-atom0.1.1-MI350x",
+             "port": 8000},
 }
 # KV-cache and weight formats as each engine's flags name them (None: the engine's default, bf16).
-_KV = {"vllm": {"fp8": "fp8"}, "sglang": {"fp8": "fp8_e4m3"}, "trtllm": {}}
+_KV = {"vllm": {"fp8": "fp8"}, "sglang": {"fp8": "fp8_e4m3"}, "trtllm": {}, "atom": {"fp8": "fp8"}}
 _ONLINE_QUANT = {"fp8": "fp8"}  # bf16 checkpoints quantised to fp8 at load (vLLM, SGLang --quantization fp8)
 
 
@@ -61,6 +64,13 @@ def _command(runtime: str, *, model: str, tp: int, pp: int, max_len: int, spec: 
                 "--mem-fraction-static", f"{rt.gpu_memory_fraction:g}"]
         args += ["--kv-cache-dtype", kv] if kv else []
         args += ["--quantization", quant] if quant else []
+    elif runtime == "atom":
+        # ROCm/ATOM's OpenAI server with the flags its serving guide shows; max_num_seqs 512 and
+        # max_num_batched_tokens 16384 are its Config defaults (the values RUNTIME_SPECS["atom"] assumes)
+        args = ["python3", "-m", "atom.entrypoints.openai_server", "--model", model, "--host", "0.0.0.0",
+                "--port", str(eng["port"]), "--tensor-parallel-size", str(tp),
+                "--gpu-memory-utilization", f"{rt.gpu_memory_fraction:g}"]
+        args += ["--kv_cache_dtype", kv] if kv else []
     else:  # trtllm
         args = ["trtllm-serve", model, "--host", "0.0.0.0", "--port", str(eng["port"]), "--backend", "pytorch",
                 "--tp_size", str(tp), "--pp_size", str(pp), "--max_seq_len", str(max_len),

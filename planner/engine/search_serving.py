@@ -39,6 +39,12 @@ class ServingInputs:
     pp_pin: int | None = None
     count_pin: int | None = None
     calibrations: Calibrations = NO_CALIBRATIONS
+    # MoE mechanisms (serving_moe.py): expert parallel and data-parallel attention inside each
+    # layout's TP group, MTP speculative decoding (accepted None: the runtime's constant)
+    expert_parallel: int = 1
+    data_parallel_attention: bool = False
+    mtp: bool = False
+    mtp_accepted: float | None = None
 
 
 def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
@@ -80,7 +86,7 @@ def _compress(eng, idx, shape):
                         for f in eng.__dataclass_fields__})
 
 
-OP_KEYS = ("T", "ttft", "ttft_p50", "ttft_p95", "ttft_p99", "tpot_p95", "tpot_p99", "n_running", "compute_s",
+OP_KEYS = ("T", "tpot", "ttft", "ttft_p50", "ttft_p95", "ttft_p99", "tpot_p95", "tpot_p99", "n_running", "compute_s",
            "memory_s", "comm_s", "rate", "queued_s", "in_flight")
 
 
@@ -100,7 +106,7 @@ def _operating_point(e, s: ServingInputs, replicas, max_stable, ttft_t, tpot_t) 
     op_closed = e.closed_loop(s.concurrency / replicas, cap=max_stable)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for o in (op_open, op_closed):
-            o["in_flight"] = o["rate"] * (o["ttft"] + (s.output_tokens - 1.0) * o["T"])  # Little's law
+            o["in_flight"] = o["rate"] * (o["ttft"] + (s.output_tokens - 1.0) * o["tpot"])  # Little's law
             o["score"] = np.maximum(np.where(np.isfinite(o["ttft_p95"]), o["ttft_p95"] / ttft_t, np.inf),
                                     np.where(np.isfinite(o["tpot_p95"]), o["tpot_p95"] / tpot_t, np.inf))
             o["score"] = np.where(np.isnan(o["score"]), 0.0, o["score"])
@@ -119,7 +125,9 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     tp_l, pp_l = serving_layouts(s)
     eng, mem, notes = make_engines(arch=a, accs=cat.accelerators, runtime=s.runtime, weights=s.weights,
                                    compute=s.compute_precision, kv_precision=s.kv_precision, tp=tp_l, pp=pp_l,
-                                   isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations)
+                                   isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations,
+                                   ep=np.minimum(s.expert_parallel, tp_l), dpa=s.data_parallel_attention & (tp_l > 1),
+                                   mtp=s.mtp, mtp_accepted=s.mtp_accepted)
     tp = tp_l[None, :].astype(float)
     pp = pp_l[None, :].astype(float)
     shape = (len(cat.accelerators), len(tp_l))
@@ -142,7 +150,7 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
         lam = e.rate_meeting(ttft_t, tpot_t, hi=max_stable * 1.000001)  # open loop, per replica, within targets
         lam_c = e.rate_meeting(ttft_t, tpot_t, closed=True, hi=max_stable * 1.000001)
         at = e.steady(lam_c, parts=False)
-        clients_max = lam_c * (at["ttft"] + (s.output_tokens - 1) * at["T"])  # closed-loop clients within targets
+        clients_max = lam_c * (at["ttft"] + (s.output_tokens - 1) * at["tpot"])  # closed-loop clients within targets
         need = np.maximum(np.ceil(rps / np.where(lam > 0, lam, np.nan)) if rps > 0 else 1.0,
                           np.ceil(s.concurrency / np.where(clients_max >= 1, clients_max, np.nan)))
         meets = np.isfinite(need) & (lam > 0)

@@ -61,7 +61,7 @@ def latency_figures(op, ai: int, li: int) -> dict:
 def throughput_figures(op, ai: int, li: int, s, gpus: int) -> dict:
     """Throughput of one operating point: every replica serves the same share, so per GPU deployed =
     one replica's rate x tokens / its GPUs; per user = 1 / TPOT; in flight = rate x mean latency."""
-    rate, T = float(op["rate"][ai, li]), float(op["T"][ai, li])
+    rate, T = float(op["rate"][ai, li]), float(op["tpot"][ai, li])
     ok = math.isfinite(rate) and math.isfinite(T) and T > 0
     return {
         "output_tokens_per_s_per_gpu": rate * s.output_tokens / gpus if ok else None,
@@ -94,7 +94,7 @@ def curve(res, ai: int, li: int, s) -> list[dict]:
     gpus = int(res["tp"][li]) * int(res["pp"][li])
     return [{"rps_per_replica": round(float(lam[k]), 4),
              "output_tokens_per_s_per_gpu": round(float(lam[k]) * s.output_tokens / gpus, 2),
-             "ttft_p95_ms": round(float(st["ttft_p95"][k]) * 1e3, 2), "tpot_p50_ms": round(float(st["T"][k]) * 1e3, 3),
+             "ttft_p95_ms": round(float(st["ttft_p95"][k]) * 1e3, 2), "tpot_p50_ms": round(float(st["tpot"][k]) * 1e3, 3),
              "tpot_p95_ms": round(float(st["tpot_p95"][k]) * 1e3, 3)} for k in range(len(lam))
             if np.isfinite(st["ttft_p95"][k])]
 
@@ -145,7 +145,7 @@ def _rank(res, cat):
     if not len(ai):
         return ai, li, None, None
     op = res["op"]
-    latency = op["ttft"][ai, li] + op["T"][ai, li]
+    latency = op["ttft"][ai, li] + op["tpot"][ai, li]
     count = np.where(np.isfinite(res["count"][ai, li]), res["count"][ai, li], 1e12)
     price = cat.price_gpu_hour_usd[ai] * count
     meets = res["meets"][ai, li]

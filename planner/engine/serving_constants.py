@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from catalog.domain.messages import Msg
 
 from .hardware import AcceleratorSpec, generation_of
+from .serving_constants_ix import FITTED_IX, FITTED_IX_ROWS
 
-RUNTIMES = ("vllm", "sglang", "trtllm", "hf_transformers")
+RUNTIMES = ("vllm", "sglang", "trtllm", "atom", "hf_transformers")
+# Runtimes that run only on one vendor's GPUs (ATOM is built on ROCm's AITER kernels).
+RUNTIME_VENDORS = {"atom": "AMD"}
 DEFAULT_RUNTIME = "vllm"
 
 # The constants a calibration may replace (Calibrations.for_serving(...).values uses these names).
@@ -29,6 +32,8 @@ CONSTANT_NAMES = (
     "request_overhead_s",            # per request before its first token: HTTP, tokenisation, scheduling, detokenisation
     "low_bit_gemm_factor",           # fp8/fp4/int8 matmuls: share of their (2x/4x) peak relative to bf16's share
     "ttft_cohort_factor",            # closed loops: other prompts prefilled with a new one, x sqrt(clients - 1)
+    "all_to_all_efficiency",         # MoE dispatch/combine with data-parallel attention: share of the link reached
+    "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
 )
 
 
@@ -62,6 +67,10 @@ RUNTIME_SPECS = {
         "trtllm", "TensorRT-LLM", 0.90, 2048, 8192, "full", True, False, 1.0,
         "trtllm-serve defaults: max_batch_size 2048, max_num_tokens 8192, kv_cache_free_gpu_memory_fraction 0.9, "
         "GUARANTEED_NO_EVICT scheduler (reserves a request's whole context at admission)"),
+    "atom": Runtime(
+        "atom", "ATOM (AMD)", 0.90, 512, 16384, "average", True, False, 1.0,
+        "ATOM (ROCm/ATOM, atom/config.py Config defaults): gpu_memory_utilization 0.9, max_num_seqs 512, "
+        "max_num_batched_tokens 16384, paged KV in blocks of 16; AITER kernels, ROCm only"),
     "hf_transformers": Runtime(
         "hf_transformers", "Hugging Face Transformers (eager generate)", 1.00, 1, 1_000_000, "full", False, True, 0.5,
         "transformers generate(): one request (batch) at a time, no paged KV, no CUDA graphs; the prompt's "
@@ -88,10 +97,15 @@ FITTED = {
                "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 0.469,
                "request_overhead_s": 115.5e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
 }
+# ATOM has no serving_measured.csv rows: it starts from vLLM's Hopper constants (ATOM's scheduler and
+# paged KV follow vLLM's design) and its own constants are fitted on the InferenceX rows
+# (serving_fit_ix.py, FITTED_IX).
+FITTED["atom"] = dict(FITTED["vllm"])
 FITTED_ROWS = {
     "vllm": Msg("serving_measured.csv: backend vllm, system h100_sxm (93 rows)"),
     "sglang": Msg("serving_measured.csv: backend sglang, system h100_sxm (84 rows)"),
     "trtllm": Msg("serving_measured.csv: backend trtllm, system h100_sxm (357 rows)"),
+    "atom": Msg("vLLM's serving_measured.csv constants (no ATOM rows there)"),
 }
 # HF eager has no measured rows: vLLM's Hopper constants with no CUDA graphs (a launch per kernel,
 # ~10 kernels per layer at ~5 us) and no fused attention kernels. Assumption, not fitted.
@@ -128,6 +142,13 @@ PP_HOP_S = 30e-6  # activations handed to the next pipeline stage, per boundary 
 # configs beyond the smallest batches). A hardware/kernel fact, not fitted.
 MOE_TILE_ROWS = 64.0
 REQUEST_OVERHEAD_S = 2e-3  # tokenisation, detokenisation and HTTP per request (assumption)
+# MoE all-to-all (data-parallel attention): the share of the link a dispatch/combine reaches, until
+# fitted per runtime and generation (FITTED_IX): NCCL's all-reduce share above (assumption).
+ALL_TO_ALL_EFFICIENCY = ALLREDUCE_BUS_EFFICIENCY
+# Tokens accepted per MTP step when neither the spec nor a fit says otherwise: DeepSeek-V3 technical
+# report (arXiv:2412.19437, sec. 5.4.3): the second token is accepted 85-90 % of the time with one
+# MTP module; 1 + 0.85 = 1.85.
+MTP_ACCEPTED_DEFAULT = 1.85
 
 
 def generation_factor(acc: AcceleratorSpec) -> tuple[float, str]:
@@ -139,10 +160,13 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
 
     The generation factor is folded into the two efficiencies; the precision's kernel factor is
     applied separately by the model (it depends on weights vs compute precision)."""
-    base = dict(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])
+    base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
+            **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g
     base["decode_bandwidth_efficiency"] *= g
+    # Constants fitted on the InferenceX rows for this runtime and chip generation (serving_constants_ix.py)
+    base.update(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}))
     return base
 
 
@@ -151,6 +175,11 @@ def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
     if runtime == "hf_transformers":
         return Msg("Hugging Face eager constants are assumptions (no measured rows); generation factor {g:g}: {why}",
                    g=g, why=why)
+    ix = FITTED_IX.get((runtime, generation_of(accelerator.architecture)))
+    if ix:
+        return Msg("{runtime} constants fitted on {rows}; {names} fitted on the InferenceX rows ({ix_rows})",
+                   runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], names=", ".join(ix),
+                   ix_rows=FITTED_IX_ROWS[(runtime, generation_of(accelerator.architecture))])
     return Msg("{runtime} constants fitted on {rows}; generation factor {g:g}: {why}",
                runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], g=g, why=why)
 

@@ -16,26 +16,39 @@ from . import hf_eager_memory, memory
 from .architecture import ModelArch, kv_cache_bytes_per_token, linear_state_bytes_per_sequence
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
+from .precision import weight_bytes_per_param
+from .serving_build import build_engine
 from .serving_constants import (
     RUNTIME_SPECS,
     compute_format,
     kernel_factor,
-    link,
     resolve_constants,
 )
-from .serving_model import Engine, build_engine
+from .serving_model import Engine
+from .serving_moe import (
+    MTP_ACCEPTED_DEFAULT,
+    MTP_DRAFT_TOKENS,
+    MTP_DRAFT_TOKENS_BY_RUNTIME,
+    attention_weight_params,
+    group_link,
+)
 
 GIB = memory.GIB
 
 
 def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, compute: str, kv_precision: str,
-                tp, pp, isl, osl) -> dict:
-    """Per-GPU memory of a layout under the runtime's budget, and the sequences its KV pool holds."""
+                tp, pp, isl, osl, dpa=False) -> dict:
+    """Per-GPU memory of a layout under the runtime's budget, and the sequences its KV pool holds.
+
+    dpa (data-parallel attention): attention weights on every rank, the KV split by sequences."""
     rt = RUNTIME_SPECS[runtime]
     tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    dpa = np.asarray(dpa, dtype=bool)
     isl, osl = np.asarray(isl, dtype=float), np.asarray(osl, dtype=float)
     cap = np.asarray(capacity_bytes, dtype=float)
     w_gpu = memory.inference_weight_bytes(arch, weights=weights) / (tp * pp)
+    w_gpu = w_gpu + np.where(dpa, attention_weight_params(arch) * weight_bytes_per_param(weights)
+                             * (1.0 - 1.0 / tp) / pp, 0.0)
     chunk = np.minimum(rt.step_token_budget, np.maximum(isl, 512.0)) if rt.continuous_batching else isl
     act = memory.inference_activation_bytes(arch, tokens_in_flight=chunk, tp=tp, compute_precision=compute)
     if rt.logits_all_positions:
@@ -49,6 +62,7 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     pool = budget - w_gpu - act - workspace
     kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
     kv_split = np.ones_like(tp) if arch.is_mla else np.minimum(tp, float(arch.kv_heads or 1))
+    kv_split = np.where(dpa, tp, kv_split)
     kvpt_gpu = kvpt / (kv_split * pp)
     reserve = isl + osl if rt.kv_reservation == "full" else isl + osl / 2.0
     # + the fixed state of linear-attention layers (hybrid models), split like the heads and layers
@@ -64,8 +78,13 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
 
 
 def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
-                 tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
-    """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp)."""
+                 tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
+                 ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0):
+    """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp).
+
+    ep, dpa: expert parallel and data-parallel attention inside the tp group; mtp: MTP speculative
+    decoding with `mtp_accepted` tokens per step (None: the runtime's constant); prompt_share 0: a
+    decode-only worker (serving_disagg.py)."""
     tp = np.asarray(tp, dtype=float)
     pp = np.asarray(pp, dtype=float)
     shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))
@@ -89,7 +108,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                 values = {**values, **consts}
             low_bit = fmt in ("fp8", "fp4", "int8")
             values = {**values, "compute_factor": values["low_bit_gemm_factor"] if low_bit else 1.0}
-            links = [link(acc, int(t)) for t in tps]
+            links = [group_link(acc, int(t)) for t in tps]
             kinds = ", ".join(sorted({lk[2] for t, lk in zip(tps, links, strict=True) if t > 1}))
             memo[key] = (np.nan if peak is None else peak, kernel_factor(weights=weights, compute_fmt=fmt), values,
                          {"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
@@ -112,21 +131,28 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         link_bw = np.ones((n,) + shape)
         link_lat = np.full((n,) + shape, np.nan)
     mem = memory_plan(arch=arch, capacity_bytes=col([a.memory_gib * GIB for a in accs]), runtime=runtime,
-                      weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl)
+                      weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
+                      dpa=dpa)
     rt = RUNTIME_SPECS[runtime]
+    if mtp and mtp_accepted is None:
+        mtp_accepted = float(np.mean(consts_arr.get("mtp_accepted_tokens", MTP_ACCEPTED_DEFAULT)))
     eng = build_engine(arch=arch, weights=weights, kv_precision=kv_precision, isl=isl, osl=osl, tp=tp, pp=pp,
                        peak_tflops=col(peaks), bandwidth_gb_s=col([a.memory_bandwidth_gb_s for a in accs]),
                        consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
-                       budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"])
+                       budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"],
+                       ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp else None, prompt_share=prompt_share,
+                       mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS))
     return eng, mem, notes
 
 
 def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,
-                tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None):
-    """(Engine, memory plan, notes) for one accelerator; `consts` overrides the presets (used by the fit)."""
+                tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
+                **mechanisms):
+    """(Engine, memory plan, notes) for one accelerator; `consts` overrides the presets (used by the fit);
+    `mechanisms`: ep, dpa, mtp, mtp_accepted, prompt_share of make_engines."""
     eng, mem, notes = make_engines(arch=arch, accs=[acc], runtime=runtime, weights=weights, compute=compute,
                                    kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
-                                   calibrations=calibrations, consts=consts)
+                                   calibrations=calibrations, consts=consts, **mechanisms)
     full = np.broadcast_shapes(*(np.shape(getattr(eng, f.name)) for f in fields(eng)))
     eng = replace(eng, **{f.name: np.broadcast_to(np.asarray(getattr(eng, f.name), dtype=float), full)[0]
                           for f in fields(eng)})
@@ -150,17 +176,24 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
                     runtime: str = "vllm", weights: str = "bf16", compute: str | None = None, kv_cache: str | None = None,
                     input_tokens=1024, output_tokens=256, concurrency=None, requests_per_second=None,
                     ttft_p95_ms: float | None = None, tpot_p95_ms: float | None = None,
-                    calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None) -> dict:
+                    calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
+                    expert_parallel=1, data_parallel_attention=False, speculative: str = "none",
+                    mtp_accepted_tokens=None) -> dict:
     """Predict how exactly this layout serves the load (one replica of tp x pp GPUs).
 
     Load: `concurrency` clients in a closed loop (as benchmark tools run) or `requests_per_second`
     Poisson arrivals (open loop); with both, both are evaluated and the worse p95 is reported.
-    Numeric inputs may be arrays of one shape (rows of a replay). Times are in ms."""
+    Numeric inputs may be arrays of one shape (rows of a replay). Times are in ms.
+    expert_parallel / data_parallel_attention: inside the tensor-parallel group (serving_moe.py);
+    speculative "mtp": multi-token prediction with `mtp_accepted_tokens` per step (None: the runtime's
+    fitted constant). Disaggregated prefill/decode: serving_disagg.evaluate_disaggregated."""
     compute = compute or weights
     kv_cache = kv_cache or ("bf16" if weights in ("int4", "int8") else weights)
     eng, mem, notes = make_engine(arch=arch, acc=accelerator, runtime=runtime, weights=weights, compute=compute,
                                   kv_precision=kv_cache, tp=tensor_parallel, pp=pipeline_parallel,
-                                  isl=input_tokens, osl=output_tokens, calibrations=calibrations, consts=consts)
+                                  isl=input_tokens, osl=output_tokens, calibrations=calibrations, consts=consts,
+                                  ep=expert_parallel, dpa=data_parallel_attention, mtp=speculative == "mtp",
+                                  mtp_accepted=mtp_accepted_tokens)
     ttft1, tpot1 = eng.unloaded()
     gpus = np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel, dtype=float)
     out = {"fits": mem["fits"], "n_max": mem["n_max"], "memory": mem, "notes": notes,
@@ -186,14 +219,14 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
     osl = np.asarray(output_tokens, dtype=float)
     out.update({
         "ttft_ms": ms("ttft"), "ttft_p50_ms": ms("ttft_p50"), "ttft_p95_ms": ms("ttft_p95"), "ttft_p99_ms": ms("ttft_p99"),
-        "tpot_ms": ms("T"), "tpot_p50_ms": ms("T"), "tpot_p95_ms": ms("tpot_p95"), "tpot_p99_ms": ms("tpot_p99"),
+        "tpot_ms": ms("tpot"), "tpot_p50_ms": ms("tpot"), "tpot_p95_ms": ms("tpot_p95"), "tpot_p99_ms": ms("tpot_p99"),
         "throughput_rps": np.where(ok, s["rate"], 0.0),
         # requests in flight per replica (Little's law: rate x mean latency; a closed loop's clients)
-        "in_flight_requests": np.where(ok, s["rate"] * (s["ttft"] + (osl - 1.0) * s["T"]), 0.0),
+        "in_flight_requests": np.where(ok, s["rate"] * (s["ttft"] + (osl - 1.0) * s["tpot"]), 0.0),
         "output_tokens_per_s_per_gpu": np.where(ok, s["rate"] * osl / gpus, 0.0),
         "total_tokens_per_s_per_gpu": np.where(
             ok, s["rate"] * (osl + np.asarray(input_tokens, dtype=float)) / gpus, 0.0),
-        "output_tokens_per_s_per_user": np.where(ok, 1.0 / np.maximum(s["T"], 1e-12), 0.0),
+        "output_tokens_per_s_per_user": np.where(ok, 1.0 / np.maximum(s["tpot"], 1e-12), 0.0),
         "running_sequences": np.where(ok, s["n_running"], 0.0),
         "queued_ms": np.where(ok, s["queued_s"] * 1e3, np.inf),
         "stable": ok & s["stable"] | (ok & (concurrency is not None)),

@@ -25,9 +25,8 @@ from functools import cached_property
 
 import numpy as np
 
-from .architecture import ModelArch, kv_cache_bytes_per_token
-from .precision import weight_bytes_per_param
-from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, MOE_TILE_ROWS, PP_HOP_S, REQUEST_OVERHEAD_S
+from .architecture import ModelArch
+from .serving_constants import MOE_TILE_ROWS, REQUEST_OVERHEAD_S
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 Z99 = 2.326  # one-sided 99 % normal quantile
@@ -80,6 +79,30 @@ class Engine:
     n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
     cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
     request_overhead_s: np.ndarray = REQUEST_OVERHEAD_S
+    # Speculative decoding (serving_spec.py, docs/SIZING.md "Speculative decoding (MTP)"): each decode
+    # step verifies spec_q tokens per sequence (1 + draft tokens) and keeps spec_a of them on average;
+    # the draft passes add draft_tokens x MTP layers / layers of a step's matmuls and weight read.
+    spec_q: np.ndarray = 1.0
+    spec_a: np.ndarray = 1.0
+    draft_share: np.ndarray = 0.0
+    # 1: this engine prefills its prompts; 0: a decode-only worker of a disaggregated deployment
+    # (the prompt's KV arrives from the prefill pool: context without prefill work).
+    prompt_share: np.ndarray = 1.0
+
+    @cached_property
+    def prompt(self):
+        """Prompt tokens this engine prefills per request."""
+        return self.isl * self.prompt_share
+
+    @cached_property
+    def steps(self):
+        """Decode steps per request (osl / accepted tokens per step)."""
+        return self.osl / self.spec_a
+
+    @cached_property
+    def dq(self):
+        """Matmul tokens per decoding sequence per step: the verified tokens plus the draft passes."""
+        return self.spec_q + self.draft_share
 
     # ------------------------------------------------------------------ one step
 
@@ -89,7 +112,7 @@ class Engine:
     def weight_read_s(self, tokens):
         """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
         if not np.any(self.expert_weight_bytes):
-            return self.dense_weight_bytes / (self.tp * self.bytes_s) + 0.0 * tokens
+            return (1.0 + self.draft_share) * self.dense_weight_bytes / (self.tp * self.bytes_s) + 0.0 * tokens
         return self._moe_costs(tokens)[0]
 
     def moe_padding_s(self, tokens):
@@ -107,8 +130,8 @@ class Engine:
     @cached_property
     def _moe_k(self) -> dict:
         return {"log_miss": np.log1p(-np.minimum(self.expert_touch, 1.0 - 1e-12)),
-                "w_s": self.expert_weight_bytes / (self.tp * self.bytes_s),
-                "dense_s": self.dense_weight_bytes / (self.tp * self.bytes_s),
+                "w_s": (1.0 + self.draft_share) * self.expert_weight_bytes / (self.tp * self.bytes_s),
+                "dense_s": (1.0 + self.draft_share) * self.dense_weight_bytes / (self.tp * self.bytes_s),
                 "pad_s": self.experts * MOE_TILE_ROWS * self.expert_row_flops / (self.tp * self.flops_s),
                 "rows_per_tile": self.expert_touch / MOE_TILE_ROWS}
 
@@ -128,9 +151,9 @@ class Engine:
         The matmuls (bounded by their FLOPs or by reading the weights) and attention (bounded by
         its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
         ctx_d = self.isl + self.osl / 2.0
-        tokens = n_decode + prefill_tokens
+        tokens = n_decode * self.dq + prefill_tokens
         gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s) + self.moe_padding_s(tokens)
-        attn_c = (n_decode * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
+        attn_c = (n_decode * self.spec_q * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
             self.tp * self.pp * self.flops_s)
         kv = (n_decode * ctx_d + prefill_tokens) * self.kv_bytes_per_token_gpu / self.bytes_s
         w = self.weight_read_s(tokens)
@@ -145,19 +168,20 @@ class Engine:
         """Per-engine invariants of the steady state (computed once; steady() runs inside bisections)."""
         ctx_d = self.isl + self.osl / 2.0
         per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
-        g = (self.isl + self.osl) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
-        a = (self.osl * ctx_d + self.isl * self.isl / 2.0) * self.attn_flops_per_ctx * per_flop
-        kv = (self.osl * ctx_d + self.isl) * self.kv_bytes_per_token_gpu / self.bytes_s
-        k = (self.isl + self.osl) * self.comm_per_token_s
+        P, S = self.prompt, self.steps
+        g = (P + S * self.dq) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
+        a = (S * self.spec_q * ctx_d + P * self.isl / 2.0) * self.attn_flops_per_ctx * per_flop
+        kv = (S * ctx_d + P) * self.kv_bytes_per_token_gpu / self.bytes_s
+        k = (P + S * self.dq) * self.comm_per_token_s
         fixed = self.overhead_s + self.comm_fixed_s
         c_pre = self.compute_s_per_token(self.isl / 2.0)
-        chunks = np.ceil(self.isl / self.budget)
+        chunks = np.ceil(P / self.budget)
         w1 = self.weight_read_s(1.0)
         return {"g": g, "m": np.maximum(a, kv), "k": k, "fixed": fixed, "c_pre": c_pre, "chunks": chunks,
-                "own": self.isl * (c_pre + self.comm_per_token_s) + (chunks - 1.0) * (fixed + w1), "w1": w1,
+                "own": P * (c_pre + self.comm_per_token_s) + np.maximum(chunks - 1.0, 0.0) * (fixed + w1), "w1": w1,
                 "moe": bool(np.any(self.expert_weight_bytes)), "slots": np.maximum(self.n_max, 1.0),
                 "slot_exp": np.sqrt(2.0 * (np.maximum(self.n_max, 1.0) + 1.0)) - 1.0,
-                "tpot_sd": self.isl * c_pre / np.sqrt(np.maximum(self.osl, 1.0))}
+                "tpot_sd": P * c_pre / np.sqrt(np.maximum(S, 1.0))}
 
     def _slopes(self, lam):
         k = self._k
@@ -173,12 +197,12 @@ class Engine:
         the experts a decode-only step reads: 1 - (1 - k/E)^tokens is concave)."""
         finite = np.isfinite(T)
         Tf = np.where(finite, T, 0.0)
-        n_dec = np.maximum(lam * self.osl * Tf, 1.0)
-        chunks = np.ceil(self.isl / self.budget)
+        n_dec = np.maximum(lam * self.steps * Tf, 1.0) * self.dq
+        chunks = np.ceil(self.prompt / self.budget)
         share = np.minimum(lam * chunks * Tf, 1.0)
         # prompt tokens per chunk-carrying step: the mean lam x isl x T spread over that share of steps
         # (one chunk, isl / chunks tokens, at low load; several prompts per step at high load)
-        with_chunk = n_dec + lam * self.isl * Tf / np.maximum(share, 1e-12)
+        with_chunk = n_dec + lam * self.prompt * Tf / np.maximum(share, 1e-12)
         w_c, pad_c = self._moe_costs(with_chunk)
         w_d, pad_d = self._moe_costs(n_dec)
         return share * w_c + (1.0 - share) * w_d, share * pad_c + (1.0 - share) * pad_d
@@ -206,14 +230,14 @@ class Engine:
                                         (fixed + w0) / np.where(ok, den_m, 1.0)), np.inf)
             if k["moe"]:
                 w0, pad0 = self._moe_step_mix(lam, T)
-        tokens_step = lam * (self.isl + self.osl) * T
-        n_decode = lam * self.osl * T
+        tokens_step = lam * (self.prompt + self.steps * self.dq) * T
+        n_decode = lam * self.steps * T
         # A new prompt waits for the running step (on average half of it), then rides the next step
         # with the prompts that arrived meanwhile; beyond the budget it waits for more steps (M/D/1).
         own = k["own"]
-        rho = lam * self.isl * T / np.maximum(self.budget - n_decode, 1.0)
+        rho = lam * self.prompt * T / np.maximum(self.budget - n_decode * self.dq, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
-        residence = 1.5 * T + own + wait + self.osl * T
+        residence = 1.5 * T + own + wait + self.steps * T
         n_running = lam * residence
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
@@ -226,7 +250,7 @@ class Engine:
         # isl x c_pre x sqrt(lam T)) and the two queue waits (exponential with their means: median
         # ln 2, p95 ln 20, p99 ln 100 times the mean). Each percentile sums its terms' percentiles.
         root = np.sqrt(lam * T)
-        share_sd = self.isl * k["c_pre"] * root
+        share_sd = self.prompt * k["c_pre"] * root
         waits = wait + slot_wait
         fixed_part = T + own + self.request_overhead_s
         ttft = fixed_part + 0.5 * T + waits
@@ -235,15 +259,17 @@ class Engine:
         ttft_p99 = fixed_part + T + Z99 * share_sd + waits * LN100
         # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry (normal:
         # median = mean = T).
-        tpot_sd = k["tpot_sd"] * root
-        tpot_p95 = T + Z95 * tpot_sd
-        tpot_p99 = T + Z99 * tpot_sd
+        # MTP: a step emits spec_a tokens per sequence, so a token's time is T / spec_a.
+        tpot = T / self.spec_a
+        tpot_sd = k["tpot_sd"] * root / self.spec_a
+        tpot_p95 = tpot + Z95 * tpot_sd
+        tpot_p99 = tpot + Z99 * tpot_sd
         stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (rho_s < 1.0)
-        out = {"T": T, "ttft": ttft, "ttft_p50": ttft_p50, "ttft_p95": ttft_p95, "ttft_p99": ttft_p99,
+        out = {"T": T, "tpot": tpot, "ttft": ttft, "ttft_p50": ttft_p50, "ttft_p95": ttft_p95, "ttft_p99": ttft_p99,
                "tpot_p95": tpot_p95, "tpot_p99": tpot_p99, "stable": stable}
         if not parts:
             return out
-        step_t, compute, memory, comm = self.step_s(n_decode, lam * self.isl * T)
+        step_t, compute, memory, comm = self.step_s(n_decode, lam * self.prompt * T)
         return {**out, "n_running": n_running, "n_decode": n_decode, "compute_s": compute, "memory_s": memory,
                 "comm_s": comm, "tokens_per_step": tokens_step}
 
@@ -251,11 +277,11 @@ class Engine:
         """One request alone: TTFT = its prefill, TPOT = one decode step."""
         T1, *_ = self.step_s(np.ones_like(self.isl * 1.0), 0.0)
         c_pre = self.compute_s_per_token(self.isl / 2.0)
-        chunks = np.ceil(self.isl / self.budget)
-        pad = chunks * self.moe_padding_s(np.minimum(self.isl, self.budget))
-        pre = (np.maximum(self.isl * c_pre + pad, chunks * self.weight_read_s(np.minimum(self.isl, self.budget)))
-               + chunks * (self.overhead_s + self.comm_fixed_s) + self.isl * self.comm_per_token_s)
-        return pre + self.request_overhead_s, T1
+        chunks = np.ceil(self.prompt / self.budget)
+        pad = chunks * self.moe_padding_s(np.minimum(self.prompt, self.budget))
+        pre = (np.maximum(self.prompt * c_pre + pad, chunks * self.weight_read_s(np.minimum(self.prompt, self.budget)))
+               + chunks * (self.overhead_s + self.comm_fixed_s) + self.prompt * self.comm_per_token_s)
+        return pre + self.request_overhead_s, T1 / self.spec_a
 
     def max_stable_rate(self):
         """Highest rate the engine sustains (token budget, compute, bandwidth or KV memory)."""
@@ -287,7 +313,7 @@ class Engine:
         together and send their next prompts together, so a prompt shares its prefill with others
         (ttft_cohort_factor x sqrt(clients - 1) prompts' worth, fitted on the measured closed loops)."""
         c = np.maximum(np.minimum(clients, self.n_max) - 1.0, 0.0)
-        return self.cohort_factor * np.sqrt(c) * self.isl * self.compute_s_per_token(self.isl / 2.0)
+        return self.cohort_factor * np.sqrt(c) * self.prompt * self.compute_s_per_token(self.isl / 2.0)
 
     def rate_meeting(self, ttft_s, tpot_s, *, closed=False, hi=None):
         """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never).
@@ -298,7 +324,7 @@ class Engine:
             s = self.steady(lam, parts=False)
             ttft = s["ttft_p95"]
             if closed:
-                ttft = ttft + 2.0 * self.cohort_s(lam * (s["ttft"] + (self.osl - 1.0) * s["T"]))
+                ttft = ttft + 2.0 * self.cohort_s(lam * (s["ttft"] + (self.osl - 1.0) * s["tpot"]))
             return s["stable"] & (ttft <= ttft_s) & (s["tpot_p95"] <= tpot_s)
         lam = self._bisect(ok, self._rate_upper() if hi is None else hi)
         # lam is the top of the feasible range; 0 with an infeasible floor means never.
@@ -317,12 +343,12 @@ class Engine:
 
         def fewer(lam):
             s = self.steady(lam, parts=False)
-            return s["stable"] & (lam * (s["ttft"] + cohort + (self.osl - 1.0) * s["T"]) <= clients)
+            return s["stable"] & (lam * (s["ttft"] + cohort + (self.osl - 1.0) * s["tpot"]) <= clients)
         lam = self._bisect(fewer, cap)
         s = self.steady(lam)
         # The cohort wait is part of every request's cycle, so it is in the balance above: the rate,
         # the step time and the latencies are one operating point (Little's law on the loop holds).
-        cycle = s["ttft"] + cohort + (self.osl - 1.0) * s["T"]
+        cycle = s["ttft"] + cohort + (self.osl - 1.0) * s["tpot"]
         queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
         queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
         # Cohort wait: uniform between none and twice its mean (mean and median c, p95/p99 ~2c).
@@ -335,40 +361,3 @@ class Engine:
         s["clients"] = clients + 0.0 * lam
         return s
 
-
-def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
-                 consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max) -> Engine:
-    """Engine arrays from a model, a layout and the constants (all array-friendly)."""
-    f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
-    tp, pp = f(tp), f(pp)
-    dense, routed = moe_split(arch)
-    bpp = weight_bytes_per_param(weights)
-    kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
-    if arch.is_mla:
-        kv_split = np.ones_like(tp)
-    else:
-        kv_split = np.minimum(tp, float(arch.kv_heads or 1))
-    layers = float(arch.layers or 1)
-    attn = 0.0
-    if arch.is_transformer and arch.attention_heads:
-        qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
-        attn = 4.0 * layers * arch.attention_heads * qk
-    c = {k: f(v) for k, v in consts.items()}
-    lat = np.where(np.isnan(f(link_latency_s)), c["allreduce_latency_s"], f(link_latency_s))
-    hidden = float(arch.hidden_size or 0)
-    ar = np.where(tp > 1, 2.0 * layers, 0.0)  # all-reduces per token pass
-    # Ring all-reduce of one token's 16-bit hidden state: 2 (tp-1)/tp x bytes over the one-way link.
-    per_token = ar * 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * hidden * 2.0 / (f(link_gb_s) * 1e9 * ALLREDUCE_BUS_EFFICIENCY)
-    return Engine(
-        isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
-        tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
-        expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
-        experts=f(arch.experts if arch.is_moe else 0.0),
-        expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
-        kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
-        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
-        bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
-        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S,
-        comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
-        cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
-    )

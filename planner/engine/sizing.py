@@ -9,10 +9,12 @@ from catalog.domain.messages import Msg
 
 from . import infra
 from .calibration import NO_CALIBRATIONS, Calibrations
+from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
 from .rag import rag_index_bytes, rag_section
 from .resolve import resolve_accelerator
 from .result import Configuration, SizingResult, q
+from .serving_constants import RUNTIME_VENDORS
 from .sizing_common import ASSUMPTIONS, ENGINE_VERSION, GIB, _model_section
 from .sizing_serving import size_serving
 from .sizing_training import _training
@@ -36,6 +38,13 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
         accs = [acc]
         if note:
             warnings.append(note)
+    vendor = RUNTIME_VENDORS.get(spec.serving.runtime) if spec.serving else None
+    if vendor and spec.kind != "external_api":  # ATOM: AMD GPUs only
+        if spec.hardware.accelerator and accs and accs[0].vendor != vendor:
+            raise SpecValidationError([FieldError(field="serving.runtime", message=Msg(
+                "{runtime} runs on {vendor} GPUs only; {chip} is not one", runtime=spec.serving.runtime,
+                vendor=vendor, chip=accs[0].model))])
+        accs = [a for a in accs if a.vendor == vendor]
     if spec.kind == "external_api" or (spec.kind == "rag" and spec.rag is not None and spec.rag.generator == "external_api"):
         return _cpu_only(spec, warnings)
     if not accs:

@@ -20,6 +20,7 @@ from .rag import rag_index_bytes
 from .result import Configuration, q
 from .serving_candidates import _fmt_gib, _g, _memory_remedies, _rank, candidate, curve, not_fitting
 from .serving_constants import RUNTIME_SPECS
+from .sizing_disagg import disaggregated_section
 from .spec import WorkloadSpec
 
 TOP_CANDIDATES = 50
@@ -33,7 +34,9 @@ def serving_inputs(spec: WorkloadSpec, calibrations: Calibrations) -> search.Ser
         context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         concurrency=s.concurrency, requests_per_second=s.requests_per_second, ttft_ms=s.ttft_p95_ms,
         tpot_ms=s.tpot_p95_ms, runtime=s.runtime, tp_pin=hw.tensor_parallel, pp_pin=hw.pipeline_parallel,
-        count_pin=hw.count, calibrations=calibrations)
+        count_pin=hw.count, calibrations=calibrations, expert_parallel=hw.expert_parallel or 1,
+        data_parallel_attention=hw.data_parallel_attention, mtp=s.speculative.method == "mtp",
+        mtp_accepted=s.speculative.accepted_tokens)
 
 
 # Experts per MoE layer from which the published out-of-sample rows (tests/reference/
@@ -111,6 +114,11 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
         "curves": curves,
     }
     acc = cat.accelerators[rec[0]] if rec is not None else None
+    if s.disaggregation is not None and acc is not None:
+        serving_section["disaggregated"] = disaggregated_section(spec, acc, calibrations)
+        warnings.append(Msg("serving.disaggregation: the stated prefill and decode pools are evaluated on {acc} "
+                            "(serving.disaggregated); the search and the costs plan aggregated replicas",
+                            acc=acc.model))
     return memory_section, compute_section, serving_section, cands, recommendation, acc
 
 
@@ -266,7 +274,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
                                                    "{frac:.0%} of GPU memory", rt=rt.label, frac=rt.gpu_memory_fraction)),
         },
     }
-    T = float(op["T"][ai, li])
+    T = float(op["tpot"][ai, li])  # time per output token (the step / MTP accepted tokens)
     gpus = tp * pp
     rate = float(op["rate"][ai, li])
     lam_t = _g(res, "rate_meeting", ai, li)

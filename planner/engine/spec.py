@@ -17,6 +17,7 @@ from catalog.domain.messages import Msg
 
 from .errors import FieldError, SpecValidationError
 from .precision import PRECISIONS
+from .spec_mechanisms import check_mechanisms
 from .spec_model import (
     ARCH_FIELDS,
     ARCH_INT_BOUNDS,
@@ -169,11 +170,14 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         gpus_per_server=r.integer(h, "gpus_per_server", "hardware", minimum=1, maximum=16),
         tensor_parallel=r.integer(h, "tensor_parallel", "hardware", minimum=1, maximum=64),
         pipeline_parallel=r.integer(h, "pipeline_parallel", "hardware", minimum=1, maximum=256),
+        expert_parallel=r.integer(h, "expert_parallel", "hardware", minimum=1, maximum=1024),
+        data_parallel_attention=bool(r.boolean(h, "data_parallel_attention", "hardware", default=False)),
         power_budget_kw=r.number(h, "power_budget_kw", "hardware", minimum=0.0, maximum=1e6, strict_min=True),
         racks=r.integer(h, "racks", "hardware", minimum=1, maximum=100000),
     )
     _check_serving_layout(r, hardware, kind=kind, model=model)
     check_training_layout(r, training, hardware, kind=kind, model=model)
+    check_mechanisms(r, hardware, serving, kind=kind, model=model)
     if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
         r.err("model", Msg("a vision model ({name}) cannot be sized as {kind}; use classic_training", name=model.name, kind=kind))
     if model is not None and kind == "classic_training" and model.model_type != "vision" and not model.flops_per_sample:

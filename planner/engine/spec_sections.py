@@ -8,6 +8,7 @@ from catalog.domain.messages import Msg
 
 from .presets import get_preset, preset_arch, preset_ids
 from .serving_constants import DEFAULT_RUNTIME, RUNTIMES
+from .spec_mechanisms import read_disaggregation, read_speculative
 from .spec_reader import _UNSTORABLE, _Reader
 from .spec_training_layout import exact_layout_batch
 from .spec_types import (
@@ -178,6 +179,8 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
     runtime = r.choice(s, "runtime", P, RUNTIMES, default=DEFAULT_RUNTIME)
     rpd = r.number(s, "requests_per_day", P, minimum=0, strict_min=True)
     model_api = _read_model_api(r, s.get("model_api"), f"{P}.model_api")
+    speculative = read_speculative(r, s.get("speculative"), runtime=runtime)
+    disaggregation = read_disaggregation(r, s.get("disaggregation"))
     if len(r.errors) > n0:
         return None
     if rpd is not None:
@@ -197,7 +200,8 @@ def _read_serving(r: _Reader, s: Mapping, *, model) -> ServingSpec | None:
         return None
     return ServingSpec(context_length=ctx, input_tokens=inp, output_tokens=out, concurrency=conc,
                        requests_per_second=rps, ttft_p95_ms=ttft, tpot_p95_ms=tpot, hours_per_day=hpd,
-                       runtime=runtime, requests_per_day=rpd, model_api=model_api)
+                       runtime=runtime, requests_per_day=rpd, model_api=model_api, speculative=speculative,
+                       disaggregation=disaggregation)
 
 
 MAX_MODEL_APIS = 50

@@ -81,6 +81,36 @@ MIN_HOURS_PER_DAY = 0.1
 
 
 @dataclass(frozen=True, kw_only=True)
+class SpeculativeSpec:
+    """serving.speculative: "none" | "mtp" (the checkpoint's multi-token-prediction layers draft)."""
+
+    method: str = "none"
+    accepted_tokens: float | None = None  # per decode step; None: the runtime's fitted constant
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolSpec:
+    """One pool of a disaggregated deployment: `workers` engines of `tensor_parallel` GPUs."""
+
+    workers: int = 1
+    tensor_parallel: int = 1
+    expert_parallel: int = 1
+    data_parallel_attention: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return self.workers * self.tensor_parallel
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisaggregationSpec:
+    """serving.disaggregation: prefill and decode on separate pools (hardware.count = both pools)."""
+
+    prefill: PoolSpec
+    decode: PoolSpec
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServingSpec:
     context_length: int = 4096
     input_tokens: int = 1024
@@ -90,7 +120,9 @@ class ServingSpec:
     ttft_p95_ms: float | None = None
     tpot_p95_ms: float | None = None
     hours_per_day: float = 24.0
-    runtime: str = "vllm"  # serving engine: vllm | sglang | trtllm | hf_transformers
+    runtime: str = "vllm"  # serving engine: vllm | sglang | trtllm | atom (AMD) | hf_transformers
+    speculative: SpeculativeSpec = SpeculativeSpec()
+    disaggregation: DisaggregationSpec | None = None
     # Volume (average traffic), apart from the peak above that sizes capacity: what token-priced
     # options, egress and the useful share are priced on. None: AVERAGE_TO_PEAK_RATIO of the peak.
     requests_per_day: float | None = None
@@ -150,6 +182,10 @@ class HardwareSpec:
     gpus_per_server: int | None = None
     tensor_parallel: int | None = None  # serving: pin the layout (with accelerator + count: exact what-if)
     pipeline_parallel: int | None = None
+    # MoE serving inside the tensor-parallel group (serving_moe.py): experts split over expert_parallel
+    # ranks; data_parallel_attention: attention replicated per rank, batch and KV split across ranks.
+    expert_parallel: int | None = None
+    data_parallel_attention: bool = False
     # What the site has (issue 20, 7.): IT power the servers may draw at full load, and racks free.
     # The decision keeps owned options within them; the plan says what they allow at most.
     power_budget_kw: float | None = None

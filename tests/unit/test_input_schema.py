@@ -52,7 +52,7 @@ def test_schema_matches_the_fields_the_parser_reads(kind):
     assert set(props["data"]["properties"]) == set(S.DataSpec.__dataclass_fields__)
     hardware = set(S.HardwareSpec.__dataclass_fields__)
     if kind not in ("inference", "rag"):
-        hardware -= {"tensor_parallel", "pipeline_parallel"}  # serving layouts only
+        hardware -= {"tensor_parallel", "pipeline_parallel", "expert_parallel", "data_parallel_attention"}  # serving only
     assert set(props["hardware"]["properties"]) == hardware
     assert set(props["precision"]["properties"]) == set(S.PrecisionSpec.__dataclass_fields__)
     for branch in props["model"]["oneOf"]:
@@ -116,6 +116,12 @@ def _probe(section: str, name: str, value):
     if section == "hardware" and name in ("tensor_parallel", "pipeline_parallel"):
         spec["model"] = {"architecture": {"layers": 256, "hidden_size": 4096, "attention_heads": 64,
                                           "vocab_size": 100, "ffn_hidden_size": 128}}
+    if section == "hardware" and name == "expert_parallel":  # an MoE whose experts the bound divides
+        spec["model"] = {"architecture": {"layers": 2, "hidden_size": 64, "attention_heads": 4, "vocab_size": 100,
+                                          "ffn_hidden_size": 128, "experts": 1024, "experts_per_token": 2,
+                                          "moe_ffn_hidden_size": 64}}
+        for key in ("count", "tensor_parallel"):
+            spec[section].pop(key, None)
     if section == "training" and name == "context_parallel":
         spec[section]["sequence_length"] = 4096
     if section == "training" and name == "expert_parallel":  # an MoE model whose experts the bound divides

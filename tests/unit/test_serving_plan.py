@@ -11,7 +11,7 @@ from planner.engine.calibration import Calibration, Calibrations
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.presets import preset_arch
 from planner.engine.serving import evaluate_layout, serving_constants
-from planner.engine.serving_constants import CONSTANT_NAMES, RUNTIMES, compute_format
+from planner.engine.serving_constants import CONSTANT_NAMES, RUNTIME_VENDORS, RUNTIMES, compute_format
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCS = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
@@ -126,12 +126,25 @@ def test_serving_layout_pins_are_refused_for_training():
 def test_every_runtime_plans_and_hf_eager_needs_more_gpus_than_vllm():
     counts = {}
     for rt in RUNTIMES:
+        if rt in RUNTIME_VENDORS:  # ATOM runs on AMD only: test_atom_runs_on_amd_only
+            continue
         r = run({"kind": "inference", "model": {"preset": "llama-3.1-8b"},
                  "serving": {"requests_per_second": 5, "concurrency": 4, "runtime": rt},
                  "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"}})
         counts[rt] = r["recommendation"]["count"]
         assert r["serving"]["runtime"]
     assert counts["hf_transformers"] > counts["vllm"]
+
+
+def test_atom_runs_on_amd_only():
+    """ATOM (ROCm/AITER) plans on an AMD Instinct GPU and is a field error on an NVIDIA one."""
+    spec = {"kind": "inference", "model": {"preset": "llama-3.1-8b"},
+            "serving": {"requests_per_second": 5, "concurrency": 4, "runtime": "atom"}}
+    r = run({**spec, "hardware": {"accelerator": "amd-mi300x-192gb"}})
+    assert r["serving"]["runtime"] == "ATOM (AMD)"
+    with pytest.raises(SpecValidationError) as exc:
+        run({**spec, "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"}})
+    assert {e.field for e in exc.value.errors} == {"serving.runtime"}
 
 
 def test_precision_meets_hardware():

@@ -1,0 +1,66 @@
+"""Engine arrays from a model, a layout and the constants (docs/SIZING.md "Serving model").
+
+Split from serving_model.py: how the per-GPU rates, weights, KV, collectives and speculative
+decoding of one replica are put into an Engine (serving_moe.py has the MoE arithmetic).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import ModelArch, kv_cache_bytes_per_token
+from .precision import weight_bytes_per_param
+from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
+from .serving_model import Engine, moe_split
+from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
+
+
+def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
+                 consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
+                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS) -> Engine:
+    """Engine arrays from a model, a layout and the constants (all array-friendly).
+
+    ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
+    mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off); prompt_share 0:
+    a decode-only worker of a disaggregated deployment (serving_disagg.py)."""
+    f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
+    tp, pp = f(tp), f(pp)
+    dpa = np.asarray(dpa, dtype=bool)
+    dense, routed = moe_split(arch)
+    # DPA replicates the attention weights on every rank: per GPU (dense - attn) / tp + attn, written
+    # as a replica total that the engine divides by tp.
+    attn_w = attention_weight_params(arch)
+    dense = np.where(dpa, dense + attn_w * (tp - 1.0), dense)
+    bpp = weight_bytes_per_param(weights)
+    kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
+    if arch.is_mla:
+        kv_split = np.ones_like(tp)
+    else:
+        kv_split = np.minimum(tp, float(arch.kv_heads or 1))
+    kv_split = np.where(dpa, tp, kv_split)  # DPA: each rank holds the KV of its own sequences
+    layers = float(arch.layers or 1)
+    attn = 0.0
+    if arch.is_transformer and arch.attention_heads:
+        qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
+        attn = 4.0 * layers * arch.attention_heads * qk
+    c = {k: f(v) for k, v in consts.items()}
+    lat = np.where(np.isnan(f(link_latency_s)), c["allreduce_latency_s"], f(link_latency_s))
+    # Ring all-reduces (2 per layer) or, with DPA, the MoE all-to-all (serving_moe.collectives).
+    ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
+                                a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
+                                allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
+    q, acc, draft = speculative(arch, mtp_accepted, mtp_draft)
+    return Engine(
+        isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
+        tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
+        expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
+        experts=f(arch.experts if arch.is_moe else 0.0),
+        expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
+        kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
+        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
+        bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
+        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S,
+        comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
+        cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
+        spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
+    )

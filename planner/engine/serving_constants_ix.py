@@ -1,0 +1,34 @@
+"""Serving constants fitted on the InferenceX rows (../shared/reference/inferencex/serving_fit.csv),
+per (runtime, chip generation). Written by scripts/fit_serving_moe.py; docs/SIZING.md "Serving model"
+and docs/BENCHMARKS.md "Serving: InferenceX fit set (issue 22)" list the rows and the error.
+
+Fitted 2026-12-03 by `scripts/fit_serving_moe.py --rounds 4` (multiplicative coordinate search on the
+mean absolute log error of TTFT, TPOT and output tokens/s per GPU, one third each) on every row of
+serving_fit.csv the model expresses (3,487 rows). Hopper keeps its serving_measured.csv efficiencies
+and overheads (FITTED); only its MoE constants (all-to-all efficiency, MTP accepted tokens) are fitted
+here. A group's value replaces the preset (and its generation factor) for that runtime and generation;
+FITTED_IX_ROWS says which rows each group was fitted on. Bounds: efficiencies in (0, 1], accepted
+tokens in [1, 1 + draft tokens]; a value at a bound (1.0) means the data asked for more than the
+physics allows and the missing time sits in another mechanism (docs/BENCHMARKS.md lists them).
+"""
+
+FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
+    ('atom', 'cdna'): {"prefill_efficiency": 1, "decode_bandwidth_efficiency": 1, "step_overhead_s": 0.002296, "request_overhead_s": 0.008779, "ttft_cohort_factor": 0.1568, "mtp_accepted_tokens": 2},  # loss 0.529
+    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2002, "decode_bandwidth_efficiency": 0.679, "step_overhead_s": 0.004907, "request_overhead_s": 0.1489, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.2},  # loss 0.512
+    ('sglang', 'cdna'): {"prefill_efficiency": 1, "decode_bandwidth_efficiency": 0.5592, "step_overhead_s": 0.004127, "request_overhead_s": 0.02214, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 1, "mtp_accepted_tokens": 2.2},  # loss 0.636
+    ('sglang', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.091},  # loss 0.525
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.523, "step_overhead_s": 0.001157, "request_overhead_s": 0.03434, "ttft_cohort_factor": 0.4301, "all_to_all_efficiency": 0.7, "mtp_accepted_tokens": 1.85},  # loss 0.492
+    ('trtllm', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.556},  # loss 0.463
+    ('vllm', 'blackwell'): {"prefill_efficiency": 0.8976, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.002105, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273},  # loss 0.114
+    ('vllm', 'cdna'): {"prefill_efficiency": 0.4031, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.003247, "request_overhead_s": 0.02483, "ttft_cohort_factor": 0.4434},  # loss 0.275
+}
+FITTED_IX_ROWS: dict[tuple[str, str], str] = {
+    ('atom', 'cdna'): 'serving_fit.csv: 181 rows, engines atom; GPUs mi355x; models dsr1, gptoss120b, qwen3.5',
+    ('sglang', 'blackwell'): 'serving_fit.csv: 908 rows, engines dynamo-sglang, sglang; GPUs b200, b300, gb200; models dsr1, qwen3.5',
+    ('sglang', 'cdna'): 'serving_fit.csv: 780 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, qwen3.5',
+    ('sglang', 'hopper'): 'serving_fit.csv: 174 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, qwen3.5',
+    ('trtllm', 'blackwell'): 'serving_fit.csv: 763 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, gptoss120b',
+    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b',
+    ('vllm', 'blackwell'): 'serving_fit.csv: 170 rows, engines vllm; GPUs b200; models gptoss120b',
+    ('vllm', 'cdna'): 'serving_fit.csv: 75 rows, engines vllm; GPUs mi300x, mi355x; models gptoss120b',
+}

@@ -1,0 +1,113 @@
+"""Serving mechanisms of mixture-of-experts deployments (docs/SIZING.md "Serving model", "Expert
+parallelism and data-parallel attention", "Speculative decoding (MTP)").
+
+Inside one replica of `tp` GPUs (InferenceX, SGLang, vLLM and TensorRT-LLM lay it out so: expert
+parallel and data-parallel attention live inside the tensor-parallel group):
+
+- Expert parallelism (EP): each of the EP ranks holds E / EP whole experts instead of a 1/TP slice
+  of every expert. The bytes and FLOPs per GPU are the same as TP's; what changes is the
+  communication when attention is data parallel (below).
+- Data-parallel attention (DPA, `dp = tp` attention ranks): every rank keeps the full attention
+  weights (replicated) and runs attention for its own 1/dp of the sequences, so the KV cache is split
+  by sequences over all tp GPUs (MLA's latent KV, which TP replicates on every rank, is then held
+  once). Attention needs no all-reduce; the MoE layers exchange tokens instead:
+    EP > 1: all-to-all dispatch (each token's hidden state to the ranks of its k experts, once per
+            distinct rank: r = EP x (1 - (1 - 1/EP)^k) ranks) and combine (the outputs back):
+            r x h x (b_dispatch + b_combine) x (EP - 1) / EP bytes per token per MoE layer (bf16
+            both ways, moe_comm.DISPATCH_BYTES / COMBINE_BYTES), over the link x all_to_all_efficiency;
+            the tokens are spread over the tp attention ranks, each sending its own share;
+    EP = 1: the MoE runs tensor parallel on the gathered tokens: all-gather + reduce-scatter, the
+            bytes of one ring all-reduce per layer.
+  Without DPA, attention and MoE outputs are all-reduced as in a dense model (2 per layer), EP or not.
+- The link: the catalog's scale-up link while the group fits the scale-up domain (NVLink /
+  Infinity Fabric: an 8-GPU baseboard; NVL72: 72 GPUs), the scale-out NIC beyond it.
+- MTP speculative decoding: the checkpoint's MTP layers draft `MTP_DRAFT_TOKENS` tokens one after
+  another; the next step verifies them with the target model (1 + drafts tokens per sequence, the
+  KV read once) and keeps `accepted` tokens per sequence on average.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import ModelArch, _attention_params
+from .hardware import AcceleratorSpec
+from .moe_comm import COMBINE_BYTES, DISPATCH_BYTES
+from .serving_constants import MTP_ACCEPTED_DEFAULT, link  # noqa: F401 (re-exported)
+
+# Scale-up domain: an HGX / OAM baseboard connects 8 GPUs by NVLink / Infinity Fabric (NVIDIA HGX
+# H100/B200 and AMD MI300X/MI355X platform specifications: 8 GPUs per baseboard); the NVL72 rack's
+# NVLink Switch connects 72 (catalog interconnect "72-GPU domain").
+BASEBOARD_GPUS = 8
+# Scale-out NIC per GPU: 400 Gb/s = 50 GB/s one way (NVIDIA DGX H100 / DGX B200 user guides: eight
+# ConnectX-7 400 Gb/s compute ports, one per GPU; AMD MI355X platforms: Pensando Pollara 400 per GPU).
+NIC_GB_S = 50.0
+NIC_LATENCY_S = 10e-6  # per collective over RDMA (assumption: InfiniBand/RoCE one-way latency ~2-5 us x hops)
+# MTP drafting: SGLang's documented DeepSeek-V3/R1 setting --speculative-num-steps 3
+# --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 (docs "DeepSeek Usage", MTP), which
+# TensorRT-LLM's DeepSeek-R1 recipes also use (num_nextn_predict_layers 3); ATOM accepts only
+# num_speculative_tokens 1 (ROCm/ATOM atom/config.py, Config.__post_init__). Settings, not fits.
+MTP_DRAFT_TOKENS = 3
+MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1}
+
+
+def scale_up_domain(acc: AcceleratorSpec) -> int:
+    text = (acc.interconnect or "").lower()
+    return 72 if "72-gpu" in text else BASEBOARD_GPUS
+
+
+def group_link(acc: AcceleratorSpec, group: int) -> tuple[float, float | None, str]:
+    """(one-way GB/s, latency or None = the fitted scale-up value, kind) for a collective over `group` GPUs."""
+    if group > scale_up_domain(acc):
+        return NIC_GB_S, NIC_LATENCY_S, "network"
+    return link(acc, int(group))
+
+
+def attention_weight_params(a: ModelArch) -> float:
+    """Attention projection parameters of all layers (replicated on every rank with DPA)."""
+    if not a.is_transformer or not a.attention_heads:
+        return 0.0
+    return float(a.layers * _attention_params(a))
+
+
+def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allreduce_efficiency):
+    """(collectives per token pass, seconds per token over the link) of one replica's step.
+
+    Arrays broadcast over tp / ep / dpa / link. Ring all-reduce of one 16-bit hidden state moves
+    2 (tp-1)/tp x 2h bytes; an all-to-all dispatch + combine k x h x (2 + 2) x (ep-1)/ep."""
+    tp, ep = np.asarray(tp, dtype=float), np.asarray(ep, dtype=float)
+    dpa = np.asarray(dpa, dtype=bool)
+    h, L = float(a.hidden_size or 0), float(a.layers or 1)
+    moe_layers = float(max((a.layers or 0) - (a.dense_layers or 0), 0)) if a.is_moe else 0.0
+    bw = np.asarray(link_gb_s, dtype=float) * 1e9
+    ar_bytes = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * h * 2.0
+    # A token goes once to each distinct rank among its k experts' (DeepEP / the engines' dispatchers
+    # deduplicate per rank): ep x (1 - (1 - 1/ep)^k) ranks expected under uniform routing, of which
+    # (ep - 1) / ep are remote.
+    k = float(a.experts_per_token if a.is_moe else 0)
+    ranks = ep * -np.expm1(k * np.log1p(-1.0 / np.maximum(ep, 1.0 + 1e-9)))
+    a2a_bytes = ranks * h * (DISPATCH_BYTES + COMBINE_BYTES) * (ep - 1.0) / np.maximum(ep, 1.0)
+    # Without DPA: 2 all-reduces per layer. With DPA: dense layers 1 all-reduce-equivalent
+    # (gather + scatter), MoE layers an all-to-all (EP > 1) or one all-reduce-equivalent (EP = 1).
+    tp_s = 2.0 * L * ar_bytes / (bw * allreduce_efficiency)
+    # With DPA the step's tokens are spread over the tp attention ranks: each rank dispatches its own
+    # 1/tp of them over its own link, in parallel with the others (per-token seconds of the step / tp).
+    moe_a2a = np.where(ep > 1, a2a_bytes / (bw * a2a_efficiency) / np.maximum(tp, 1.0),
+                       ar_bytes / (bw * allreduce_efficiency))
+    dpa_s = (L - moe_layers) * ar_bytes / (bw * allreduce_efficiency) + moe_layers * moe_a2a
+    n_tp = np.where(tp > 1, 2.0 * L, 0.0)
+    n_dpa = np.where(tp > 1, L, 0.0)
+    count = np.where(dpa, n_dpa, n_tp)
+    per_token = np.where(tp > 1, np.where(dpa, dpa_s, tp_s), 0.0)
+    return count, per_token
+
+
+def speculative(a: ModelArch, accepted, draft_tokens: int = MTP_DRAFT_TOKENS) -> tuple[float, float, float]:
+    """(tokens verified per sequence per step, tokens accepted per step, draft share of a step's
+    matmuls and weight read); (1, 1, 0) without speculative decoding (accepted None or <= 1)."""
+    if accepted is None or not a.mtp_layers:
+        return 1.0, 1.0, 0.0
+    q = 1.0 + draft_tokens
+    acc = float(min(max(float(accepted), 1.0), q))
+    draft = draft_tokens * a.mtp_layers / float(a.layers or 1)
+    return q, acc, draft

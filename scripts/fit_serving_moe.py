@@ -1,0 +1,134 @@
+"""Fit the few serving constants per (runtime, chip generation) on the InferenceX rows (issue 22).
+
+Run:  .venv/bin/python scripts/fit_serving_moe.py [--write] [--exclude-model KEY] [--exclude-gpu GPU]
+Data: ../shared/reference/inferencex/serving_fit.csv (its README says how each point was measured),
+replayed as planner/engine/serving_replay_ix.py describes. Per (runtime, generation) group it fits,
+by multiplicative coordinate search on the mean absolute log error of TTFT, TPOT and output
+tokens/s per GPU (one third each):
+- Blackwell and CDNA (no serving_measured.csv rows; their efficiencies were generation-factor
+  assumptions): prefill_efficiency, decode_bandwidth_efficiency, step_overhead_s,
+  request_overhead_s, ttft_cohort_factor;
+- every generation, where the group has such rows: all_to_all_efficiency (rows with data-parallel
+  attention and EP > 1) and mtp_accepted_tokens (MTP rows).
+Hopper's prefill/bandwidth/overhead constants stay the serving_measured.csv fit (FITTED).
+Bounds are physical: efficiencies in (0, 1], accepted tokens in [1, 1 + draft tokens].
+--write rewrites planner/engine/serving_constants_ix.py with the values and the rows they were fitted on.
+--exclude-model / --exclude-gpu: leave those rows out of the fit and report the error on them
+(leave-one-out refits, docs/BENCHMARKS.md).
+"""
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from planner.engine import serving_constants as sc  # noqa: E402
+from planner.engine.serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME  # noqa: E402
+from planner.engine.serving_replay_ix import (  # noqa: E402
+    accelerator,
+    group_key,
+    load_rows,
+    refusal,
+    replay,
+    summary,
+)
+
+OUT = ROOT / "planner" / "engine" / "serving_constants_ix.py"
+BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s",
+              "ttft_cohort_factor")
+BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
+          "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
+          "all_to_all_efficiency": (0.02, 1.0)}
+
+
+def loss(results) -> float:
+    ok = [x for x in results if not x["refused"]]
+    if not ok:
+        return math.inf
+    e = [abs(math.log1p(x[k])) for x in ok for k in ("ttft_err", "tpot_err", "out_err")]
+    # a row the constants make unservable counts as a large error (not as nothing)
+    return float(np.mean(e)) + 2.0 * (len(results) - len(ok)) / len(results)
+
+
+def fit_group(key, rows, rounds=5):
+    rt, gen = key
+    acc = next(accelerator(r["gpu"]) for r in rows)
+    base = sc.serving_constants(acc, rt, "bf16")
+    names = [] if gen == "hopper" else list(BASE_NAMES)
+    if any(r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1 for r in rows):
+        names.append("all_to_all_efficiency")
+    if any(r["speculative"] == "mtp" for r in rows):
+        names.append("mtp_accepted_tokens")
+    bounds = dict(BOUNDS, mtp_accepted_tokens=(1.0, 1.0 + MTP_DRAFT_TOKENS_BY_RUNTIME.get(rt, MTP_DRAFT_TOKENS)))
+    cur = {n: float(base[n]) for n in names}
+    best = loss(replay(rows, {key: cur}))
+    step = 2.0
+    for _ in range(rounds):
+        for n in names:
+            for f in (step, 1.0 / step):
+                lo, hi = bounds[n]
+                trial = {**cur, n: min(max(cur[n] * f, lo), hi)}
+                if trial[n] == cur[n]:
+                    continue
+                v = loss(replay(rows, {key: trial}))
+                if v < best:
+                    best, cur = v, trial
+                    break
+        step = math.sqrt(step)
+    return cur, best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--exclude-model")
+    ap.add_argument("--exclude-gpu")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    sc.FITTED_IX.clear()
+    rows = [r for r in load_rows() if not refusal(r)]
+    held = [r for r in rows if r["model_key"] == args.exclude_model or r["gpu"] == args.exclude_gpu]
+    train = [r for r in rows if r not in held] if held else rows
+    groups: dict = {}
+    for r in train:
+        k = group_key(r)
+        groups.setdefault((k[2], k[3]), []).append(r)
+    fitted, notes = {}, {}
+    for key, rs in sorted(groups.items()):
+        t0 = time.perf_counter()
+        vals, best = fit_group(key, rs, rounds=args.rounds)
+        if vals:
+            fitted[key] = vals
+            models = sorted({r["model_key"] for r in rs})
+            gpus = sorted({r["gpu"] for r in rs})
+            notes[key] = (f"serving_fit.csv: {len(rs)} rows, engines {', '.join(sorted({r['framework'] for r in rs}))}; "
+                          f"GPUs {', '.join(gpus)}; models {', '.join(models)}")
+        print(f"{key}: {len(rs)} rows, loss {best:.3f}, {vals} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    consts = dict(fitted)
+    for name, rs in (("train", train), ("held out", held)):
+        if not rs:
+            continue
+        t = summary(replay(rs, consts))[0]
+        print(f"{name}: {t['rows']} rows, evaluated {t['evaluated']}, MdAPE TTFT {t['ttft']:.1%} "
+              f"TPOT {t['tpot']:.1%} output tok/s/GPU {t['out']:.1%}")
+    if args.write and not held:
+        lines = [OUT.read_text().split("FITTED_IX:")[0].rstrip() + "\n", "FITTED_IX: dict[tuple[str, str], dict[str, float]] = {"]
+        for key, vals in fitted.items():
+            body = ", ".join(f'"{n}": {v:.4g}' for n, v in vals.items())
+            lines.append(f"    {key!r}: {{{body}}},")
+        lines.append("}")
+        lines.append("FITTED_IX_ROWS: dict[tuple[str, str], str] = {")
+        for key, text in notes.items():
+            lines.append(f"    {key!r}: {text!r},")
+        lines.append("}")
+        OUT.write_text("\n".join(lines) + "\n")
+        print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""Serving mechanisms of issue 22: expert parallel, data-parallel attention, MTP, disaggregated
+prefill/decode, the ATOM runtime (planner/engine/serving_moe.py, serving_disagg.py)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.engine import SpecValidationError, parse_workload_spec
+from planner.engine.architecture import kv_cache_bytes_per_token
+from planner.engine.catalog_csv import load_accelerators_csv
+from planner.engine.moe_comm import COMBINE_BYTES, DISPATCH_BYTES
+from planner.engine.precision import weight_bytes_per_param
+from planner.engine.presets import preset_arch
+from planner.engine.serving_constants import ALLREDUCE_BUS_EFFICIENCY
+from planner.engine.serving_disagg import NIC_GB_S, Pool, evaluate_disaggregated, kv_transfer_s
+from planner.engine.serving_layout import evaluate_layout
+from planner.engine.serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, group_link
+
+ROOT = Path(__file__).resolve().parents[2]
+BY_ID = {a.id: a for a in load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")}
+B200, GB200, H100 = BY_ID["nvidia-b200-sxm-180gb"], BY_ID["nvidia-gb200-186gb"], BY_ID["nvidia-h100-sxm5-80gb"]
+DSR1 = preset_arch("deepseek-r1-0528")
+ROW = dict(arch=DSR1, accelerator=B200, tensor_parallel=8, runtime="sglang", weights="fp4", kv_cache="fp8",
+           input_tokens=1024, output_tokens=1024)
+
+
+def test_dpa_splits_mla_kv_by_sequences_and_replicates_attention_weights():
+    tp = evaluate_layout(**ROW, concurrency=64)
+    dpa = evaluate_layout(**ROW, concurrency=64, expert_parallel=8, data_parallel_attention=True)
+    # MLA's latent KV is replicated on every TP rank; DPA holds each sequence once: 1/8 per GPU
+    assert dpa["memory"]["kv_bytes_per_token_gpu"] == pytest.approx(tp["memory"]["kv_bytes_per_token_gpu"] / 8)
+    extra = attention_weight_params(DSR1) * weight_bytes_per_param("fp4") * (1 - 1 / 8)
+    assert dpa["memory"]["weights_bytes"] - tp["memory"]["weights_bytes"] == pytest.approx(extra)
+
+
+def test_all_to_all_bytes_follow_the_routing_and_the_link():
+    ep, tp, k, h = 8.0, 8.0, DSR1.experts_per_token, DSR1.hidden_size
+    count, per_token = collectives(DSR1, tp=tp, ep=ep, dpa=True, link_gb_s=900.0, a2a_efficiency=0.5,
+                                   allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
+    ranks = ep * (1 - (1 - 1 / ep) ** k)
+    moe_layers = DSR1.layers - DSR1.dense_layers
+    a2a = moe_layers * ranks * h * (DISPATCH_BYTES + COMBINE_BYTES) * (ep - 1) / ep / (900e9 * 0.5) / tp
+    ar = DSR1.dense_layers * 2 * (tp - 1) / tp * h * 2 / (900e9 * ALLREDUCE_BUS_EFFICIENCY)
+    assert float(per_token) == pytest.approx(a2a + ar)
+    assert float(count) == DSR1.layers  # one collective per layer instead of two all-reduces
+    _, tp_only = collectives(DSR1, tp=tp, ep=ep, dpa=False, link_gb_s=900.0, a2a_efficiency=0.5,
+                             allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
+    assert float(tp_only) == pytest.approx(2 * DSR1.layers * 2 * (tp - 1) / tp * h * 2 / (900e9 * ALLREDUCE_BUS_EFFICIENCY))
+
+
+def test_beyond_the_scale_up_domain_the_nic_carries_the_collective():
+    assert group_link(B200, 8)[2] == "nvlink"
+    assert group_link(B200, 16) == (NIC_GB_S, pytest.approx(10e-6), "network")
+    assert group_link(GB200, 32)[2] == "nvlink"  # NVL72: 72 GPUs on one NVLink domain
+
+
+def test_mtp_divides_the_step_by_the_accepted_tokens_and_pays_the_drafts():
+    plain = evaluate_layout(**ROW, concurrency=1)
+    for accepted in (1.0, 2.0, 3.0):
+        mtp = evaluate_layout(**ROW, concurrency=1, speculative="mtp", mtp_accepted_tokens=accepted)
+        assert float(mtp["tpot_ms"]) == pytest.approx(float(mtp["step_s"]) * 1e3 / accepted, rel=1e-6)
+        # the verification step (1 + drafts tokens, the draft passes) is never cheaper than a plain step
+        assert float(mtp["step_s"]) >= float(plain["step_s"])
+    one = evaluate_layout(**ROW, concurrency=1, speculative="mtp", mtp_accepted_tokens=1.0)
+    assert float(one["tpot_ms"]) > float(plain["tpot_ms"])  # nothing accepted: drafting is pure cost
+    # a model without MTP layers is unchanged by the flag
+    llama = dict(ROW, arch=preset_arch("llama-3.1-70b"), weights="fp8")
+    assert float(evaluate_layout(**llama, concurrency=4, speculative="mtp")["tpot_ms"]) == pytest.approx(
+        float(evaluate_layout(**llama, concurrency=4)["tpot_ms"]))
+
+
+@pytest.mark.parametrize("clients", [1, 64, 512])
+def test_mtp_closed_loop_keeps_littles_law(clients):
+    r = evaluate_layout(**ROW, concurrency=clients, speculative="mtp", mtp_accepted_tokens=2.4)
+    cycle = (float(r["ttft_ms"]) + (1024 - 1) * float(r["tpot_ms"])) / 1e3
+    assert float(r["output_tokens_per_s_per_gpu"]) == pytest.approx(clients * 1024 / cycle / 8, rel=0.02)
+
+
+PRE, DEC = Pool(1, 4, 4, True), Pool(1, 8, 8, True)
+
+
+@pytest.mark.parametrize("clients", [1, 128, 1024])
+def test_disaggregated_ttft_tpot_and_throughput_agree(clients):
+    d = evaluate_disaggregated(arch=DSR1, accelerator=B200, prefill=PRE, decode=DEC, runtime="sglang", weights="fp4",
+                               kv_cache="fp8", input_tokens=1024, output_tokens=1024, concurrency=clients)
+    cycle = (float(d["ttft_ms"]) + 1023 * float(d["tpot_ms"])) / 1e3
+    assert float(d["output_tokens_per_s_per_decode_gpu"]) == pytest.approx(clients * 1024 / cycle / 8, rel=0.02)
+    assert float(d["output_tokens_per_s_per_gpu"]) == pytest.approx(float(d["output_tokens_per_s_per_decode_gpu"]) * 8 / 12)
+    # the first token needs the prompt's prefill on the prefill pool and the KV moved to the decode pool
+    pre_alone = evaluate_layout(**dict(ROW, tensor_parallel=4), concurrency=1, expert_parallel=4,
+                                data_parallel_attention=True)
+    assert float(d["ttft_ms"]) >= float(pre_alone["unloaded_ttft_ms"]) + float(d["kv_transfer_ms"]) - 1e-6
+
+
+def test_kv_transfer_is_the_prompts_kv_over_the_network_or_nvl72():
+    kv = 8192 * kv_cache_bytes_per_token(DSR1, kv_precision="fp8")
+    t = kv_transfer_s(DSR1, B200, isl=8192, kv_precision="fp8", prefill=PRE, decode=DEC)
+    assert float(t) == pytest.approx(kv / (4 * NIC_GB_S * 1e9))
+    t72 = kv_transfer_s(DSR1, GB200, isl=8192, kv_precision="fp8", prefill=PRE, decode=DEC)
+    assert float(t72) == pytest.approx(kv / (4 * GB200.interconnect_gb_s / 2 * 1e9))
+
+
+def test_decode_pool_does_no_prefill_work():
+    """A decode-only engine's step with the same running batch is no longer than an aggregated one's."""
+    d = evaluate_disaggregated(arch=DSR1, accelerator=B200, prefill=PRE, decode=DEC, runtime="sglang", weights="fp4",
+                               kv_cache="fp8", input_tokens=8192, output_tokens=1024, concurrency=256)
+    agg = evaluate_layout(**dict(ROW, input_tokens=8192), concurrency=256, expert_parallel=8,
+                          data_parallel_attention=True)
+    assert float(d["tpot_ms"]) < float(agg["tpot_ms"])
+
+
+# ------------------------------------------------------------------------------------------ spec
+
+BASE = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"}}
+
+
+def _fields(d):
+    with pytest.raises(SpecValidationError) as exc:
+        parse_workload_spec(d)
+    return {e.field for e in exc.value.errors}
+
+
+def test_mechanisms_are_read_into_the_spec():
+    s = parse_workload_spec({**BASE, "hardware": {"count": 12, "accelerator": "nvidia-b200-sxm-180gb"},
+                             "serving": {"speculative": {"method": "mtp", "accepted_tokens": 2.5},
+                                         "disaggregation": {"prefill": {"workers": 1, "tensor_parallel": 4,
+                                                                        "expert_parallel": 4},
+                                                            "decode": {"workers": 1, "tensor_parallel": 8,
+                                                                       "expert_parallel": 8,
+                                                                       "data_parallel_attention": True}}}})
+    assert s.serving.speculative.accepted_tokens == 2.5
+    assert s.serving.disaggregation.decode.data_parallel_attention is True
+    assert s.serving.disaggregation.prefill.gpus + s.serving.disaggregation.decode.gpus == 12
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({**BASE, "hardware": {"count": 8, "tensor_parallel": 8, "expert_parallel": 3}}, "hardware.expert_parallel"),
+    ({**BASE, "hardware": {"count": 4, "tensor_parallel": 4, "expert_parallel": 8}}, "hardware.expert_parallel"),
+    ({"kind": "inference", "model": {"preset": "llama-3.1-8b"}, "hardware": {"expert_parallel": 2}},
+     "hardware.expert_parallel"),
+    ({"kind": "inference", "model": {"preset": "llama-3.1-8b"}, "serving": {"speculative": "mtp"}},
+     "serving.speculative"),
+    ({**BASE, "serving": {"speculative": {"method": "mtp", "accepted_tokens": 1 + MTP_DRAFT_TOKENS + 1}}},
+     "serving.speculative.accepted_tokens"),
+    ({**BASE, "hardware": {"count": 16}, "serving": {"disaggregation": {
+        "prefill": {"workers": 1, "tensor_parallel": 4}, "decode": {"workers": 1, "tensor_parallel": 8}}}},
+     "serving.disaggregation"),
+    ({**BASE, "serving": {"disaggregation": {
+        "prefill": {"workers": 1, "tensor_parallel": 4}, "decode": {"workers": 1, "tensor_parallel": 8}}}},
+     "hardware.count"),
+    ({**BASE, "hardware": {"accelerator": "nvidia-h200-sxm-141gb"}, "serving": {"runtime": "atom"}},
+     "serving.runtime"),
+    ({"kind": "pretraining", "model": {"preset": "deepseek-r1-0528"}, "training": {"tokens": 1e9},
+      "hardware": {"expert_parallel": 8}}, "hardware.expert_parallel"),
+])
+def test_bad_mechanisms_are_field_errors_that_name_the_field(spec, field):
+    assert field in _fields(spec)
+
+
+def test_atom_constants_and_mtp_drafts_are_its_own():
+    atom = evaluate_layout(**dict(ROW, accelerator=BY_ID["amd-mi355x-288gb"], runtime="atom", weights="fp8"),
+                           concurrency=8, speculative="mtp", mtp_accepted_tokens=2.0)
+    # ATOM drafts one token (num_speculative_tokens 1): 2 verified tokens per sequence per step
+    assert float(atom["engine"].spec_q) == 2.0
+    assert np.isfinite(atom["tpot_ms"]).all()
+
+
+def test_a_stated_disaggregation_is_evaluated_in_the_plan():
+    from planner.engine import size_workload  # noqa: PLC0415
+
+    spec = parse_workload_spec({**BASE, "precision": {"weights": "fp4", "compute": "fp4", "kv_cache": "fp8"},
+                                "serving": {"runtime": "sglang", "concurrency": 64, "requests_per_second": 0,
+                                            "input_tokens": 1024, "output_tokens": 1024,
+                                            "disaggregation": {"prefill": {"workers": 1, "tensor_parallel": 4},
+                                                               "decode": {"workers": 1, "tensor_parallel": 8}}},
+                                "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 12}})
+    r = size_workload(spec=spec, accelerators=list(BY_ID.values())).to_dict()
+    d = r["serving"]["disaggregated"]
+    direct = evaluate_disaggregated(arch=DSR1, accelerator=B200, prefill=Pool(1, 4), decode=Pool(1, 8),
+                                    runtime="sglang", weights="fp4", kv_cache="fp8", input_tokens=1024.0,
+                                    output_tokens=1024.0, concurrency=64.0)
+    assert d["tpot_p50_ms"]["value"] == pytest.approx(float(direct["tpot_p50_ms"]))
+    assert d["output_tokens_per_s_per_decode_gpu"]["value"] == pytest.approx(
+        d["output_tokens_per_s_per_gpu"]["value"] * 12 / 8)
