@@ -87,7 +87,12 @@ class _Formatter(string.Formatter):
 
 
 def format_template(template: str, params: dict, conventions: Conventions = ENGLISH) -> str:
-    return _Formatter(conventions).vformat(template, (), params) if params else template
+    if not params:
+        return template
+    if conventions is ENGLISH and "plural:" not in template:
+        # the same text as _Formatter's (English numbers need no separator swap), by the C formatter
+        return template.format_map(params)
+    return _Formatter(conventions).vformat(template, (), params)
 
 
 class Msg(str):
