@@ -267,6 +267,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     skipped: list[dict] = []
     api_prices = inputs.prices.api_prices + o.user_api_prices
     line_memo: dict = {}
+    uses: dict = {}
     inter_zone = o.inter_zone_gb_per_month or ZERO
     if o.redundancy == "multi_zone" and o.inter_zone_gb_per_month is None:
         notes.append(
@@ -293,7 +294,11 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         job = _job(w, o, rates, e, notes)
 
         def use_of(uu: Decimal, job=job):
-            return usage(u=uu, n=n, one_off=job.one_off, job=job.job)
+            # one Usage per running share and kind of use: the offers share it (and the lines built from it)
+            key = (str(uu), job.one_off, job.job)
+            if key not in uses:
+                uses[key] = usage(u=uu, n=n, one_off=job.one_off, job=job.job)
+            return uses[key]
 
         all_offers = [x for x in inputs.prices.cloud_offers if x.accelerator_id == w.accelerator_id]
         # a tensor-parallel group cannot span separate instances (1.): only hosts that hold whole groups
