@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
 from itertools import accumulate
 
 from .lines import RISK_ROW
 from .model import Line, OptionCost
-from .money import ONE, ZERO, cents
+from .money import CENT, ONE, ZERO, cents
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,18 +160,20 @@ class _Calendar:
 
 
 def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
+    # the month loops quantise inline (money.cents: to the cent, half up): ~70 amounts per line
     drifting = (line.market and cal.has_drift) or line.schedule is not None
+    monthly = line.monthly
     if line.schedule is not None:
         drift = cal.drift if line.market else (ONE,) * cal.n
-        months = tuple(cents(line.monthly * s * f) for s, f in zip(line.schedule, drift, strict=True))
+        months = tuple((monthly * s * f).quantize(CENT, ROUND_HALF_UP) for s, f in zip(line.schedule, drift, strict=True))
     elif drifting:
-        months = tuple(cents(line.monthly * f) for f in cal.drift)
+        months = tuple((monthly * f).quantize(CENT, ROUND_HALF_UP) for f in cal.drift)
     else:
-        months = (cents(line.monthly),) * cal.n
+        months = (cents(monthly),) * cal.n
     up, term = cents(line.upfront), cents(line.terminal)
     if line.vat:
         if drifting:
-            m_vat = tuple(cents(m * v) for m, v in zip(months, cal.vat[1:], strict=True))
+            m_vat = tuple((m * v).quantize(CENT, ROUND_HALF_UP) for m, v in zip(months, cal.vat[1:], strict=True))
         elif cal.vat_uniform:
             m_vat = (cents(months[0] * cal.vat[1]),) * cal.n
         else:
