@@ -263,6 +263,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
 
     priced: list[PricedOption] = []
     recipes: dict[str, Callable[[Decimal], OptionCost | None]] = {}
+    built: dict[str, OptionCost] = {}
     jobs: dict[str, _Job] = {}
     skipped: list[dict] = []
     api_prices = inputs.prices.api_prices + o.user_api_prices
@@ -282,6 +283,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         if opt is not None:
             priced.append(_price(opt, cal, job.u, e, line_memo, risk_priced=downtime_priced))
             recipes[opt.option_id] = recipe
+            built[opt.option_id] = opt  # as built (before _unique_labels relabels): _linear reads its lines
             jobs[opt.option_id] = job
 
     workloads = inputs.workloads
@@ -445,7 +447,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     short = [p for p in priced if p.option.option_id in compared_ids]
     linear = {
         p.option.option_id: {
-            **_linear(recipes[p.option.option_id], cal, p.utilisation),
+            **_linear(recipes[p.option.option_id], cal, p.utilisation, at_u0=built[p.option.option_id]),
             "efficiency_driven": jobs[p.option.option_id].efficiency_driven,
         }
         for p in short

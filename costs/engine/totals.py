@@ -246,14 +246,18 @@ def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
     return sum((_line_net(ln, cal, drift_sum) for ln in option.lines if ln.row != RISK_ROW), ZERO)
 
 
-def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar, u0: Decimal | None = None) -> dict:
+def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar, u0: Decimal | None = None,
+            at_u0: OptionCost | None = None) -> dict:
     """Per line: net total as a + b x u, exact at the option's own utilisation u0 and at u = 1
     (the secant through both; through u = 0 and 1 when u0 is 0 or 1). Totals are not linear
     in u everywhere: a one-off job's running months and the lines billed per running month step
     up from 0 to a whole month at the first hour, so a line through u = 0 put a short job's
     headline total (u0 = its share of the horizon's hours) far from the Monte Carlo base."""
     anchor = u0 if u0 is not None and ZERO < u0 < ONE else ZERO
-    at0, at1 = recipe(anchor), recipe(ONE)
+    # ``at_u0``: the option the recipe already built at u0 (a recipe is deterministic: not built again)
+    reuse = at_u0 is not None and u0 is not None
+    at0 = at_u0 if reuse and anchor == u0 else recipe(anchor)
+    at1 = at_u0 if reuse and u0 == ONE else recipe(ONE)
     assert at0 is not None and at1 is not None
     drift_sum = sum(cal.drift, ZERO)
     span = ONE - anchor
