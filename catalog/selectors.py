@@ -12,8 +12,9 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 
-from django.db.models import Q
+from django.db.models import F, Q
 
 from catalog.models import (
     Accelerator,
@@ -111,13 +112,14 @@ def _purchase_prices(*, as_of: date, fx: FxTable) -> dict[int, tuple[Decimal, Ha
     return best
 
 
-def _cloud_prices(*, as_of: date, fx: FxTable) -> dict[int, tuple[Decimal, CloudOffer]]:
-    """accelerator id -> (USD per GPU-hour, offer): the cheapest unflagged whole-instance on-demand offer."""
+def _cloud_prices(*, as_of: date, fx: FxTable, plain: bool = False) -> dict[int, tuple[Decimal, CloudOffer]]:
+    """accelerator id -> (USD per GPU-hour, offer): the cheapest unflagged whole-instance on-demand offer.
+    ``plain``: the offers as plain rows (_plain_rows), not model instances, for callers that need the price."""
     best: dict[int, tuple[Decimal, CloudOffer]] = {}
     offers = CloudOffer.objects.filter(
         valid_at(as_of), accelerator__isnull=False, price_on_demand_per_hour__isnull=False, flagged=False
     ).exclude(price_basis="accelerator_only")
-    for offer in offers:
+    for offer in _plain_rows(offers) if plain else offers:
         try:
             per_gpu = offer.price_on_demand_per_hour * fx.rate(base=offer.currency, quote="USD") / offer.gpu_count
         except CatalogLookupError:
@@ -148,10 +150,10 @@ def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
     """
     fx = FxTable.load(as_of=as_of)
     purchase = {k: v[0] for k, v in _purchase_prices(as_of=as_of, fx=fx).items()}
-    cloud = {k: v[0] for k, v in _cloud_prices(as_of=as_of, fx=fx).items()}
+    cloud = {k: v[0] for k, v in _cloud_prices(as_of=as_of, fx=fx, plain=True).items()}
 
     specs = []
-    for acc in Accelerator.objects.all():
+    for acc in _plain_rows(Accelerator.objects.all()):
         specs.append(
             AcceleratorSpec(
                 id=acc.slug,
@@ -175,8 +177,8 @@ def accelerator_specs(*, as_of: date) -> list[AcceleratorSpec]:
                 release_year=acc.release_year,
                 min_cuda=acc.min_cuda,
                 min_driver=acc.min_driver,
-                purchase_price_usd=_float(purchase.get(acc.pk)),
-                cloud_price_per_gpu_hour_usd=_float(cloud.get(acc.pk)),
+                purchase_price_usd=_float(purchase.get(acc.id)),
+                cloud_price_per_gpu_hour_usd=_float(cloud.get(acc.id)),
             )
         )
     return specs
@@ -365,6 +367,13 @@ def supplier_quotes_snapshot(*, team_id: int, as_of: date) -> list[dict]:
     return out
 
 
+def _plain_rows(queryset, **expressions) -> list[SimpleNamespace]:
+    """The rows of a queryset as plain objects with the model's column values (attname: ``accelerator_id``)
+    and the given expressions, without building model instances (a snapshot reads ~130 cloud offers)."""
+    names = [f.attname for f in queryset.model._meta.concrete_fields]
+    return [SimpleNamespace(**row) for row in queryset.values(*names, **expressions)]
+
+
 def price_snapshot(*, as_of: date) -> dict:
     """Every price and rate valid at as_of, JSON-serialisable. Shape: docs/CATALOG.md (stable)."""
     from django.conf import settings
@@ -385,12 +394,12 @@ def price_snapshot(*, as_of: date) -> dict:
         "freshness_thresholds_days": dict(settings.PRICE_MAX_AGE_DAYS),
         "cloud_offers": [
             {
-                "id": o.pk,
+                "id": o.id,
                 "provider": o.provider,
                 "region": o.region,
                 "instance_type": o.instance_type,
                 "source_gpu_model": o.source_gpu_model,
-                "accelerator": o.accelerator.slug if o.accelerator else None,
+                "accelerator": o.accelerator_slug,
                 "gpu_count": o.gpu_count,
                 "gpu_memory_gib": _dec(o.gpu_memory_gib),
                 "vcpus": o.vcpus,
@@ -407,7 +416,7 @@ def price_snapshot(*, as_of: date) -> dict:
                 **_validity(o),
                 "source": _source(o),
             }
-            for o in CloudOffer.objects.filter(valid).select_related("accelerator").order_by("pk")
+            for o in _plain_rows(CloudOffer.objects.filter(valid).order_by("pk"), accelerator_slug=F("accelerator__slug"))
         ],
         "dedicated_server_offers": [
             {

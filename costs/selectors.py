@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from types import SimpleNamespace
 
 from django.db.models import Q
 
@@ -21,7 +22,7 @@ def rate_card_snapshot(*, as_of: date) -> dict:
     """
     valid = Q(valid_from__lte=as_of) & (Q(valid_to__isnull=True) | Q(valid_to__gt=as_of))
     rates: dict[str, dict] = {}
-    for r in RateCard.objects.filter(valid).order_by("key", "valid_from"):
+    for r in _plain(RateCard.objects.filter(valid).order_by("key", "valid_from")):
         rates[r.key] = {
             "value": _dec(r.value),
             "unit": r.unit,
@@ -33,7 +34,7 @@ def rate_card_snapshot(*, as_of: date) -> dict:
         }
     # external model API prices (self-hosting vs API); one row per provider/model, latest first wins
     api: dict[tuple[str, str], dict] = {}
-    for a in ApiTokenPrice.objects.filter(valid).order_by("provider", "model", "valid_from"):
+    for a in _plain(ApiTokenPrice.objects.filter(valid).order_by("provider", "model", "valid_from")):
         api[(a.provider, a.model)] = {
             "provider": a.provider,
             "model": a.model,
@@ -52,6 +53,11 @@ def rate_card_snapshot(*, as_of: date) -> dict:
         "api_prices": list(api.values()),
         "vat_history": _vat_history(),
     }
+
+
+def _plain(queryset) -> list[SimpleNamespace]:
+    """The rows as plain objects with the model's column values (no model instances: ~110 rows a plan)."""
+    return [SimpleNamespace(**row) for row in queryset.values(*[f.attname for f in queryset.model._meta.concrete_fields])]
 
 
 def _dec(value) -> str:

@@ -273,11 +273,14 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     from planner.engine.launch import serving_launch
     from planner.engine.spec import parse_workload_spec
 
+    search_memo: list = []  # the second sizing (_describe_decided) reuses the first one's search
     try:
+        accelerators = accelerators_from_snapshot(price_snapshot)
+        calibrated = Calibrations.from_data(calibrations)
         spec = parse_workload_spec(inputs.get("spec") or {})
         # Sizing judges what needs the catalog, e.g. an ambiguous hardware.accelerator pin.
-        sizing = size_workload(spec=spec, accelerators=accelerators_from_snapshot(price_snapshot),
-                               calibrations=Calibrations.from_data(calibrations))
+        sizing = size_workload(spec=spec, accelerators=accelerators, calibrations=calibrated,
+                               search_memo=search_memo)
     except SpecValidationError as exc:
         lines = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
         return ComputeOutcome(VersionStatus.FAILED, None, f"invalid workload: {lines}", ENGINE_VERSION)
@@ -290,8 +293,8 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     except CostValidationError as exc:
         lines = "; ".join(str(e) for e in exc.errors)
         return ComputeOutcome(VersionStatus.FAILED, None, f"invalid cost options: {lines}", ENGINE_VERSION)
-    sizing_dict = _describe_decided(sizing_dict, costs, spec=spec, accelerators=accelerators_from_snapshot(price_snapshot),
-                                    calibrations=Calibrations.from_data(calibrations))
+    sizing_dict = _describe_decided(sizing_dict, costs, spec=spec, accelerators=accelerators,
+                                    calibrations=calibrated, search_memo=search_memo)
     decision = plan_decision.build(sizing=sizing_dict, costs=costs, spec=inputs.get("spec") or {})
     if decision.get("hardware") and spec.serving is not None and spec.kind in plan_decision.SERVICE_KINDS:
         decision["launch"] = with_structured(serving_launch(
@@ -314,7 +317,8 @@ def _listed(sizing_dict: dict, costs: dict) -> dict:
                                           "best_per_accelerator_total": len(best)}}
 
 
-def _describe_decided(sizing_dict: dict, costs: dict, *, spec, accelerators, calibrations) -> dict:
+def _describe_decided(sizing_dict: dict, costs: dict, *, spec, accelerators, calibrations,
+                      search_memo: list | None = None) -> dict:
     """One plan, one answer: when the cost decision chose another configuration than the sizing's
     own pick (fewest GPUs meeting the targets), size again with the decided configuration chosen, so
     the hardware, layout, memory, latency and run-time sections describe what the plan tells the
@@ -330,7 +334,8 @@ def _describe_decided(sizing_dict: dict, costs: dict, *, spec, accelerators, cal
         return sizing_dict
     if not plan_decision.describes(sizing_dict, chosen):
         own = sizing_dict.get("recommendation") or {}
-        redone = size_workload(spec=spec, accelerators=accelerators, calibrations=calibrations, chosen=chosen).to_dict()
+        redone = size_workload(spec=spec, accelerators=accelerators, calibrations=calibrations, chosen=chosen,
+                               search_memo=search_memo).to_dict()
         if not plan_decision.describes(redone, chosen):  # not among the candidates: keep the sizing as it was
             return sizing_dict
         redone["fewest_gpus"] = {k: own.get(k) for k in ("accelerator_id", "accelerator", "count", "layout")}

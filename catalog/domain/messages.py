@@ -87,7 +87,12 @@ class _Formatter(string.Formatter):
 
 
 def format_template(template: str, params: dict, conventions: Conventions = ENGLISH) -> str:
-    return _Formatter(conventions).vformat(template, (), params) if params else template
+    if not params:
+        return template
+    if conventions is ENGLISH and "plural:" not in template:
+        # the same text as _Formatter's (English numbers need no separator swap), by the C formatter
+        return template.format_map(params)
+    return _Formatter(conventions).vformat(template, (), params)
 
 
 class Msg(str):
@@ -207,11 +212,18 @@ def _has_msg(values) -> bool:
     return any(isinstance(v, Msg) and v.params for v in values)
 
 
+# values with_structured returns as they are, recognised by their exact type (no call for each)
+_LEAF_TYPES = frozenset({str, int, float, bool, type(None), Decimal})
+
+
 def with_structured(tree):
     """A copy of a JSON-ready tree with `<key>_i18n` siblings for its Msg texts."""
     if isinstance(tree, dict):
         out = {}
         for key, value in tree.items():
+            if type(value) in _LEAF_TYPES:
+                out[key] = value
+                continue
             out[key] = with_structured(value)
             if isinstance(value, Msg) and value.params:
                 out[f"{key}{I18N_SUFFIX}"] = _stored(value)
@@ -219,7 +231,7 @@ def with_structured(tree):
                 out[f"{key}{I18N_SUFFIX}"] = [_stored(v) for v in value]
         return out
     if isinstance(tree, list | tuple):
-        return [with_structured(v) for v in tree]
+        return [v if type(v) in _LEAF_TYPES else with_structured(v) for v in tree]
     return tree
 
 

@@ -314,6 +314,10 @@ def analyse(
 
     # tornado: each factor at its P10 and P90 (or its documented span), the others at base
     sensitivity = {}
+    d0 = v["price_drift_per_year"]
+    d_lo, d_hi = d0 - Z90 * v["mc_price_drift_sd"], d0 + Z90 * v["mc_price_drift_sd"]
+    # the same price levels for every option
+    dm_lo, dm_hi = (_drift_multiplier(np.array([d]), d0, months)[0] for d in (d_lo, d_hi))
     for i, m in models.items():
         is_api = by_id[i].option.kind == "api"
         u0 = 0.0 if is_api else m.u0
@@ -341,17 +345,7 @@ def analyse(
                     tot(u=min(1.0, u0 * e_base / hi_e)),
                 )
             )
-        d0 = sd["price_drift_per_year"]
-        d_lo, d_hi = d0 - Z90 * sd["mc_price_drift_sd"], d0 + Z90 * sd["mc_price_drift_sd"]
-        factors.append(
-            (
-                "price_drift_per_year",
-                f"{d_lo:.3f}",
-                f"{d_hi:.3f}",
-                tot(drift=_drift_multiplier(np.array([d_lo]), d0, months)[0]),
-                tot(drift=_drift_multiplier(np.array([d_hi]), d0, months)[0]),
-            )
-        )
+        factors.append(("price_drift_per_year", f"{d_lo:.3f}", f"{d_hi:.3f}", tot(drift=dm_lo), tot(drift=dm_hi)))
         f_lo, f_hi = float(np.exp(-Z90 * sd["mc_fx_sd"])), float(np.exp(Z90 * sd["mc_fx_sd"]))
         factors.append(("fx", f"{f_lo:.3f}", f"{f_hi:.3f}", tot(fx=f_lo), tot(fx=f_hi)))
         # the expected cost of incidents is not in the budget; the incident rate moves a budget only

@@ -35,6 +35,36 @@ def downtime_lines(
     active=None,
     rerun_billed_currency: str | None = None,
 ) -> list[Line]:
+    """The downtime lines (below), built once per plan for the same inputs: the offers of one
+    configuration share them (a serving fleet's lines do not depend on the offer's price)."""
+    training = w.is_training and bool(gpu_count)
+    # Decimals by their text: 2 and 2.0 are equal keys but would show differently. The usage by its
+    # identity (cost_plan shares one Usage per running share; the memo keeps it alive, so its id
+    # cannot be taken by another object while the entry exists)
+    key = ("downtime", kind, gpu_count, hosts, id(use), active,
+           w.is_training, str(w.checkpoint_interval_hours), str(w.restart_hours),
+           # only a training job's redone GPU-hours are priced at the GPU-hour and billed by the hour
+           str(gpu_hour_net) if training else None, rerun_billed_currency if training else None)
+    hit = ctx.memo.get(key)
+    if hit is None:
+        hit = ctx.memo[key] = (use, _downtime_lines(ctx, kind, w=w, gpu_count=gpu_count, hosts=hosts,
+                                                    gpu_hour_net=gpu_hour_net, use=use, active=active,
+                                                    rerun_billed_currency=rerun_billed_currency))
+    return list(hit[1])
+
+
+def _downtime_lines(
+    ctx: Context,
+    kind: str,
+    *,
+    w: Workload,
+    gpu_count: int,
+    hosts: int,
+    gpu_hour_net: Decimal,
+    use: Usage,
+    active=None,
+    rerun_billed_currency: str | None = None,
+) -> list[Line]:
     """Platform incidents (fleet-independent, the whole service down for MTTR) and GPU-server
     failures, which grow with the fleet: a failed server takes 1/hosts of a serving fleet's
     capacity away for MTTR; a synchronous training job loses the work since the last checkpoint

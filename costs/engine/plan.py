@@ -266,10 +266,12 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
 
     priced: list[PricedOption] = []
     recipes: dict[str, Callable[[Decimal], OptionCost | None]] = {}
+    built: dict[str, OptionCost] = {}
     jobs: dict[str, _Job] = {}
     skipped: list[dict] = []
     api_prices = inputs.prices.api_prices + o.user_api_prices
     line_memo: dict = {}
+    uses: dict = {}
     inter_zone = o.inter_zone_gb_per_month or ZERO
     if o.redundancy == "multi_zone" and o.inter_zone_gb_per_month is None:
         notes.append(
@@ -284,6 +286,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         if opt is not None:
             priced.append(_price(opt, cal, job.u, e, line_memo, risk_priced=downtime_priced))
             recipes[opt.option_id] = recipe
+            built[opt.option_id] = opt  # as built (before _unique_labels relabels): _linear reads its lines
             jobs[opt.option_id] = job
 
     workloads = inputs.workloads
@@ -296,7 +299,11 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         job = _job(w, o, rates, e, notes)
 
         def use_of(uu: Decimal, job=job):
-            return usage(u=uu, n=n, one_off=job.one_off, job=job.job)
+            # one Usage per running share and kind of use: the offers share it (and the lines built from it)
+            key = (str(uu), job.one_off, job.job)
+            if key not in uses:
+                uses[key] = usage(u=uu, n=n, one_off=job.one_off, job=job.job)
+            return uses[key]
 
         all_offers = [x for x in inputs.prices.cloud_offers if x.accelerator_id == w.accelerator_id]
         # a tensor-parallel group cannot span separate instances (1.): only hosts that hold whole groups
@@ -443,7 +450,7 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
     short = [p for p in priced if p.option.option_id in compared_ids]
     linear = {
         p.option.option_id: {
-            **_linear(recipes[p.option.option_id], cal, p.utilisation),
+            **_linear(recipes[p.option.option_id], cal, p.utilisation, at_u0=built[p.option.option_id]),
             "efficiency_driven": jobs[p.option.option_id].efficiency_driven,
         }
         for p in short

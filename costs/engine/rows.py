@@ -152,6 +152,13 @@ def _storage_lines(ctx: Context, w: Workload, *, scope: str, active) -> list[Lin
 
 
 def traffic_lines(ctx: Context, w: Workload, *, scope: str, active=None, inter_zone_gb=ZERO) -> list[Line]:
+    key = ("traffic", str(w.egress_gb_per_month), scope, active, str(inter_zone_gb))
+    if key not in ctx.memo:
+        ctx.memo[key] = _traffic_lines(ctx, w, scope=scope, active=active, inter_zone_gb=inter_zone_gb)
+    return list(ctx.memo[key])
+
+
+def _traffic_lines(ctx: Context, w: Workload, *, scope: str, active, inter_zone_gb) -> list[Line]:
     lines = []
     months = sum(active, ZERO) if active is not None else Decimal(ctx.horizon_months)
     for key, label, gb, rate_key in (

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
 from itertools import accumulate
 
 from .lines import RISK_ROW
 from .model import Line, OptionCost
-from .money import ONE, ZERO, cents
+from .money import CENT, ONE, ZERO, cents
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,18 +160,20 @@ class _Calendar:
 
 
 def _line_totals(line: Line, cal: _Calendar) -> LineTotals:
+    # the month loops quantise inline (money.cents: to the cent, half up): ~70 amounts per line
     drifting = (line.market and cal.has_drift) or line.schedule is not None
+    monthly = line.monthly
     if line.schedule is not None:
         drift = cal.drift if line.market else (ONE,) * cal.n
-        months = tuple(cents(line.monthly * s * f) for s, f in zip(line.schedule, drift, strict=True))
+        months = tuple((monthly * s * f).quantize(CENT, ROUND_HALF_UP) for s, f in zip(line.schedule, drift, strict=True))
     elif drifting:
-        months = tuple(cents(line.monthly * f) for f in cal.drift)
+        months = tuple((monthly * f).quantize(CENT, ROUND_HALF_UP) for f in cal.drift)
     else:
-        months = (cents(line.monthly),) * cal.n
+        months = (cents(monthly),) * cal.n
     up, term = cents(line.upfront), cents(line.terminal)
     if line.vat:
         if drifting:
-            m_vat = tuple(cents(m * v) for m, v in zip(months, cal.vat[1:], strict=True))
+            m_vat = tuple((m * v).quantize(CENT, ROUND_HALF_UP) for m, v in zip(months, cal.vat[1:], strict=True))
         elif cal.vat_uniform:
             m_vat = (cents(months[0] * cal.vat[1]),) * cal.n
         else:
@@ -244,14 +246,18 @@ def _fast_total(option: OptionCost, cal: _Calendar) -> Decimal:
     return sum((_line_net(ln, cal, drift_sum) for ln in option.lines if ln.row != RISK_ROW), ZERO)
 
 
-def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar, u0: Decimal | None = None) -> dict:
+def _linear(recipe: Callable[[Decimal], OptionCost | None], cal: _Calendar, u0: Decimal | None = None,
+            at_u0: OptionCost | None = None) -> dict:
     """Per line: net total as a + b x u, exact at the option's own utilisation u0 and at u = 1
     (the secant through both; through u = 0 and 1 when u0 is 0 or 1). Totals are not linear
     in u everywhere: a one-off job's running months and the lines billed per running month step
     up from 0 to a whole month at the first hour, so a line through u = 0 put a short job's
     headline total (u0 = its share of the horizon's hours) far from the Monte Carlo base."""
     anchor = u0 if u0 is not None and ZERO < u0 < ONE else ZERO
-    at0, at1 = recipe(anchor), recipe(ONE)
+    # ``at_u0``: the option the recipe already built at u0 (a recipe is deterministic: not built again)
+    reuse = at_u0 is not None and u0 is not None
+    at0 = at_u0 if reuse and anchor == u0 else recipe(anchor)
+    at1 = at_u0 if reuse and u0 == ONE else recipe(ONE)
     assert at0 is not None and at1 is not None
     drift_sum = sum(cal.drift, ZERO)
     span = ONE - anchor

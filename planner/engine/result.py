@@ -90,13 +90,16 @@ RANKED_LISTED = 10
 SIGNIFICANT_DIGITS = 7
 
 
+_KEPT_TYPES = frozenset({str, int, bool, type(None)})  # copied as they are, without a call each
+
+
 def _rounded(tree):
     """A copy of a JSON-ready tree with its floats at SIGNIFICANT_DIGITS (the models' own
     uncertainty is percents: 17 digits only make a plan heavier). Texts and integers as they are."""
     if isinstance(tree, dict):
-        return {k: _rounded(v) for k, v in tree.items()}
+        return {k: v if type(v) in _KEPT_TYPES else _rounded(v) for k, v in tree.items()}
     if isinstance(tree, list | tuple):
-        return [_rounded(v) for v in tree]
+        return [v if type(v) in _KEPT_TYPES else _rounded(v) for v in tree]
     if type(tree) is float and tree and math.isfinite(tree):
         return float(f"{tree:.{SIGNIFICANT_DIGITS}g}")
     return tree

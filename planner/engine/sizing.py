@@ -24,12 +24,14 @@ __all__ = ["ENGINE_VERSION", "size_workload"]
 
 
 def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec],
-                  calibrations: Calibrations = NO_CALIBRATIONS, chosen: Configuration | None = None) -> SizingResult:
+                  calibrations: Calibrations = NO_CALIBRATIONS, chosen: Configuration | None = None,
+                  search_memo: list | None = None) -> SizingResult:
     """Size a workload on the given catalog; `calibrations` (a team's measured efficiencies) replace
     the engines' presets by name (planner/engine/calibration.py). `chosen`: the configuration the plan
     decided on (one of this sizing's candidates); the result's recommendation, memory, serving and
     run-time sections then describe it instead of the sizing's own pick (fewest GPUs meeting the
-    targets). A chosen configuration that is not among the candidates is ignored."""
+    targets). A chosen configuration that is not among the candidates is ignored. `search_memo`: a list
+    the caller keeps across the sizings of one plan, so an equal serving search runs once."""
     accs = list(accelerators)
     full_catalog = list(accs)
     warnings: list[str] = []
@@ -52,14 +54,15 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
     if spec.kind in ("pretraining", "finetuning", "classic_training"):
         return _training(spec, accs, warnings, calibrations, chosen)
     return _serving(spec, accs, warnings, calibrations, full_catalog=full_catalog,
-                    pinned=bool(spec.hardware.accelerator), chosen=chosen)
+                    pinned=bool(spec.hardware.accelerator), chosen=chosen, search_memo=search_memo)
 
 
 # ----------------------------------------------------------------------------------- serving
 
 
 def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
-             full_catalog: list[AcceleratorSpec], pinned: bool, chosen: Configuration | None = None) -> SizingResult:
+             full_catalog: list[AcceleratorSpec], pinned: bool, chosen: Configuration | None = None,
+             search_memo: list | None = None) -> SizingResult:
     a, s = spec.model, spec.serving
     if spec.rag is not None and s.input_tokens < spec.rag.top_k * spec.rag.chunk_tokens:
         warnings.append(Msg("serving.input_tokens ({input_tokens}) is below the {top_k} x {chunk_tokens} retrieved tokens each prompt carries; raise it for a realistic sizing", input_tokens=s.input_tokens, top_k=spec.rag.top_k, chunk_tokens=spec.rag.chunk_tokens))
@@ -68,7 +71,8 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
     memory_section, compute_section, serving_section, cands, recommendation, rec_acc = ({}, {}, {}, {}, {}, None)
     if accs:
         memory_section, compute_section, serving_section, cands, recommendation, rec_acc = size_serving(
-            spec, accs, warnings, calibrations, full_catalog=full_catalog, pinned=pinned, chosen=chosen)
+            spec, accs, warnings, calibrations, full_catalog=full_catalog, pinned=pinned, chosen=chosen,
+            search_memo=search_memo)
     # Embedding ingest time is quoted on the recommended accelerator.
     rag_out = rag_section(spec, rec_acc) if spec.kind == "rag" else {}
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),

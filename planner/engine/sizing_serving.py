@@ -52,13 +52,29 @@ def _fine_grained_moe_uncalibrated(spec: WorkloadSpec, accelerator_id: str, cali
     return calibrations.for_serving(accelerator_id, spec.serving.runtime, spec.precision.compute) is None
 
 
+def _searched(si: search.ServingInputs, accs: list[AcceleratorSpec], compute: str, pin: int | None,
+              memo: list | None):
+    """The catalog arrays and the candidate search for these inputs; with a ``memo`` (a list the caller
+    keeps for one plan) an equal search is not run twice: sizing again with the decided configuration
+    chosen reuses the first sizing's. The search's arrays are only read after it returns."""
+    if memo is not None:
+        for m_si, m_accs, m_compute, m_pin, cat, res in memo:
+            if m_compute == compute and m_pin == pin and m_accs == accs and m_si == si:
+                return cat, res
+    cat = search.catalog_arrays(accs, compute_precision=compute, gpus_per_server_pin=pin)
+    res = search.search_serving(si, cat)
+    if memo is not None:
+        memo.append((si, list(accs), compute, pin, cat, res))
+    return cat, res
+
+
 def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
-                 full_catalog: list[AcceleratorSpec], pinned: bool, chosen: Configuration | None = None):
+                 full_catalog: list[AcceleratorSpec], pinned: bool, chosen: Configuration | None = None,
+                 search_memo: list | None = None):
     """(memory, compute, serving, candidates, recommendation, recommended accelerator) sections."""
     a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
     si = serving_inputs(spec, calibrations)
-    cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server)
-    res = search.search_serving(si, cat)
+    cat, res = _searched(si, accs, p.compute, hw.gpus_per_server, search_memo)
     ai, li, order, rec_key = _rank(res, cat)
     candidates, best, curves, rec = [], [], [], None
     if order is not None:
