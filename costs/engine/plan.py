@@ -78,7 +78,6 @@ class CostResult:
         if isinstance(analysis.get("monte_carlo"), dict) and isinstance(analysis["monte_carlo"].get("p_cheaper"), list):
             analysis["monte_carlo"] = {**analysis["monte_carlo"], "p_cheaper": [
                 b for b in analysis["monte_carlo"]["p_cheaper"] if b["a"] in full and b["b"] in full]}
-        listed_candidates = {self.options[i].option.candidate_id for i in kept}
         cache: dict = {}
         out = {
             **self.meta,
@@ -98,10 +97,8 @@ class CostResult:
             "shortlist": self.shortlist,
             **analysis,
             "inputs_used": self.inputs_used,
-            # why an option is missing, for the configurations the result lists (and for all of them);
-            # every reason when nothing could be priced
-            "skipped": [x for x in self.skipped
-                        if not kept or x.get("candidate") in listed_candidates | {"all", None}],
+            # why an option is missing
+            "skipped": list(self.skipped),
             "skipped_total": len(self.skipped),
             "notes": list(self.notes),
         }

@@ -34,7 +34,11 @@ def presented(option_ids: Sequence[str], kinds: Sequence[str], decision: dict,
     named = {(decision.get(k) or {}).get("id") for k in NAMED_KEYS if isinstance(decision.get(k), dict)}
     named |= {r.get("id") for r in decision.get("ranked") or [] if isinstance(r, dict)}
     named |= {i for ids in shortlist.values() for i in ids}
-    keep = set(order[:KEPT_IN_ORDER]) | {i for i, oid in enumerate(option_ids) if oid in named or oid in also_full}
+    # Every priced option stays listed (procurement compares providers and model APIs a plan did not
+    # choose; leaving the dearer ones out hid options teams asked for): KEPT_IN_ORDER is what a
+    # leaner listing would keep, not applied.
+    keep = set(range(n)) | set(order[:KEPT_IN_ORDER]) | {i for i, oid in enumerate(option_ids)
+                                                          if oid in named or oid in also_full}
     detailed: list[int] = order[:1]
     seen_kinds = {kinds[order[0]]} if order else set()
     for i in order[1:]:

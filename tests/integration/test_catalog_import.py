@@ -168,7 +168,7 @@ def test_duplicate_key_is_refused(loaded, tmp_path):
 
     bad = accelerators_with(tmp_path, change)
     before = db_state()
-    with pytest.raises(CommandError, match=r"accelerators\.csv, line 42: duplicate key \(nvidia-v100-sxm2-32gb\) \(first on line 2\)"):
+    with pytest.raises(CommandError, match=rf"accelerators\.csv, line {len(read_rows(DATA / 'accelerators.csv')[1]) + 2}: duplicate key \(nvidia-v100-sxm2-32gb\) \(first on line 2\)"):
         load(bad)
     assert db_state() == before
 
