@@ -46,9 +46,12 @@ def test_the_sizing_describes_the_decided_configuration(plan):
     assert decision["status"] == "decided"
     # the recommendation's reason is the decision's rule, not the sizing's ranking
     assert r["why"] == rec["why"]
-    # the fewest-GPU pick is an alternative with its difference to the decision
-    alt = next(a for a in decision["alternatives"] if a["candidate"] == f"{own['accelerator_id']} x{own['count']}")
-    assert float(alt["difference"]) > 0
+    # a different fewest-GPU configuration is an alternative with its difference to the decision
+    own_id = f"{own['accelerator_id']} x{own['count']}"
+    if own_id != rec["candidate"]:
+        alt = next(a for a in decision["alternatives"] if a["candidate"] == own_id)
+        assert float(alt["difference"]) > 0
+    assert all(float(a["difference"]) >= 0 for a in decision["alternatives"] if a.get("difference") is not None)
 
 
 def test_exports_order_starts_with_the_decision(plan):
