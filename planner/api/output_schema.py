@@ -266,20 +266,18 @@ COSTS = _obj({
     "offers_priced": _int(),
     "comparison_basis": _ref("ComparisonBasis", nullable=True),
     "options": _list(_ref("CostOption"), description=(
-        "The options the plan lists: those the decision names, the shortlist and the first in the decision's "
-        "order; the decided option and the cheapest of each other way of paying carry their lines and cash flow.")),
+        "Every priced option (the cheapest per provider); the decided option, the cheapest of each other way "
+        "of paying and those priced with the team's own quotes carry their lines and cash flow.")),
     "options_listed": _int(description="How many options `options` lists."),
-    "options_left_out": _int(description="Options priced but not listed: each costs more, on the decision's "
-                                         "basis, than every option listed before it."),
-    "skipped_total": _int(description="Options not priced, for every configuration (`skipped` lists those of the "
-                                      "configurations the plan lists)."),
+    "options_left_out": _int(description="Options priced but not listed (0: every option is listed)."),
+    "skipped_total": _int(description="Options not priced (as many as `skipped` lists)."),
     "decision": _obj({
         "recommended": _obj({"id": _str(), "kind": _str(), "candidate": _str(), "label": _str(), "total": _dec(),
                              **_texts("why")}, nullable=True),
         "ranked": _list(_obj()), "ranked_by": _str(), "basis": _ref("ComparisonBasis", nullable=True),
     }, nullable=True, description="The cost engine's ranking (the plan's decision is result.decision)."),
     "skipped": _list(_obj({"candidate": _str(), "kind": _str(), **_texts("reason")}),
-                     description="Options not priced, with the reason, for the configurations the plan lists."),
+                     description="Options not priced, with the reason."),
     "notes": _list(_str(nullable=False)), "notes_i18n": _list(_ref("I18nText")),
     "freshness": _obj({"as_of": _str(format="date"), "warnings": _list(_str(nullable=False)),
                        "warnings_i18n": _list(_ref("I18nText"))}, nullable=True,
