@@ -149,6 +149,18 @@ CROSS_FIELD_RULES = {
     ("count", "required with serving.disaggregation"): _drop_disaggregation,
     ("tensor_parallel", "with serving.disaggregation each pool states its tensor_parallel"): _drop_layout,
     ("runtime", "runs on {vendor} GPUs only"): _drop_field,
+    # an exact training layout (issue 24; planner/engine/spec_training_layout.py)
+    ("global_batch_size", "must be a multiple of micro_batch_size x data_parallel"): _drop_field,
+    ("global_batch_tokens", "must be a multiple of sequence_length x micro_batch_size x data_parallel"): _drop_field,
+    ("expert_parallel", "expert parallelism splits the experts of a mixture-of-experts model"): _drop_field,
+    ("expert_parallel", "must divide the {experts} experts"): _drop_field,
+    ("expert_parallel", "pins an exact layout: give training.data_parallel too"): _drop_field,
+    ("expert_parallel", "must divide data_parallel x context_parallel"): _drop_field,
+    ("tensor_parallel", "classic_training runs data parallel only"): _drop_field,
+    ("data_parallel", "tensor x pipeline x context x data parallel"): _drop_field,
+    ("count", "must equal tensor_parallel x pipeline_parallel x context_parallel x data_parallel"): _drop_field,
+    ("virtual_pipeline_stages", "interleaving needs pipeline_parallel > 1"): _drop_field,
+    ("virtual_pipeline_stages", "must split evenly into pipeline_parallel x virtual_pipeline_stages"): _drop_field,
 }
 
 
@@ -356,6 +368,9 @@ def repair_body(body):
     if not isinstance(body, dict):
         return body
     out = dict(body)
+    # a name of blanks is refused like an empty one (DRF trims it; minLength cannot say so)
+    if isinstance(out.get("name"), str) and not out["name"].strip():
+        out["name"] = "plan"
     if "quote_date" in out or "item_kind" in out:
         out = repair_quote(out)
     if "run" in out and "kind" in out:
