@@ -126,6 +126,7 @@ CROSS_FIELD_RULES = {
     ("tensor_parallel", "tensor_parallel x pipeline_parallel ({n}) exceeds hardware.count"): _drop_layout,
     ("count", "must be a multiple of tensor_parallel x pipeline_parallel"): _drop_field,
     ("context_length", "must be >= input_tokens + output_tokens"): _context,
+    ("requests_per_day", "the peak of {rps:,.15g} requests/s held for"): _drop_field,
     ("context_length", "{ctx} exceeds the model's maximum context"): _context,
     ("sequence_length", "{seq} is far beyond the model's context"): _drop_field,
     ("global_batch_tokens", "must be >= micro_batch_size x sequence_length"): _drop_field,
