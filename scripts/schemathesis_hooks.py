@@ -109,6 +109,12 @@ def _drop_layout(spec: dict, path: list[str]) -> bool:
     return _drop(spec, ["hardware", "tensor_parallel"]) | _drop(spec, ["hardware", "pipeline_parallel"])
 
 
+def _drop_training_model_parallel(spec: dict, path: list[str]) -> bool:
+    """classic training is data parallel only: leave out tensor and pipeline parallel (and the
+    interleaving that needs pipeline parallel)."""
+    return any([_drop(spec, ["training", f]) for f in ("tensor_parallel", "pipeline_parallel", "virtual_pipeline_stages")])
+
+
 def _drop_disaggregation(spec: dict, path: list[str]) -> bool:
     return _drop(spec, ["serving", "disaggregation"])
 
@@ -157,7 +163,7 @@ CROSS_FIELD_RULES = {
     ("expert_parallel", "must divide the {experts} experts"): _drop_field,
     ("expert_parallel", "pins an exact layout: give training.data_parallel too"): _drop_field,
     ("expert_parallel", "must divide data_parallel x context_parallel"): _drop_field,
-    ("tensor_parallel", "classic_training runs data parallel only"): _drop_field,
+    ("tensor_parallel", "classic_training runs data parallel only"): _drop_training_model_parallel,
     ("data_parallel", "tensor x pipeline x context x data parallel"): _drop_field,
     ("count", "must equal tensor_parallel x pipeline_parallel x context_parallel x data_parallel"): _drop_field,
     ("virtual_pipeline_stages", "interleaving needs pipeline_parallel > 1"): _drop_field,
