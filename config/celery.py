@@ -14,6 +14,7 @@ import os
 import socket
 
 from celery import Celery, bootsteps
+from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -93,6 +94,21 @@ Consumer = _consumer_class()
 app = Celery("gpu_planner")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+def freeze_startup_objects(**_kwargs) -> None:
+    """Move the objects alive after start-up (Django, the apps, the catalogs) to the collector's
+    permanent generation: a plan allocates ~10^5 short-lived objects, and every full collection
+    would walk the start-up ones again (measured in bench/bench_pipeline.py, docs/BENCHMARKS.md).
+    In a prefork parent it also keeps the children from touching (and copying) its pages."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+# the solo/threads pool computes in the worker process itself, prefork in its children
+worker_init.connect(freeze_startup_objects, weak=False)
+worker_process_init.connect(freeze_startup_objects, weak=False)
 
 # Tasks that belong on the periodic queue; bulk data jobs (names with "export" or "import")
 # go to the exports queue; everything else (sizing and costing) to compute.

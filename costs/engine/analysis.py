@@ -170,9 +170,17 @@ def efficiency_room(e0: float) -> float:
 
 def _drift_multiplier(drift_per_year: np.ndarray, drift0: float, months: int) -> np.ndarray:
     """Mean price level over the horizon relative to the deterministic drift."""
-    exps = np.arange(months, dtype=float) / 12.0
-    base = np.power(1.0 + drift0, exps).sum()
-    return np.power(1.0 + np.clip(drift_per_year, -0.95, None)[:, None], exps[None, :]).sum(axis=1) / base
+    return _monthly_level_sum(np.clip(drift_per_year, -0.95, None), months) / _monthly_level_sum(
+        np.array([drift0], dtype=float), months)[0]
+
+
+def _monthly_level_sum(drift_per_year: np.ndarray, months: int) -> np.ndarray:
+    """sum over k < months of (1 + drift)^(k/12): a geometric series in r = (1 + drift)^(1/12),
+    summed in closed form (one power per sample instead of one per sample and month)."""
+    r = np.power(1.0 + drift_per_year, 1.0 / 12.0)
+    flat = np.abs(r - 1.0) < 1e-9  # no drift: every month at level 1
+    safe = np.where(flat, 2.0, r)
+    return np.where(flat, float(months), (np.power(safe, months) - 1.0) / (safe - 1.0))
 
 
 def analyse(
