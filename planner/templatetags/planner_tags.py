@@ -1,6 +1,6 @@
 """Formatting helpers for plan pages: money and figures per the active locale, None as "unknown"."""
 
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django import template
 from django.utils.formats import number_format
@@ -23,13 +23,21 @@ def _dec(value):
         return None
 
 
+def _half_up(amount: Decimal, digits: int) -> Decimal:
+    """Rounded half up to `digits` places: Django's number_format cuts the digits it does not show,
+    so 28 436 971.92 would print as 28 436 971 in one table and 28 436 972 in the headline."""
+    if not amount.is_finite():
+        return amount
+    return amount.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+
+
 @register.filter
 def money(value, currency=""):
     """'12345.6' -> '12,345.60 USD' (en) / '12 345,60 USD' (ru); None -> unknown."""
     amount = _dec(value)
     if amount is None:
         return _unknown()
-    text = number_format(amount, 2, use_l10n=True, force_grouping=True)
+    text = number_format(_half_up(amount, 2), 2, use_l10n=True, force_grouping=True)
     return f"{text} {currency}".strip()
 
 
@@ -39,7 +47,7 @@ def num(value, digits=0):
     amount = _dec(value)
     if amount is None:
         return _unknown()
-    return number_format(amount, int(digits), use_l10n=True, force_grouping=True)
+    return number_format(_half_up(amount, int(digits)), int(digits), use_l10n=True, force_grouping=True)
 
 
 @register.filter
@@ -48,7 +56,7 @@ def gib(value_bytes):
     amount = _dec(value_bytes)
     if amount is None:
         return _unknown()
-    return f"{number_format(amount / (1 << 30), 1, use_l10n=True, force_grouping=True)} GiB"
+    return f"{number_format(_half_up(amount / (1 << 30), 1), 1, use_l10n=True, force_grouping=True)} GiB"
 
 
 @register.filter
@@ -61,7 +69,7 @@ def size(value_bytes):
         return "0 GiB"
     for unit, power in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if abs(amount) >= (1 << power):
-            return f"{number_format(amount / (1 << power), 1, use_l10n=True, force_grouping=True)} {unit}"
+            return f"{number_format(_half_up(amount / (1 << power), 1), 1, use_l10n=True, force_grouping=True)} {unit}"
     return f"{number_format(amount, 0, use_l10n=True, force_grouping=True)} B"
 
 
@@ -70,7 +78,7 @@ def pct(value, digits=0):
     amount = _dec(value)
     if amount is None:
         return _unknown()
-    return f"{number_format(amount * 100, int(digits), use_l10n=True)} %"
+    return f"{number_format(_half_up(amount * 100, int(digits)), int(digits), use_l10n=True)} %"
 
 
 @register.filter

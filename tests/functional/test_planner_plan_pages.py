@@ -141,6 +141,24 @@ def test_plan_page_says_what_the_model_api_is_compared_with(owner_client, plan):
     assert "сравниваются цены токенов, а не качество" in ru
 
 
+def test_decision_box_names_the_model_api_beside_the_decision(owner_client, plan):
+    """The model API's total stands in the decision box itself, not only in the folded table: a team
+    lead sees that the decision (self-hosting) costs more than calling an API, and why it is not
+    the decision (another model: quality is not compared)."""
+    from planner.templatetags.planner_tags import money_whole
+
+    decision = plan.versions.get().result["costs"]["decision"]
+    assert decision["api"]["id"] != decision["recommended"]["id"]
+    html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
+    line = html.split('id="decision-api-line"', 1)[1].split("</p>", 1)[0]
+    assert decision["api"]["label"] in line
+    total = decision["api"]["total_gross"] if plan.versions.get().result["costs"].get("include_vat") \
+        else decision["api"]["total_net"]
+    assert str(money_whole(total)) in line.replace("&nbsp;", "\xa0")
+    assert "not the quality" in line
+    assert html.index('id="decision-api-line"') < html.index('id="decision-alternatives"')
+
+
 def test_plan_page_renders_in_russian(owner_client, plan):
     html = owner_client.get(reverse("plan_detail", args=[plan.id]), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
     assert '<html lang="ru"' in html
