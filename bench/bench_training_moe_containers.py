@@ -1,6 +1,6 @@
 """MoE pre-training across Megatron-Bridge containers: the planner against published runs it was not fitted on.
 
-    .venv/bin/python bench/bench_training_moe_containers.py [MIRROR_DIR]
+    .venv/bin/python bench/bench_training_moe_containers.py [MIRROR_DIR] [--exact-ep]
 
 Rows: NVIDIA Megatron-Bridge performance archive (docs/performance-summary-archive.md at the commit below),
 pre-training tables of the 26.02-26.06 NeMo containers, MoE models the planner has presets for, on
@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from planner.engine import parse_workload_spec, size_workload  # noqa: E402
 from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
+from planner.engine.errors import SpecValidationError  # noqa: E402
 
 COMMIT = "4ab94dfad36641cabdeb96452b21bf676aac4772"  # 2026-08-11
 PATH = "docs/performance-summary-archive.md"
@@ -62,8 +63,12 @@ def check(mirror: Path) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) > 1:
-        check(Path(sys.argv[1]))
+    """--exact-ep: the exact-layout mode (training.data_parallel and training.expert_parallel pinned to the
+    published DP and EP) instead of the planner's derived EP."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    exact = "--exact-ep" in sys.argv
+    if args:
+        check(Path(args[0]))
     accs = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
     print(f"Source: {URL}\n")
     print("| container | system | model | GPUs | MBS | TP/PP/VP | EP published / planner | published | planner | error |")
@@ -73,9 +78,16 @@ def main() -> None:
              "tensor_parallel": tp, "pipeline_parallel": pp, "context_parallel": cp}
         if vp > 1:
             t["virtual_pipeline_stages"] = vp
+        if exact:
+            t["data_parallel"], t["expert_parallel"] = gpus // (tp * pp * cp), ep
         spec = {"kind": "pretraining", "model": {"preset": model}, "precision": {"compute": "fp8"}, "training": t,
                 "hardware": {"accelerator": ACC[system], "count": gpus}}
-        res = size_workload(spec=parse_workload_spec(spec), accelerators=accs).to_dict()
+        try:
+            parsed = parse_workload_spec(spec)
+        except SpecValidationError:  # exact mode refuses an uneven layer split (61 layers on PP4 x VP4): derived EP
+            t.pop("data_parallel"), t.pop("expert_parallel")
+            parsed = parse_workload_spec(spec)
+        res = size_workload(spec=parsed, accelerators=accs).to_dict()
         pred = res["compute"]["tokens_per_second_per_gpu"]["value"]
         expl = res["compute"]["mfu"]["explain"]
         ep_model = expl.split("(EP", 1)[1].split(":", 1)[0] if "(EP" in expl else "1"
