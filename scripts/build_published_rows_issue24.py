@@ -94,10 +94,40 @@ MLPERF = [
     (V51, "Cisco/results/hpf_n16", "llama2_70b_lora", "H100", 128, 4, 1, 1, 2, 1,
      "Cisco/benchmarks/llama2_70b_lora/implementations/nemo/configs/config_DGXH100_16x8x1xtp4pp1cp2.sh", "held_out"),
 ]
+# v5.1 HGX B300 (8 x B300-SXM-270GB per server): the precision of each result is read from the config the
+# result log itself dumps (fp8 true / fp4 true) and checked, with TP, CP and micro-batch, in mlperf_rows.
+# Lenovo's SR680aV4 B300 logs dump no config, so their precision cannot be tied to the result: left out.
+# (same fields as MLPERF, then the precision as logged and an id suffix that keeps two systems apart)
+MLPERF_LOGGED = [
+    (V51, "Dell/results/1xXE9780x8B300-SXM-270GB", "llama31_8b", "B300", 8, 1, 1, 1, 1, 2,
+     "Dell/benchmarks/llama31_8b/implementations/nemo/config_XE9780x8B300-SXM-270GB_1x8x2xtp1pp1cp1_8b.sh", "fit", "fp8", ""),
+    (V51, "Dell/results/1xXE9780x8B300-SXM-270GB", "llama2_70b_lora", "B300", 8, 1, 1, 1, 1, 1,
+     "Dell/benchmarks/llama2_70b_lora/implementations/nemo/config_XE9780x8B300-SXM-270GB_1x8x1xtp1pp1cp1.sh", "fit", "fp8", ""),
+    (V51, "Nebius/results/nebius_b300_n1", "llama31_8b", "B300", 8, 1, 1, 1, 1, 2,
+     "Nebius/benchmarks/llama31_8b/configs/nebius_b300_n1/config_DGXB200_1x8x2xtp1pp1cp1_8b.sh", "fit", "fp4", ""),
+    (V51, "Nebius/results/nebius_b300_n1", "llama2_70b_lora", "B300", 8, 1, 1, 1, 1, 1,
+     "Nebius/benchmarks/llama2_70b_lora/configs/nebius_b300_n1/config_DGXB200_1x8x1xtp1pp1cp1.sh", "held_out", "fp4", ""),
+    (V51, "Supermicro/results/AS-8126GS-NB3RT", "llama31_8b", "B300", 8, 1, 1, 1, 1, 2,
+     "Supermicro/benchmarks/llama31_8b/implementations/AS-8126GS-NB3RT/config_DGXB200_1x8x2xtp1pp1cp1_8b.sh", "held_out", "fp8", ""),
+    (V51, "Supermicro/results/AS-8126GS-NB3RT", "llama2_70b_lora", "B300", 8, 1, 1, 1, 1, 1,
+     "Supermicro/benchmarks/llama2_70b_lora/implementations/AS-8126GS-NB3RT/config_DGXB200_1x8x1xtp1pp1cp1.sh", "held_out", "fp8", "_as8126"),
+    (V51, "Supermicro/results/SYS-822GS-NB3RT", "llama2_70b_lora", "B300", 8, 1, 1, 1, 1, 1,
+     "Supermicro/benchmarks/llama2_70b_lora/implementations/Blackwell_lora/config_SYS-822GS-NB3RT_1x8x1xtp1pp1cp1.sh", "held_out", "fp8", "_sys822"),
+]
 
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def logged_config(repo: Path, results_dir: str, bench: str, name: str) -> dict:
+    """The first value of each config key the NeMo result log dumps (`0:   fp8: true`)."""
+    cfg = {}
+    for line in git(repo, "show", f"HEAD:{results_dir}/{bench}/{name}").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3 and parts[0] == "0" and parts[1].strip():
+            cfg.setdefault(parts[1].strip(), parts[2].strip())
+    return cfg
 
 
 def read_results(repo: Path, results_dir: str, bench: str) -> dict:
@@ -121,16 +151,28 @@ def read_results(repo: Path, results_dir: str, bench: str) -> dict:
             elif e["event_type"] == "POINT_IN_TIME" and not isinstance(v, dict):
                 hp[e["key"]] = v
     return {"hp": hp, "step": statistics.median(steps) if steps else None, "thr": statistics.median(thr) if thr else None,
-            "files": len(names[:3])}
+            "files": sorted(names)[:3], "first": sorted(names)[0]}
+
+
+def check_logged(repo: Path, rdir: str, bench: str, first: str, tp: int, cp: int, mbs: int, prec: str) -> None:
+    cfg = logged_config(repo, rdir, bench, first)
+    want = {"tensor_model_parallel_size": str(tp), "context_parallel_size": str(cp), "micro_batch_size": str(mbs),
+            "fp8": "true" if prec == "fp8" else "false", "fp4": "true" if prec == "fp4" else "false"}
+    got = {k: cfg.get(k) for k in want}
+    assert got == want, (rdir, bench, got, want)
 
 
 def mlperf_rows(mirror: Path) -> list[dict]:
     rows = []
-    for (repo_name, commit, date), rdir, bench, acc, gpus, tp, pp, vp, cp, mbs, config, role in MLPERF:
+    for (repo_name, commit, date), rdir, bench, acc, gpus, tp, pp, vp, cp, mbs, config, role, *logged in (
+            [(*t, "fp8", "", False) for t in MLPERF] + [(*t, True) for t in MLPERF_LOGGED]):
+        prec, suffix, checked = logged
         repo = mirror / repo_name.replace("/", "+") / "repo"
         assert git(repo, "rev-parse", "HEAD").strip() == commit, (repo_name, "mirror is not at the cited commit")
         git(repo, "cat-file", "-e", f"HEAD:{config}")  # the config exists
         r = read_results(repo, rdir, bench)
+        if checked:
+            check_logged(repo, rdir, bench, r["first"], tp, cp, mbs, prec)
         gbs = r["hp"]["global_batch_size"]
         seq = r["hp"].get("max_sequence_length", 8192)
         if r["step"] is not None:
@@ -141,20 +183,23 @@ def mlperf_rows(mirror: Path) -> list[dict]:
             how = f"median throughput {r['thr']:.4f} samples/s x {seq} tokens / {gpus} GPUs"
         rnd = "50" if "v5.0" in repo_name else "51"
         org = rdir.split("/")[0].split("+")[0].lower()
-        rid = f"mlperf{rnd}_{org}_{acc.lower()}_{MODEL[bench].replace('-', '').replace('.', '')}_{gpus}gpu"
+        rid = (f"mlperf{rnd}_{org}_{acc.lower()}_{MODEL[bench].replace('-', '').replace('.', '')}_"
+               f"{'nvfp4_' if prec == 'fp4' else ''}{gpus}gpu{suffix}")
+        logged_how = (f"; precision {'NVFP4 (fp4: true)' if prec == 'fp4' else 'FP8 (fp8: true, fp4: false)'}, TP, CP and "
+                      "micro-batch as dumped in the result log's own config") if checked else "; FP8"
         row = {
             "id": rid, "role": role, "kind": "throughput",
             "source": {
                 "title": f"MLPerf Training v{rnd[0]}.{rnd[1]} results ({repo_name}), {rdir.split('/')[0]} submission",
                 "url": f"https://github.com/{repo_name}/tree/{commit}/{rdir}/{bench}",
-                "where": f"result_0..2.txt: {how}; layout from {config} (TP{tp} PP{pp} VP{vp} CP{cp}, MBS {mbs}); FP8",
+                "where": f"{', '.join(r['files'])}: {how}; layout from {config} (TP{tp} PP{pp} VP{vp} CP{cp}, MBS {mbs}){logged_how}",
                 "repo": repo_name, "commit": commit, "path": f"{rdir}/{bench}",
             },
             "source_group": f"mlperf_v{rnd[0]}.{rnd[1]}", "date": date,
             "model": {"preset": MODEL[bench]},
             "accelerator": ACC[acc], "gpus": gpus, "tp": tp, "pp": pp, "vpp": vp, "cp": cp,
             "sequence_length": seq, "micro_batch": mbs, "global_batch_tokens": gbs * seq,
-            "compute_precision": "fp8",
+            "compute_precision": prec,
             "checkpointing": "none", "method": "lora" if bench == "llama2_70b_lora" else "full",
             "observed": {"tokens_per_s_per_gpu": round(tps, 1)},
             "tolerance": {"relative": 0.25},

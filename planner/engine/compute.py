@@ -93,8 +93,9 @@ BASE = {
                                 "H100/H200 FP8 results, Megatron-Bridge H100 FP8 SFT")),
     ("blackwell", "16"): (0.55, Msg("assumption: the Hopper 16-bit base (no published Blackwell BF16 run read)")),
     ("blackwell", "8"): (0.60, Msg("fitted: NeMo 25.02 B200 FP8 table, Megatron-Bridge B200/GB200/GB300 FP8 tables, "
-                                   "MLPerf Training v5.0 B200/GB200 FP8 results")),
-    ("blackwell", "4"): (0.59, Msg("fitted: Megatron-Bridge 26.04.01/26.06 GB200/GB300 NVFP4 tables (Llama 3 70B, Llama 3.1 405B)")),
+                                   "MLPerf Training v5.0 B200/GB200 and v5.1 B300 FP8 results")),
+    ("blackwell", "4"): (0.59, Msg("fitted: Megatron-Bridge 26.04.01/26.06 GB200/GB300 NVFP4 tables (Llama 3 70B, Llama 3.1 405B), "
+                                   "MLPerf Training v5.1 B300 NVFP4 Llama 3.1 8B")),
     ("cdna3", "16"): (0.43, Msg("assumption: the fitted CDNA 3 8-bit base (no published MI300X/MI325X BF16 training run read)")),
     ("cdna3", "8"): (0.43, Msg("fitted: MLPerf Training v5.0 MI300X/MI325X Llama 2 70B LoRA FP8 results")),
     ("cdna4", "16"): (0.57, Msg("assumption: the fitted CDNA 4 8-bit base (no published MI350X/MI355X BF16 training run read)")),

@@ -343,8 +343,9 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
                                       base_16bit=cat.mfu_base_16bit[a_idx],
                                       tokens_per_gpu=compute.gemm_tokens(
                                           t.arch, t.seq * t.micro_batch / lay["cp"][lay_idx],
-                                          moe_comm.expert_parallel(t.arch, dp=dp, cp=lay["cp"][lay_idx], tp=tp,
-                                                                   gpus_per_server=cat.gpus_per_server[a_idx])),
+                                          # a pinned EP (exact layout) sets the tokens per expert, as it sets the all-to-all
+                                          t.ep_pin or moe_comm.expert_parallel(t.arch, dp=dp, cp=lay["cp"][lay_idx], tp=tp,
+                                                                               gpus_per_server=cat.gpus_per_server[a_idx])),
                                       tp_comm=tp_comm_coefficients(t, cat, a_idx, tp))
     if t.method == "qlora" and not t.vision:
         ck = lay["ckpt"][lay_idx]

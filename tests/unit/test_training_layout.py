@@ -136,8 +136,12 @@ def test_expert_parallelism_splits_the_routed_experts_in_memory():
     grads_frag = routed_expert_params(arch) / 2 * (1 - 1 / 8) * 2 * 0.10
     assert one["memory_per_gpu_bytes"]["value"] - eight["memory_per_gpu_bytes"]["value"] == pytest.approx(
         saved + grads_frag, rel=1e-6)
-    # the all-to-all crosses more ranks: the step is slower, not faster
-    assert eight["step_time_s"]["value"] >= one["step_time_s"]["value"]
+    # the all-to-all crosses more ranks (a cost EP1 does not pay), but each expert's GEMMs multiply EP x the
+    # tokens (M x EP x k / E: 1,024 -> 8,192 here), which on this NVLink server outweighs it. Published: B200
+    # DeepSeek-V3 at EP32 runs 1.18x EP8's tokens/s (Megatron-Bridge 26.04/26.04.01, docs/BENCHMARKS.md)
+    assert one["efficiency"]["explain_i18n"]["params"]["a2a"] == 1.0
+    assert eight["efficiency"]["explain_i18n"]["params"]["a2a"] < 1.0
+    assert eight["step_time_s"]["value"] < one["step_time_s"]["value"]
 
 
 LAYOUTS = st.tuples(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]),
