@@ -7,15 +7,14 @@ inputs (and seed) give the same result, to the cent.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from decimal import Decimal
 
-from catalog.domain.messages import Msg, figure, with_structured
+from catalog.domain.messages import Msg
 
 from . import analysis, decision
 from .cloud import MODE_TEXT
-from .errors import CostValidationError, FieldError
-from .inputs import HOURS_PER_MONTH, CostInputs, Rate, ServerPrice, Workload
+from .inputs import HOURS_PER_MONTH, CostInputs, ServerPrice, Workload
 from .model import (
     Context,
     OptionCost,
@@ -24,217 +23,28 @@ from .model import (
     dedicated_option,
     holds_tp_group,
     hybrid_option,
-    month_dates,
     onprem_option,
     usage,
 )
-from .money import ONE, ZERO
-from .options import check_options_for_service, downtime_cost_given, validate_options
-from .presented import presented
-from .rates import apply_overrides, missing_rates
+from .money import ZERO
+from .options import downtime_cost_given, validate_options
+from .plan_inputs import (
+    _calendar,
+    _check_service_utilisation,
+    _Job,
+    _job,
+    _rates_with_options,
+    _validate_workloads,
+)
+from .result import CostResult
 from .serialise import _inputs_used, option_to_dict
 from .shortlist import COMPARE_CANDIDATES, _cheapest_per_provider, _compared, _shortlist, _unique_labels
-from .totals import LineTotals, PricedOption, _Calendar, _linear, _price
+from .totals import LineTotals, PricedOption, _linear, _price
 
 __all__ = ["ENGINE_VERSION", "CostResult", "LineTotals", "PricedOption", "cost_plan", "option_to_dict"]
 
 ENGINE_VERSION = "costs-2.0"
 RENTING_BY_HOUR = ("cloud_on_demand", "cloud_spot")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CostResult:
-    options: tuple[PricedOption, ...]
-    shortlist: dict[str, list[str]]
-    analysis: dict
-    inputs_used: dict
-    skipped: tuple[dict, ...]
-    notes: tuple[str, ...]
-    meta: dict = field(default_factory=dict)
-    jobs: dict = field(default_factory=dict)  # option id -> runs over the horizon (jobs only)
-    basis: object = None
-    # options priced with the user's own quotes (costs.server_prices / api_prices): kept in full
-    user_priced: frozenset = frozenset()
-
-    def option(self, option_id: str) -> PricedOption:
-        return next(p for p in self.options if p.option.option_id == option_id)
-
-    def to_dict(self, *, structured: bool = True) -> dict:
-        """JSON-ready. ``structured``: every Msg text gains its `<key>_i18n` sibling here; a caller
-        that adds texts of its own and structures the whole once passes False."""
-        dec = self.analysis.get("decision") or {}
-        ids = [p.option.option_id for p in self.options]
-        kept, full = presented(ids, [p.option.kind for p in self.options], dec, self.shortlist,
-                               also_full=self.user_priced)
-        new_position = {old: new for new, old in enumerate(kept)}
-        analysis = dict(self.analysis)
-        if isinstance(dec.get("order"), list):
-            analysis["decision"] = {**dec, "order": [new_position[i] for i in dec["order"] if i in new_position]}
-        # pairwise figures between the options kept in full (those the page, the PDF and the XLSX compare)
-        if isinstance(analysis.get("break_even_months"), list):
-            analysis["break_even_months"] = [b for b in analysis["break_even_months"] if b["a"] in full and b["b"] in full]
-        if isinstance(analysis.get("sensitivity"), dict):
-            analysis["sensitivity"] = {k: v for k, v in analysis["sensitivity"].items() if k in full}
-        if isinstance(analysis.get("monte_carlo"), dict) and isinstance(analysis["monte_carlo"].get("p_cheaper"), list):
-            analysis["monte_carlo"] = {**analysis["monte_carlo"], "p_cheaper": [
-                b for b in analysis["monte_carlo"]["p_cheaper"] if b["a"] in full and b["b"] in full]}
-        cache: dict = {}
-        out = {
-            **self.meta,
-            "options_listed": len(kept),
-            "options_left_out": len(ids) - len(kept),
-            "options": [
-                option_to_dict(
-                    p,
-                    detailed=p.option.option_id in full,
-                    line_cache=cache,
-                    runs=self.jobs.get(p.option.option_id),
-                    basis=self.basis,
-                    currency=self.meta.get("currency"),
-                )
-                for p in (self.options[i] for i in kept)
-            ],
-            "shortlist": self.shortlist,
-            **analysis,
-            "inputs_used": self.inputs_used,
-            # why an option is missing
-            "skipped": list(self.skipped),
-            "skipped_total": len(self.skipped),
-            "notes": list(self.notes),
-        }
-        return with_structured(out) if structured else out
-
-
-# ---- validation ------------------------------------------------------------------------------
-
-
-def _validate_workloads(workloads: tuple[Workload, ...]) -> None:
-    errors: list[FieldError] = []
-    if not workloads:
-        errors.append(FieldError(path="workloads", message=Msg("at least one sized configuration is needed")))
-    for i, w in enumerate(workloads):
-        p = f"workloads[{i}]"
-        for name in ("gpu_count", "server_count", "gpus_per_server", "server_rack_units"):
-            if getattr(w, name) < 0:
-                errors.append(FieldError(path=f"{p}.{name}", message=Msg("must not be negative")))
-        if w.gpus_per_server < 1:
-            errors.append(FieldError(path=f"{p}.gpus_per_server", message=Msg("must be at least 1")))
-        for name in (
-            "server_power_w",
-            "training_gpu_hours_per_run",
-            "tokens_in_per_month",
-            "tokens_out_per_month",
-            "egress_gb_per_month",
-            "checkpoint_interval_hours",
-            "restart_hours",
-        ):
-            v = getattr(w, name)
-            if v is not None and v < 0:
-                errors.append(FieldError(path=f"{p}.{name}", message=Msg("must not be negative")))
-        for tier, gb in w.storage_gb.items():
-            if gb < 0:
-                errors.append(FieldError(path=f"{p}.storage_gb.{tier}", message=Msg("must not be negative")))
-        for name in ("utilisation", "load_share"):
-            v = getattr(w, name)
-            if v is not None and not 0 <= v <= 1:
-                errors.append(FieldError(path=f"{p}.{name}", message=Msg("must be between 0 and 1")))
-    if errors:
-        raise CostValidationError(errors)
-
-
-# ---- the plan --------------------------------------------------------------------------------
-
-
-def _calendar(inputs: CostInputs, rates, notes: list) -> _Calendar:
-    o = inputs.options
-    drift = rates["price_drift_per_year"].value
-    factors = tuple((ONE + drift) ** (Decimal(m) / 12) if drift else ONE for m in range(o.horizon_months))
-    dates = month_dates(as_of=o.as_of, horizon_months=o.horizon_months)
-    has_table = any(r.country == o.country for r in inputs.prices.vat.rates)
-    if not has_table and not o.include_vat:
-        # VAT is not wanted and not known for this country: totals are net, VAT zero (said so)
-        notes.append(
-            Msg(
-                "no VAT table for country {country}: VAT is not computed (include_vat is off)",
-                country=o.country,
-            )
-        )
-        vat = (ZERO,) * len(dates)
-    else:
-        vat = tuple(inputs.prices.vat.rate(country=o.country, on=d, path="costs.country") for d in dates)
-    return _Calendar(n=o.horizon_months, drift=factors, vat=vat)
-
-
-def _rates_with_options(inputs: CostInputs, notes: list) -> dict[str, Rate]:
-    o = inputs.options
-    rates = apply_overrides(inputs.rates, o.overrides, path="costs.overrides")
-    if o.downtime_cost_per_hour is not None:
-        rates["downtime_cost_per_hour"] = Rate(
-            value=o.downtime_cost_per_hour,
-            unit="per hour of outage",
-            currency=o.currency,
-            source="user input: costs.downtime_cost_per_hour",
-        )
-    elif not downtime_cost_given(o):
-        # no hidden default: without the user's cost of an hour of downtime the risk lines count
-        # hours, not money (each option's risk says what pricing them needs)
-        rates["downtime_cost_per_hour"] = Rate(
-            value=ZERO,
-            unit="per hour of outage",
-            currency=o.currency,
-            source="not given: costs.downtime_cost_per_hour (downtime is not priced)",
-            valid_from=o.as_of,  # the plan date: as of it, no value is given
-        )
-    missing = missing_rates(rates)
-    if missing:
-        raise CostValidationError(
-            [FieldError(path=f"rates.{k}", message=Msg("missing from the rate card")) for k in missing]
-        )
-    return rates
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Job:
-    """How a workload's fleet is used: the running share u and whether it is a job."""
-
-    u: Decimal
-    job: bool
-    one_off: bool
-    runs: Decimal  # over the horizon (jobs)
-    efficiency_driven: bool  # the running hours follow from fixed work / efficiency
-
-
-def _job(w: Workload, o, rates, e: Decimal, notes: list) -> _Job:
-    n = o.horizon_months
-    is_job = bool(w.is_training and w.training_gpu_hours_per_run and w.gpu_count)
-    if o.utilisation is not None:
-        return _Job(u=o.utilisation, job=is_job, one_off=False, runs=ZERO, efficiency_driven=False)
-    if is_job:
-        runs = o.runs_per_month * n if o.runs_per_month is not None else Decimal(o.runs or 1)
-        # the fleet runs the useful GPU-hours / efficiency: lower efficiency, more hours, more money
-        need = runs * w.training_gpu_hours_per_run / e / (w.gpu_count * HOURS_PER_MONTH * n)
-        if need > 1:
-            notes.append(
-                Msg(
-                    "{candidate}: {runs} run(s) need {need_pct}% of the horizon's hours on this fleet; "
-                    "priced at 100% (the rest does not fit in {months} months)",
-                    candidate=w.candidate_id,
-                    runs=figure(runs),
-                    need_pct=figure((need * 100).quantize(ONE)),
-                    months=n,
-                )
-            )
-        return _Job(
-            u=min(ONE, need), job=True, one_off=o.runs_per_month is None, runs=runs, efficiency_driven=True
-        )
-    u = w.utilisation if w.utilisation is not None else rates["utilisation_default"].value
-    return _Job(u=u, job=False, one_off=False, runs=ZERO, efficiency_driven=False)
-
-
-def _check_service_utilisation(inputs: CostInputs) -> None:
-    served = [w.utilisation * 24 for w in inputs.workloads
-              if not w.is_training and w.utilisation is not None and w.utilisation > 0]
-    check_options_for_service(inputs.options, serving_hours_per_day=served[0] if served else None)
 
 
 def cost_plan(*, inputs: CostInputs) -> CostResult:
