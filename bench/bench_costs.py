@@ -29,7 +29,8 @@ import django  # noqa: E402
 
 django.setup()
 
-from catalog.selectors import accelerator_specs, price_snapshot  # noqa: E402
+from catalog.selectors import accelerator_specs  # noqa: E402
+from catalog.snapshots import price_snapshot  # noqa: E402
 from costs.adapters import build_cost_inputs  # noqa: E402
 from costs.engine.plan import cost_plan  # noqa: E402
 from costs.selectors import rate_card_snapshot  # noqa: E402

@@ -80,7 +80,7 @@ def conversion(version, *, base: str, quote: str) -> dict:
 
     factor: units of quote per 1 base at the plan's price date; legs: the quoted rate rows used
     (1 USD = 78.2696 RUB, dated, with source); error: why there is no factor."""
-    from catalog.selectors import fx_on
+    from catalog.snapshots import fx_on
     from costs.adapters import fx_from_snapshot
 
     costs = (version.result or {}).get("costs") or {}

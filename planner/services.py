@@ -104,7 +104,8 @@ def plan_snapshots(*, as_of: date, team: Team | None = None) -> tuple[dict, dict
     """Catalog prices and cost rates valid at as_of, plus the accelerators the sizing engine
     ranks with (their specs and USD prices), so a later computation needs nothing from today.
     With a team, its supplier quotes too (team-scoped: no other team's plan sees them)."""
-    from catalog.selectors import accelerator_specs, price_snapshot, supplier_quotes_snapshot
+    from catalog.selectors import accelerator_specs
+    from catalog.snapshots import price_snapshot, supplier_quotes_snapshot
     from costs.selectors import rate_card_snapshot
 
     prices = price_snapshot(as_of=as_of)

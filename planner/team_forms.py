@@ -27,7 +27,8 @@ class ProcurementForm(forms.Form):
                     "renting dedicated servers, a hybrid of owned and cloud, or a model API. None ticked: all."))
 
     def __init__(self, *args, **kwargs):
-        from catalog.selectors import jurisdiction_choices, providers_snapshot
+        from catalog.selectors import jurisdiction_choices
+        from catalog.snapshots import providers_snapshot
 
         super().__init__(*args, **kwargs)
         self.fields["data_residency"].choices = jurisdiction_choices()

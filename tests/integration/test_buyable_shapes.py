@@ -10,7 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from catalog.selectors import accelerator_specs, price_snapshot
+from catalog.selectors import accelerator_specs
+from catalog.snapshots import price_snapshot
 from costs import price_sources
 from costs.adapters import cloud_offers_from_snapshot, price_sizing_result
 from costs.selectors import rate_card_snapshot

@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from catalog import models as m
-from catalog.selectors import CatalogLookupError, accelerator_specs, fx_rate, price_snapshot, vat_rate
+from catalog.selectors import CatalogLookupError, accelerator_specs, fx_rate, vat_rate
+from catalog.snapshots import price_snapshot
 
 pytestmark = pytest.mark.django_db
 SOURCE = {"source_title": "test source", "source_url": "https://example.org/t", "retrieved_on": date(2026, 1, 1)}

@@ -9,7 +9,8 @@ from decimal import Decimal as D
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog.selectors import accelerator_specs, price_snapshot
+from catalog.selectors import accelerator_specs
+from catalog.snapshots import price_snapshot
 from costs.adapters import price_sizing_result
 from costs.engine.errors import CostValidationError
 from costs.models import ApiTokenPrice, RateCard

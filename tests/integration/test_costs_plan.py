@@ -12,7 +12,8 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 from openpyxl import load_workbook
 
-from catalog.selectors import accelerator_specs, price_snapshot
+from catalog.selectors import accelerator_specs
+from catalog.snapshots import price_snapshot
 from costs.adapters import price_sizing_result
 from costs.exports import costs_csv
 from costs.exports_xlsx import costs_xlsx

@@ -12,7 +12,8 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from catalog.selectors import accelerator_specs, price_snapshot
+from catalog.selectors import accelerator_specs
+from catalog.snapshots import price_snapshot
 from costs.adapters import price_sizing_result
 from costs.cash_flow import cumulative
 from costs.engine.errors import CostValidationError

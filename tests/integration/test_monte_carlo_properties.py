@@ -24,7 +24,8 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalog.selectors import accelerator_specs, price_snapshot
+from catalog.selectors import accelerator_specs
+from catalog.snapshots import price_snapshot
 from costs.adapters import price_sizing_result
 from costs.selectors import rate_card_snapshot
 from planner.engine import size_workload

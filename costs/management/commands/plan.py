@@ -40,7 +40,8 @@ class Command(BaseCommand):
         parser.add_argument("--team", default=None, help="team slug: use that team's valid supplier quotes")
 
     def handle(self, *args, file, format, xlsx, as_of, data_residency=None, team=None, **options):
-        from catalog.selectors import accelerator_specs, price_snapshot
+        from catalog.selectors import accelerator_specs
+        from catalog.snapshots import price_snapshot
         from costs.adapters import price_sizing_result
         from costs.selectors import rate_card_snapshot
         from planner.engine import size_workload
@@ -90,7 +91,7 @@ class Command(BaseCommand):
 
         prices = price_snapshot(as_of=day)
         if team is not None:
-            from catalog.selectors import supplier_quotes_snapshot
+            from catalog.snapshots import supplier_quotes_snapshot
             from planner.models import Team
 
             found = Team.objects.filter(slug=team).first()
