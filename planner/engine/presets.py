@@ -194,6 +194,8 @@ def preset_arch(preset_id: str) -> ModelArch:
             linear_attention_layers=_int(r.get("linear_attention_layers", "")) or 0,
             linear_state_values_per_layer=_int(r.get("linear_state_values_per_layer", "")) or 0,
             mtp_layers=_int(r.get("mtp_layers", "")) or 0,
+            checkpoint_weights=r.get("checkpoint_weights", ""),
+            checkpoint_weights_source=r.get("checkpoint_weights_source", ""),
         )
     else:
         fs = r["flops_per_sample"]
