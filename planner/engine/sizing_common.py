@@ -57,8 +57,9 @@ def checkpoint_assumption(spec: WorkloadSpec) -> tuple:
     if not isinstance(w, WeightFormat):
         return ()
     return (Msg("Weights in the published checkpoint's own format ({format}), as its config says: {source}. "
-                "precision.weights sizes another format (bf16: the 16-bit weights).",
-                format=w.text, source=spec.model.checkpoint_weights_source),)
+                "Matmuls default to {compute} where the chip has units for it, else the weights are dequantised "
+                "in the kernel (weight-only). precision.weights sizes another format (bf16: the 16-bit weights).",
+                format=w.text, source=spec.model.checkpoint_weights_source, compute=spec.precision.compute),)
 
 
 def _weight_bytes_explain(spec: WorkloadSpec) -> Msg:

@@ -132,9 +132,13 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     # 16-bit (fp32 master) weights, whatever format the checkpoint was distributed in.
     if kind in SERVING_KINDS and model is not None and model.preset_id and model.checkpoint_weights:
         default_w = WeightFormat(model.checkpoint_weights)
+    weights = r.choice(p, "weights", "precision", PRECISIONS, default=default_w)
+    # With the checkpoint's format the matmuls default to it too (how the serving constants were fitted:
+    # weights = compute = the measured row's format); chips without those units dequantise (compute_format).
+    default_c = str(weights) if isinstance(weights, WeightFormat) else "bf16"
     precision = PrecisionSpec(
-        weights=r.choice(p, "weights", "precision", PRECISIONS, default=default_w),
-        compute=r.choice(p, "compute", "precision", PRECISIONS, default="bf16"),
+        weights=weights,
+        compute=r.choice(p, "compute", "precision", PRECISIONS, default=default_c),
         kv_cache=r.choice(p, "kv_cache", "precision", PRECISIONS, default="bf16"),
     )
 

@@ -61,6 +61,7 @@ def test_every_catalog_checkpoint_format_parses_and_carries_its_source_and_date(
 def test_gpt_oss_120b_fits_one_h100_in_its_mxfp4_checkpoint(accelerators):
     s = spec("gpt-oss-120b", hardware={"accelerator": H100, "count": 1})
     assert isinstance(s.precision.weights, WeightFormat) and s.precision.weights.parts["experts"] == "mxfp4"
+    assert s.precision.compute == "fp4" and s.precision.kv_cache == "bf16"  # H100: dequantised (weight-only)
     d = size_workload(spec=s, accelerators=accelerators).to_dict()
     rest, routed = moe_split(s.model)
     assert d["model"]["weight_bytes"]["value"] == pytest.approx(routed * (0.5 + 1 / 32) + rest * 2)
@@ -83,7 +84,9 @@ def test_deepseek_r1_0528_weights_are_fp8_with_block_scales(accelerators):
 
 def test_explicit_precision_still_wins_and_training_keeps_16_bit():
     s = spec("gpt-oss-120b", precision={"weights": "bf16"})
-    assert not isinstance(s.precision.weights, WeightFormat)
+    assert not isinstance(s.precision.weights, WeightFormat) and s.precision.compute == "bf16"
+    assert spec("deepseek-r1-0528").precision.compute == "fp8"
+    assert spec("kimi-k2.5", precision={"compute": "bf16"}).precision.compute == "bf16"
     assert inference_weight_bytes(s.model, weights=s.precision.weights) == s.model.params * 2
     for kind in ("finetuning", "pretraining"):
         t = parse_workload_spec({"kind": kind, "model": {"preset": "gpt-oss-120b"},
