@@ -43,7 +43,8 @@ class WeightFormat(str):
     rest). Its str value is the precision class of the experts (of the rest for a dense model): the
     format the compute rules, runtime constants and launch flags see, so nothing downstream changes."""
 
-    parts: dict
+    parts: dict  # part -> scheme (WEIGHT_SCHEMES)
+    text: str  # as written in the data column
 
     def __new__(cls, text: str):
         parts = dict(kv.split("=", 1) for kv in text.replace(" ", "").split(";") if kv)

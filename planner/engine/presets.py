@@ -82,6 +82,8 @@ def list_presets(*, model_type: str | None = None) -> list[dict]:
             "source": p.source_title,
             "verified": p.verified,
             "hf_id": p.hf_id or None,
+            # the published checkpoint's own weight format: what serving defaults to (None: 16-bit)
+            "checkpoint_weights": p.row.get("checkpoint_weights") or None,
         }
         for p in _load().values()
         if model_type is None or p.model_type == model_type

@@ -12,7 +12,7 @@ from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.launch import serving_launch
 from planner.engine.memory import inference_weight_bytes
 from planner.engine.precision import WeightFormat, weight_bytes_per_param, weight_part_bytes
-from planner.engine.presets import get_preset, preset_arch, preset_ids
+from planner.engine.presets import get_preset, list_presets, preset_arch, preset_ids
 from planner.engine.serving_model import moe_split
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,3 +114,9 @@ def test_launch_adds_no_quantization_flag_for_the_checkpoints_own_format():
     out = serving_launch(spec=spec("deepseek-r1-0528"), accelerator_id=H100,
                          layout={"tensor_parallel": 8, "pipeline_parallel": 1, "replicas": 1}, gpus_per_server=8)
     assert "--quantization" not in out["argv"]
+
+
+def test_the_preset_list_names_the_checkpoint_format():
+    by_id = {p["id"]: p for p in list_presets()}
+    assert by_id["gpt-oss-120b"]["checkpoint_weights"] == "experts=mxfp4;rest=bf16"
+    assert by_id["llama-3.1-70b"]["checkpoint_weights"] is None
