@@ -57,6 +57,9 @@ class WeightFormat(str):
         obj.text = text
         return obj
 
+    def __getnewargs__(self):  # pickle / deepcopy rebuild from the text, not from the class value
+        return (self.text,)
+
     @property
     def experts_bytes(self) -> float:
         return WEIGHT_SCHEMES[self.parts["experts"]][1]

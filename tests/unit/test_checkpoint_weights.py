@@ -1,6 +1,9 @@
 """Issue 22, item 2: a served catalog model's weights default to its published checkpoint's own format
 (planner/engine/data/checkpoint_weights.csv), each part in its own bytes (docs/SIZING.md "Weight formats")."""
 
+import copy
+import json
+import pickle
 import re
 from pathlib import Path
 
@@ -43,6 +46,9 @@ def test_scale_bytes_of_each_format():
     assert WeightFormat("rest=fp8-block128").experts_bytes == 1 + 4 / 128**2
     assert WeightFormat("experts=int4-group32;rest=bf16").experts_bytes == 0.5 + 2 / 32
     assert weight_part_bytes("bf16", rest_params=10.0, expert_params=5.0, embedding_params=3.0) == (20.0, 10.0)
+    w = WeightFormat("experts=mxfp4;rest=bf16")
+    assert pickle.loads(pickle.dumps(w)).parts == w.parts and copy.deepcopy(w).text == w.text
+    assert json.dumps({"weights": w}) == '{"weights": "fp4"}'
     with pytest.raises(ValueError):
         WeightFormat("experts=mxfp4")  # no rest
     with pytest.raises(ValueError):
