@@ -128,7 +128,7 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("model.architecture.experts", _int(_("MoE experts"), _("Mixture of experts (MoE): each layer holds several expert blocks and a token passes through only a few of them. Experts per layer; empty for a dense model. Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
     SpecField("model.architecture.experts_per_token", _int(_("Experts per token"), _("Active experts per token (MoE). Unit: count. Default: dense."), min_value=1), LLM_KINDS, sources=ARCH),
     # Precision.
-    SpecField("precision.weights", _choice(_("Weights precision"), _("Storage format of the weights: bf16/fp16 take 2 bytes per parameter, fp8/int8 1 byte, int4/fp4 half a byte. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
+    SpecField("precision.weights", _choice(_("Weights precision"), _("Storage format of the weights: bf16/fp16 take 2 bytes per parameter, fp8/int8 1 byte, int4/fp4 half a byte. Default: bf16; when a catalog model is served, its published checkpoint's own format (gpt-oss: MXFP4 experts, DeepSeek-V3/R1: FP8)."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
     SpecField("precision.compute", _choice(_("Compute precision"), _("Format the matrix multiplications run in. Default: bf16."), PRECISION_CHOICES), LLM_KINDS + ("classic_training",)),
     SpecField("precision.kv_cache", _choice(_("KV cache precision"), _("KV cache: the attention keys and values kept for every token in context; it grows with context length and concurrent requests. Its storage format. Default: bf16."), PRECISION_CHOICES), ("inference", "rag")),
     # Training.

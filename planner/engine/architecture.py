@@ -55,6 +55,8 @@ class ModelArch:
     linear_attention_layers: int = 0  # hybrid models: layers with a fixed state instead of a KV cache
     linear_state_values_per_layer: int = 0  # values of that state per sequence per layer
     mtp_layers: int = 0  # multi-token-prediction layers shipped with the checkpoint (not in params)
+    checkpoint_weights: str = ""  # the published checkpoint's storage per part (precision.WeightFormat); "" = 16-bit
+    checkpoint_weights_source: str = ""  # the config it was read from, and when
     preset_id: str = ""
     source: str = ""
 
@@ -131,6 +133,13 @@ def count_params(a: ModelArch) -> tuple[int, int]:
         return total, total - inactive
     total = L * (attn + norms + _ffn_params(h, a.ffn_hidden_size, a.gated_ffn)) + emb + h
     return total, total
+
+
+def embedding_and_head_params(a: ModelArch) -> int:
+    """Input embedding + lm_head parameters of a decoder (one matrix when tied)."""
+    if not a.is_transformer or not a.vocab_size or not a.hidden_size:
+        return 0
+    return a.vocab_size * a.hidden_size * (1 if a.tied_embeddings else 2)
 
 
 def kv_values_per_token_per_layer(a: ModelArch) -> int:

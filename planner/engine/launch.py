@@ -14,6 +14,7 @@ import shlex
 
 from catalog.domain.messages import Msg
 
+from .precision import WeightFormat
 from .presets import get_preset
 from .serving_constants import RUNTIME_SPECS
 from .spec import WorkloadSpec
@@ -47,7 +48,9 @@ def _model_id(spec: WorkloadSpec) -> tuple[str, bool]:
 def _command(runtime: str, *, model: str, tp: int, pp: int, max_len: int, spec: WorkloadSpec) -> list[str]:
     rt, eng = RUNTIME_SPECS[runtime], ENGINES[runtime]
     kv = _KV[runtime].get(spec.precision.kv_cache)
-    quant = _ONLINE_QUANT.get(spec.precision.weights) if spec.precision.weights != "bf16" else None
+    # The checkpoint's own format (precision.WeightFormat) is read from its config by the engine: no flag.
+    own = isinstance(spec.precision.weights, WeightFormat)
+    quant = _ONLINE_QUANT.get(spec.precision.weights) if spec.precision.weights != "bf16" and not own else None
     if runtime == "vllm":
         args = ["vllm", "serve", model, "--host", "0.0.0.0", "--port", str(eng["port"]),
                 "--tensor-parallel-size", str(tp), "--pipeline-parallel-size", str(pp),

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .architecture import ModelArch, kv_cache_bytes_per_sequence
-from .precision import BYTES_PER_VALUE, weight_bytes_per_param
+from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_per_sequence
+from .precision import BYTES_PER_VALUE, WeightFormat, weight_bytes_per_param, weight_part_bytes
+from .serving_model import moe_split
 
 GIB = 1024**3
 
@@ -191,7 +192,13 @@ def overhead_bytes(*, tensors, mode: str):
 
 
 def inference_weight_bytes(a: ModelArch, *, weights: str) -> float:
-    return a.params * weight_bytes_per_param(weights)
+    """All weights of one replica; a checkpoint's mixed format counts each part in its own bytes."""
+    if not isinstance(weights, WeightFormat):
+        return a.params * weight_bytes_per_param(weights)
+    rest, routed = moe_split(a)
+    rest_bytes, expert_bytes = weight_part_bytes(weights, rest_params=rest, expert_params=routed,
+                                                 embedding_params=embedding_and_head_params(a))
+    return rest_bytes + expert_bytes
 
 
 def inference_activation_bytes(a: ModelArch, *, tokens_in_flight, tp, compute_precision: str):

@@ -82,6 +82,8 @@ def list_presets(*, model_type: str | None = None) -> list[dict]:
             "source": p.source_title,
             "verified": p.verified,
             "hf_id": p.hf_id or None,
+            # the published checkpoint's own weight format: what serving defaults to (None: 16-bit)
+            "checkpoint_weights": p.row.get("checkpoint_weights") or None,
         }
         for p in _load().values()
         if model_type is None or p.model_type == model_type
@@ -194,6 +196,8 @@ def preset_arch(preset_id: str) -> ModelArch:
             linear_attention_layers=_int(r.get("linear_attention_layers", "")) or 0,
             linear_state_values_per_layer=_int(r.get("linear_state_values_per_layer", "")) or 0,
             mtp_layers=_int(r.get("mtp_layers", "")) or 0,
+            checkpoint_weights=r.get("checkpoint_weights", ""),
+            checkpoint_weights_source=r.get("checkpoint_weights_source", ""),
         )
     else:
         fs = r["flops_per_sample"]

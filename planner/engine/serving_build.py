@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .architecture import ModelArch, kv_cache_bytes_per_token
-from .precision import weight_bytes_per_param
+from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_per_token
+from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
 from .serving_model import Engine, moe_split
 from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
@@ -31,7 +31,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # as a replica total that the engine divides by tp.
     attn_w = attention_weight_params(arch)
     dense = np.where(dpa, dense + attn_w * (tp - 1.0), dense)
-    bpp = weight_bytes_per_param(weights)
+    # each part in its own storage format (a checkpoint's mixed format, precision.WeightFormat)
+    dense_bytes, routed_bytes = weight_part_bytes(weights, rest_params=dense, expert_params=routed,
+                                                  embedding_params=embedding_and_head_params(arch))
     kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
     if arch.is_mla:
         kv_split = np.ones_like(tp)
@@ -52,7 +54,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     q, acc, draft = speculative(arch, mtp_accepted, mtp_draft)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
-        tp=tp, pp=pp, dense_weight_bytes=f(dense * bpp), expert_weight_bytes=f(routed * bpp),
+        tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
         expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
         experts=f(arch.experts if arch.is_moe else 0.0),
         expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),

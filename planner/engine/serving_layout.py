@@ -16,7 +16,7 @@ from . import hf_eager_memory, memory
 from .architecture import ModelArch, kv_cache_bytes_per_token, linear_state_bytes_per_sequence
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
-from .precision import weight_bytes_per_param
+from .precision import weight_part_bytes
 from .serving_build import build_engine
 from .serving_constants import (
     RUNTIME_SPECS,
@@ -47,7 +47,7 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     isl, osl = np.asarray(isl, dtype=float), np.asarray(osl, dtype=float)
     cap = np.asarray(capacity_bytes, dtype=float)
     w_gpu = memory.inference_weight_bytes(arch, weights=weights) / (tp * pp)
-    w_gpu = w_gpu + np.where(dpa, attention_weight_params(arch) * weight_bytes_per_param(weights)
+    w_gpu = w_gpu + np.where(dpa, weight_part_bytes(weights, rest_params=attention_weight_params(arch), expert_params=0.0)[0]
                              * (1.0 - 1.0 / tp) / pp, 0.0)
     chunk = np.minimum(rt.step_token_budget, np.maximum(isl, 512.0)) if rt.continuous_batching else isl
     act = memory.inference_activation_bytes(arch, tokens_in_flight=chunk, tp=tp, compute_precision=compute)

@@ -15,7 +15,7 @@ from .rag import rag_index_bytes, rag_section
 from .resolve import resolve_accelerator
 from .result import Configuration, SizingResult, q
 from .serving_constants import RUNTIME_VENDORS
-from .sizing_common import ASSUMPTIONS, ENGINE_VERSION, GIB, _model_section
+from .sizing_common import ASSUMPTIONS, ENGINE_VERSION, GIB, _model_section, checkpoint_assumption
 from .sizing_serving import size_serving
 from .sizing_training import _training
 from .spec import WorkloadSpec
@@ -78,7 +78,7 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),
                         memory=memory_section, compute=compute_section, serving=serving_section, rag=rag_out,
                         candidates=cands, recommendation=recommendation, warnings=tuple(warnings),
-                        assumptions=ASSUMPTIONS)
+                        assumptions=ASSUMPTIONS + checkpoint_assumption(spec))
 
 
 # --------------------------------------------------------------------------------------- RAG

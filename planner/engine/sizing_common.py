@@ -6,13 +6,15 @@ from catalog.domain.messages import Msg
 
 from . import memory
 from .architecture import (
+    embedding_and_head_params,
     kv_cache_bytes_per_token,
     kv_layers,
     kv_values_per_token_per_layer,
     linear_state_bytes_per_sequence,
 )
-from .precision import weight_bytes_per_param
+from .precision import WEIGHT_SCHEMES, WeightFormat, weight_bytes_per_param
 from .result import q
+from .serving_model import moe_split
 from .spec import WorkloadSpec
 
 ENGINE_VERSION = "1.1.0"  # 1.1: serving on the continuous-batching model fitted on measured engines
@@ -49,9 +51,40 @@ def _fmt_gib(b: float) -> str:
 # ------------------------------------------------------------------------------------- model
 
 
+def checkpoint_assumption(spec: WorkloadSpec) -> tuple:
+    """The stated assumption when the weights default to the checkpoint's own format (spec.py)."""
+    w = spec.precision.weights
+    if not isinstance(w, WeightFormat):
+        return ()
+    return (Msg("Weights in the published checkpoint's own format ({format}), as its config says: {source}. "
+                "Matmuls default to {compute} where the chip has units for it, else the weights are dequantised "
+                "in the kernel (weight-only). precision.weights sizes another format (bf16: the 16-bit weights).",
+                format=w.text, source=spec.model.checkpoint_weights_source, compute=spec.precision.compute),)
+
+
+def _weight_bytes_explain(spec: WorkloadSpec) -> Msg:
+    a, w = spec.model, spec.precision.weights
+    if not isinstance(w, WeightFormat):
+        bpp = weight_bytes_per_param(w)
+        return (Msg("{params:,} parameters x {bpp:g} bytes ({weights}", params=a.params, bpp=bpp, weights=w)
+                + (Msg(", incl. group-128 scales") if w == "int4" else "") + ")")
+    rest, routed = moe_split(a)
+    emb = embedding_and_head_params(a) if w.parts["embeddings"] != w.parts["rest"] else 0
+    b = {part: WEIGHT_SCHEMES[scheme][1] for part, scheme in w.parts.items()}
+    out = Msg("checkpoint format: ")
+    if routed:
+        out += Msg("{params:,.0f} routed-expert parameters x {bpp:g} bytes ({scheme}) + ",
+                   params=routed, bpp=b["experts"], scheme=w.parts["experts"])
+    out += Msg("{params:,.0f} other parameters x {bpp:g} bytes ({scheme})",
+               params=rest - emb, bpp=b["rest"], scheme=w.parts["rest"])
+    if emb:
+        out += Msg(" + {params:,.0f} embedding and lm_head parameters x {bpp:g} bytes ({scheme})",
+                   params=emb, bpp=b["embeddings"], scheme=w.parts["embeddings"])
+    return out + Msg("; bytes include the block/group scales (docs/SIZING.md)")
+
+
 def _model_section(spec: WorkloadSpec) -> dict:
     a, p = spec.model, spec.precision
-    bpp = weight_bytes_per_param(p.weights)
     out = {
         "name": a.name,
         "preset_id": a.preset_id,  # None for a typed architecture: the cost engine's like-for-like API check
@@ -63,8 +96,7 @@ def _model_section(spec: WorkloadSpec) -> dict:
                            + (Msg(" + {shared_experts} shared", shared_experts=a.shared_experts) if a.shared_experts else "")
                            + Msg(" per token")
                            if a.is_moe else Msg("dense model: every parameter is used for every token")),
-        "weight_bytes": q(a.params * bpp, "bytes", Msg("{params:,} parameters x {bpp:g} bytes ({weights}", params=a.params, bpp=bpp, weights=p.weights)
-                          + (Msg(", incl. group-128 scales") if p.weights == "int4" else "") + ")"),
+        "weight_bytes": q(memory.inference_weight_bytes(a, weights=p.weights), "bytes", _weight_bytes_explain(spec)),
     }
     if a.has_kv_cache:
         per_layer = kv_values_per_token_per_layer(a)

@@ -276,7 +276,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
         "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
         "components": {
-            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} × PP{pp}", weights=p.weights, tp=tp, pp=pp)),
+            "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} × PP{pp}", weights=getattr(p.weights, "text", p.weights), tp=tp, pp=pp)),
             "kv_cache_bytes": q(kv_gpu, "bytes", Msg(
                 "{n:.1f} running sequences x {tokens:g} tokens reserved each ({how}) of {kv} KV; the pool holds {cap:g}",
                 n=running, tokens=float(s.input_tokens + (s.output_tokens if rt.kv_reservation == "full" else s.output_tokens / 2)),

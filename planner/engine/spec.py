@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from catalog.domain.messages import Msg
 
 from .errors import FieldError, SpecValidationError
-from .precision import PRECISIONS
+from .precision import PRECISIONS, WeightFormat
 from .spec_mechanisms import check_mechanisms
 from .spec_model import (
     ARCH_FIELDS,
@@ -97,6 +97,9 @@ __all__ = [
 ]
 
 
+SERVING_KINDS = ("inference", "rag")  # kinds that serve the model itself (rag: its self-hosted generator)
+
+
 def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     """Validate a JSON-like workload description; raise SpecValidationError with all problems."""
     r = _Reader()
@@ -124,9 +127,18 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     if t is not None:
         method = r.choice(t, "method", "training", METHODS, default="full")
     default_w = "int4" if method == "qlora" else "bf16"
+    # Serving runs the published checkpoint as stored (gpt-oss: MXFP4 experts, DeepSeek-V3: FP8), so a
+    # catalog model's own format is the default there. Training kinds keep 16-bit: training updates
+    # 16-bit (fp32 master) weights, whatever format the checkpoint was distributed in.
+    if kind in SERVING_KINDS and model is not None and model.preset_id and model.checkpoint_weights:
+        default_w = WeightFormat(model.checkpoint_weights)
+    weights = r.choice(p, "weights", "precision", PRECISIONS, default=default_w)
+    # With the checkpoint's format the matmuls default to it too (how the serving constants were fitted:
+    # weights = compute = the measured row's format); chips without those units dequantise (compute_format).
+    default_c = str(weights) if isinstance(weights, WeightFormat) else "bf16"
     precision = PrecisionSpec(
-        weights=r.choice(p, "weights", "precision", PRECISIONS, default=default_w),
-        compute=r.choice(p, "compute", "precision", PRECISIONS, default="bf16"),
+        weights=weights,
+        compute=r.choice(p, "compute", "precision", PRECISIONS, default=default_c),
         kv_cache=r.choice(p, "kv_cache", "precision", PRECISIONS, default="bf16"),
     )
 

@@ -47,7 +47,9 @@ def test_pinned_accelerator_restricts_candidates():
 
 
 def test_model_too_large_for_a_gpu_gets_reason_and_quantisation_remedy():
-    r = run({"kind": "inference", "model": {"preset": "deepseek-v3"}, "hardware": {"accelerator": "nvidia-t4-16gb"}})
+    # bf16 named: in its FP8 checkpoint format (the default since issue 22) DeepSeek-V3 fits 128 T4s.
+    r = run({"kind": "inference", "model": {"preset": "deepseek-v3"}, "precision": {"weights": "bf16"},
+             "hardware": {"accelerator": "nvidia-t4-16gb"}})
     (nf,) = r["candidates"]["not_fitting"]
     assert "GiB" in nf["reason"]
     assert any("int4" in m for m in nf["remedies"])

@@ -7,6 +7,7 @@ config.json), is appended after the shared rows with its own sizing columns as g
 """
 import csv
 import sys
+from pathlib import Path
 
 src, dst = sys.argv[1], sys.argv[2]
 added_src = sys.argv[3] if len(sys.argv) > 3 else None
@@ -14,7 +15,10 @@ rows = list(csv.DictReader(open(src, encoding="utf-8")))
 extra = ["model_type", "attention_bias", "qk_norm", "norms_per_layer", "q_lora_rank",
          "qk_rope_head_dim", "v_head_dim", "dense_layers", "local_layers", "flops_per_sample",
          "embedding_dim", "derived_note", "hf_id", "linear_attention_layers",
-         "linear_state_values_per_layer", "mtp_layers"]
+         "linear_state_values_per_layer", "mtp_layers", "checkpoint_weights", "checkpoint_weights_source"]
+# The published checkpoint's own weight format per part, read from each config.json (data/README.md).
+CHECKPOINT = {r["id"]: r for r in csv.DictReader(open(Path(__file__).with_name("checkpoint_weights.csv"),
+                                                      encoding="utf-8"))}
 # Hugging Face repository ids of shared-table models whose source names that repository.
 HF_IDS = {
     "llama-3.1-8b": "meta-llama/Llama-3.1-8B", "llama-3.1-70b": "meta-llama/Llama-3.1-70B",
@@ -81,6 +85,10 @@ if added_src:
         e.update({k: v for k, v in r.items() if k in extra and v != ""})
         e["derived_note"] = "from model_architectures_added.csv (sizing columns read from the config.json)"
         out.append({**{k: r.get(k, "") for k in fields if k not in extra}, **e})
+for r in out:
+    c = CHECKPOINT.get(r["id"], {})
+    r["checkpoint_weights"] = c.get("checkpoint_weights", "")
+    r["checkpoint_weights_source"] = c.get("checkpoint_weights_source", "")
 with open(dst, "w", newline="", encoding="utf-8") as f:
     w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
     w.writeheader()
