@@ -9,7 +9,7 @@ tokens/s per GPU (one third each):
   assumptions): prefill_efficiency, decode_bandwidth_efficiency, step_overhead_s,
   request_overhead_s, ttft_cohort_factor;
 - every generation, where the group has such rows: all_to_all_efficiency (rows with data-parallel
-  attention and EP > 1) and mtp_accepted_tokens (MTP rows).
+  attention and EP > 1), mtp_accepted_tokens (MTP rows) and disagg_handoff_s (disaggregated rows).
 Hopper's prefill/bandwidth/overhead constants stay the serving_measured.csv fit (FITTED).
 Bounds are physical: efficiencies in (0, 1], accepted tokens in [1, 1 + draft tokens].
 --write rewrites planner/engine/serving_constants_ix.py with the values and the rows they were fitted on.
@@ -43,7 +43,8 @@ BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhea
               "ttft_cohort_factor")
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
-          "all_to_all_efficiency": (0.02, 1.0)}
+          "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0)}
+DISAGG_HANDOFF_START_S = 0.05  # the search is multiplicative: it starts from 50 ms, not from the preset 0
 
 
 def loss(results) -> float:
@@ -64,8 +65,12 @@ def fit_group(key, rows, rounds=5):
         names.append("all_to_all_efficiency")
     if any(r["speculative"] == "mtp" for r in rows):
         names.append("mtp_accepted_tokens")
+    if any(r["disaggregated"] == "True" for r in rows):
+        names.append("disagg_handoff_s")
     bounds = dict(BOUNDS, mtp_accepted_tokens=(1.0, 1.0 + MTP_DRAFT_TOKENS_BY_RUNTIME.get(rt, MTP_DRAFT_TOKENS)))
     cur = {n: float(base[n]) for n in names}
+    if "disagg_handoff_s" in cur:
+        cur["disagg_handoff_s"] = max(cur["disagg_handoff_s"], DISAGG_HANDOFF_START_S)
     best = loss(replay(rows, {key: cur}))
     step = 2.0
     for _ in range(rounds):
