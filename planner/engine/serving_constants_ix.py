@@ -4,7 +4,8 @@ and docs/BENCHMARKS.md "Serving: InferenceX fit set (issue 22)" list the rows an
 
 Refitted 2026-12-03 (afternoon, after the MI3xx Infinity Fabric links, the per-rank DPA scheduler cap,
 TensorRT-LLM's attention-DP balancing and the disaggregated handoff joined the model) by
-`scripts/fit_serving_moe.py --rounds 4` (multiplicative coordinate search on the
+`scripts/fit_serving_moe.py --rounds 4`, then TensorRT-LLM Blackwell alone with `--only trtllm,blackwell`
+under the serving_measured.csv guard (MEASURED_GUARD) (multiplicative coordinate search on the
 mean absolute log error of TTFT, TPOT and output tokens/s per GPU, one third each) on every row of
 serving_fit.csv the model expresses (3,487 rows). Hopper keeps its serving_measured.csv efficiencies
 and overheads (FITTED); only its MoE and disaggregation constants (all-to-all efficiency, MTP accepted tokens, disaggregated
@@ -19,7 +20,7 @@ FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
     ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.1489, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.1834},
     ('sglang', 'cdna'): {"prefill_efficiency": 0.7711, "decode_bandwidth_efficiency": 0.3626, "step_overhead_s": 0.005836, "request_overhead_s": 0.05265, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.399, "disagg_handoff_s": 0.1682},
     ('sglang', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.091, "disagg_handoff_s": 0.1834},
-    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.3417, "decode_bandwidth_efficiency": 0.4796, "step_overhead_s": 0.001061, "request_overhead_s": 0.03149, "ttft_cohort_factor": 0.1808, "all_to_all_efficiency": 0.5398, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.03856},
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.523, "step_overhead_s": 0.001061, "request_overhead_s": 0.03149, "ttft_cohort_factor": 0.3944, "all_to_all_efficiency": 0.6419, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.02293},
     ('trtllm', 'hopper'): {"all_to_all_efficiency": 0.2699, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
     ('vllm', 'blackwell'): {"prefill_efficiency": 0.8976, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.002105, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273},
     ('vllm', 'cdna'): {"prefill_efficiency": 0.57, "decode_bandwidth_efficiency": 1, "step_overhead_s": 0.003861, "request_overhead_s": 0.02708, "ttft_cohort_factor": 0.8868},
