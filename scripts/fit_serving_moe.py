@@ -9,10 +9,13 @@ tokens/s per GPU (one third each):
   assumptions): prefill_efficiency, decode_bandwidth_efficiency, step_overhead_s,
   request_overhead_s, ttft_cohort_factor;
 - every generation, where the group has such rows: all_to_all_efficiency (rows with data-parallel
-  attention and EP > 1) and mtp_accepted_tokens (MTP rows).
+  attention and EP > 1), mtp_accepted_tokens (MTP rows) and disagg_handoff_s (disaggregated rows).
 Hopper's prefill/bandwidth/overhead constants stay the serving_measured.csv fit (FITTED).
 Bounds are physical: efficiencies in (0, 1], accepted tokens in [1, 1 + draft tokens].
 --write rewrites planner/engine/serving_constants_ix.py with the values and the rows they were fitted on.
+--only RUNTIME,GENERATION refits that group alone (the others keep their written values).
+Guard: a group with serving_measured.csv rows (TensorRT-LLM Blackwell) takes a step only while that
+file's MdAPE stays within MEASURED_GUARD (it must not get worse).
 --exclude-model / --exclude-gpu: leave those rows out of the fit and report the error on them
 (leave-one-out refits, docs/BENCHMARKS.md).
 """
@@ -39,11 +42,16 @@ from planner.engine.serving_replay_ix import (  # noqa: E402
 )
 
 OUT = ROOT / "planner" / "engine" / "serving_constants_ix.py"
+# serving_measured.csv must not get worse (issue 22): its MdAPE over all 552 rows before the InferenceX
+# refits of 2026-12-03 afternoon (docs/BENCHMARKS.md). A group whose runtime and generation have rows
+# there (TensorRT-LLM Blackwell: 18 GB200 rows) takes a search step only if these figures hold.
+MEASURED_GUARD = {"ttft": 0.232, "tpot": 0.098}
 BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s",
               "ttft_cohort_factor")
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
-          "all_to_all_efficiency": (0.02, 1.0)}
+          "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0)}
+DISAGG_HANDOFF_START_S = 0.05  # the search is multiplicative: it starts from 50 ms, not from the preset 0
 
 
 def loss(results) -> float:
@@ -55,6 +63,39 @@ def loss(results) -> float:
     return float(np.mean(e)) + 2.0 * (len(results) - len(ok)) / len(results)
 
 
+def measured_figures(key, consts):
+    """(TTFT, TPOT) MdAPE over serving_measured.csv with `consts` for the group `key` (None: no rows there)."""
+    from planner.engine.hardware import generation_of
+    from planner.engine.serving_replay import SYSTEMS, _accelerators
+    from planner.engine.serving_replay import load_rows as measured_rows
+    from planner.engine.serving_replay import replay as measured_replay
+
+    accs = _accelerators()
+    rows = measured_rows()
+    if not any((r["backend"], generation_of(accs[SYSTEMS[r["system"]]].architecture)) == key for r in rows):
+        return None
+    saved = sc.FITTED_IX.get(key)
+    sc.FITTED_IX[key] = consts
+    try:
+        out = measured_replay(rows)
+    finally:
+        if saved is None:
+            sc.FITTED_IX.pop(key, None)
+        else:
+            sc.FITTED_IX[key] = saved
+    return (float(np.median([abs(x["ttft_error"]) for x in out])), float(np.median([abs(x["tpot_error"]) for x in out])))
+
+
+def guard_ok(key, consts, cur_figs) -> tuple[bool, tuple | None]:
+    figs = measured_figures(key, consts)
+    if figs is None:
+        return True, None
+    ok = figs[0] <= MEASURED_GUARD["ttft"] + 5e-4 and figs[1] <= MEASURED_GUARD["tpot"] + 5e-4
+    # from a start that breaks the guard, a step may still be taken if it brings the figures closer
+    better = cur_figs is not None and figs[0] <= cur_figs[0] and figs[1] <= cur_figs[1]
+    return ok or better, figs
+
+
 def fit_group(key, rows, rounds=5):
     rt, gen = key
     acc = next(accelerator(r["gpu"]) for r in rows)
@@ -64,9 +105,14 @@ def fit_group(key, rows, rounds=5):
         names.append("all_to_all_efficiency")
     if any(r["speculative"] == "mtp" for r in rows):
         names.append("mtp_accepted_tokens")
+    if any(r["disaggregated"] == "True" for r in rows):
+        names.append("disagg_handoff_s")
     bounds = dict(BOUNDS, mtp_accepted_tokens=(1.0, 1.0 + MTP_DRAFT_TOKENS_BY_RUNTIME.get(rt, MTP_DRAFT_TOKENS)))
     cur = {n: float(base[n]) for n in names}
+    if "disagg_handoff_s" in cur:
+        cur["disagg_handoff_s"] = max(cur["disagg_handoff_s"], DISAGG_HANDOFF_START_S)
     best = loss(replay(rows, {key: cur}))
+    figs = measured_figures(key, cur)
     step = 2.0
     for _ in range(rounds):
         for n in names:
@@ -77,9 +123,15 @@ def fit_group(key, rows, rounds=5):
                     continue
                 v = loss(replay(rows, {key: trial}))
                 if v < best:
-                    best, cur = v, trial
+                    ok, trial_figs = guard_ok(key, trial, figs)
+                    if not ok:
+                        continue
+                    best, cur, figs = v, trial, trial_figs
                     break
         step = math.sqrt(step)
+    if figs is not None:
+        print(f"  {key}: serving_measured.csv MdAPE TTFT {figs[0]:.1%} TPOT {figs[1]:.1%} "
+              f"(guard {MEASURED_GUARD['ttft']:.1%} / {MEASURED_GUARD['tpot']:.1%})", flush=True)
     return cur, best
 
 
@@ -89,8 +141,13 @@ def main(argv=None):
     ap.add_argument("--exclude-model")
     ap.add_argument("--exclude-gpu")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", help="refit one group, e.g. trtllm,blackwell; the others keep their written values")
     args = ap.parse_args(argv)
+    kept = dict(sc.FITTED_IX)
     sc.FITTED_IX.clear()
+    only = tuple(args.only.split(",")) if args.only else None
+    if only:  # the other groups as written (the guard replays serving_measured.csv with them)
+        sc.FITTED_IX.update({k: v for k, v in kept.items() if k != only})
     rows = [r for r in load_rows() if not refusal(r)]
     held = [r for r in rows if r["model_key"] == args.exclude_model or r["gpu"] == args.exclude_gpu]
     train = [r for r in rows if r not in held] if held else rows
@@ -101,7 +158,10 @@ def main(argv=None):
     fitted, notes = {}, {}
     for key, rs in sorted(groups.items()):
         t0 = time.perf_counter()
-        vals, best = fit_group(key, rs, rounds=args.rounds)
+        if only and key != only:
+            vals, best = kept.get(key, {}), float("nan")
+        else:
+            vals, best = fit_group(key, rs, rounds=args.rounds)
         if vals:
             fitted[key] = vals
             models = sorted({r["model_key"] for r in rs})

@@ -22,6 +22,19 @@ RETRIEVED_ON = "2026-11-30"  # the day the shared files were read into this cata
 # CUDA 11.8 / 12.8 / 12.9 could not be read in a source here, so they stay empty (unknown).
 MIN_DRIVER = {"CUDA 9.0": "384.81", "CUDA 10.0": "410.48", "CUDA 11.0": "450.51.05", "CUDA 11.1": "455.23"}
 
+# Scale-up links the shared table lacks (issue 22): (interconnect text or None = keep, GB/s bidirectional,
+# source, note), applied to the shared rows on every derivation.
+HUME = "https://humeconsulting.co/amd-mi355x-strong-node-level-inference-but-not-yet-rack-scale"
+WIAIX = "https://wiaix.com/amd-instincttm-mi325x-accelerators"
+SCALE_UP_ADDED = {
+ "amd-mi355x-288gb": ("Infinity Fabric (7 links)", "1075.2", HUME,
+   "Scale-up (issue 22): 7 Infinity Fabric links per GPU (8-GPU UBB, fully connected) x 153.6 GB/s bidirectional each = 1,075.2 GB/s, the catalog's convention for MI300X (7 x 128 = 896); AMD's MI355X spec lists 153.6 GB/s peak per link, read here in Hume Consulting's MI355X analysis ('~153 GB/s of bidirectional bandwidth' per XGMI link, retrieved 2026-12-03), not in AMD's own PDF (not readable here)."),
+ "amd-mi350x-288gb": ("Infinity Fabric (7 links)", "1075.2", HUME,
+   "Scale-up (issue 22): the MI355X's fabric (same CDNA 4 silicon and UBB): 7 links x 153.6 GB/s bidirectional = 1,075.2 GB/s (Hume Consulting's MI350X/MI355X analysis, retrieved 2026-12-03)."),
+ "amd-mi325x-256gb": (None, "896", WIAIX,
+   "Scale-up (issue 22): 'Seven Infinity Fabric links ensuring full connectivity between eight GPUs', a drop-in replacement for the MI300X platform (wiaix.com MI325X page, retrieved 2026-12-03): the MI300X's 7 x 128 GB/s = 896 GB/s (per-link rate as the MI300X row; the MI325X datasheet itself not read here)."),
+}
+
 
 def form_factor_kind(text: str) -> str:
     for prefix, kind in (("SXM", "SXM"), ("PCIe", "PCIE"), ("OAM", "OAM"), ("Superchip", "SUPERCHIP"), ("TPU", "TPU")):
@@ -42,6 +55,12 @@ def derive_accelerators(shared: Path) -> None:
         row["min_driver"] = MIN_DRIVER.get(row["min_cuda"], "")
         row["source_date"] = ""
         row["retrieved_on"] = RETRIEVED_ON
+        if row["id"] in SCALE_UP_ADDED:
+            text, gb_s, src, note = SCALE_UP_ADDED[row["id"]]
+            row["interconnect"] = text or row["interconnect"]
+            row["interconnect_gb_s"] = gb_s
+            row["source_where"] += " | " + src
+            row["notes"] += " " + note
     # Accelerators the shared table lacks (GB300 NVL72, issue 22), already in the catalog's columns.
     with (HERE / "accelerators_added.csv").open(encoding="utf-8", newline="") as handle:
         added = list(csv.DictReader(handle))

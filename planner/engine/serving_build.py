@@ -17,12 +17,13 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
-                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS) -> Engine:
+                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
     mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off); prompt_share 0:
-    a decode-only worker of a disaggregated deployment (serving_disagg.py)."""
+    a decode-only worker of a disaggregated deployment (serving_disagg.py); dp_balance: the runtime
+    balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine)."""
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     tp, pp = f(tp), f(pp)
     dpa = np.asarray(dpa, dtype=bool)
@@ -65,4 +66,5 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
+        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0),
     )

@@ -34,6 +34,7 @@ CONSTANT_NAMES = (
     "ttft_cohort_factor",            # closed loops: other prompts prefilled with a new one, x sqrt(clients - 1)
     "all_to_all_efficiency",         # MoE dispatch/combine with data-parallel attention: share of the link reached
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
+    "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
 )
 
 
@@ -150,6 +151,12 @@ ALL_TO_ALL_EFFICIENCY = ALLREDUCE_BUS_EFFICIENCY
 # MTP module; 1 + 0.85 = 1.85.
 MTP_ACCEPTED_DEFAULT = 1.85
 
+# Disaggregated serving: the fixed time a request spends between the pools besides the KV bytes on the
+# wire (the decode worker's KV-slot pre-allocation and the bootstrap/notification round trips of the
+# transfer engine: Dynamo/NIXL, SGLang's mooncake/MoRI). 0 unless fitted (serving_constants_ix.py): no
+# published figure was found.
+DISAGG_HANDOFF_S = 0.0
+
 
 def generation_factor(acc: AcceleratorSpec) -> tuple[float, str]:
     return GENERATION_FACTOR[generation_of(acc.architecture)]
@@ -161,6 +168,7 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     The generation factor is folded into the two efficiencies; the precision's kernel factor is
     applied separately by the model (it depends on weights vs compute precision)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
+            "disagg_handoff_s": DISAGG_HANDOFF_S,
             **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g

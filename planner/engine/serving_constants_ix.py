@@ -2,25 +2,28 @@
 per (runtime, chip generation). Written by scripts/fit_serving_moe.py; docs/SIZING.md "Serving model"
 and docs/BENCHMARKS.md "Serving: InferenceX fit set (issue 22)" list the rows and the error.
 
-Fitted 2026-12-03 by `scripts/fit_serving_moe.py --rounds 4` (multiplicative coordinate search on the
+Refitted 2026-12-03 (afternoon, after the MI3xx Infinity Fabric links, the per-rank DPA scheduler cap,
+TensorRT-LLM's attention-DP balancing and the disaggregated handoff joined the model) by
+`scripts/fit_serving_moe.py --rounds 4`, then TensorRT-LLM Blackwell alone with `--only trtllm,blackwell`
+under the serving_measured.csv guard (MEASURED_GUARD) (multiplicative coordinate search on the
 mean absolute log error of TTFT, TPOT and output tokens/s per GPU, one third each) on every row of
 serving_fit.csv the model expresses (3,487 rows). Hopper keeps its serving_measured.csv efficiencies
-and overheads (FITTED); only its MoE constants (all-to-all efficiency, MTP accepted tokens) are fitted
-here. A group's value replaces the preset (and its generation factor) for that runtime and generation;
+and overheads (FITTED); only its MoE and disaggregation constants (all-to-all efficiency, MTP accepted tokens, disaggregated
+handoff) are fitted here. A group's value replaces the preset (and its generation factor) for that runtime and generation;
 FITTED_IX_ROWS says which rows each group was fitted on. Bounds: efficiencies in (0, 1], accepted
 tokens in [1, 1 + draft tokens]; a value at a bound (1.0) means the data asked for more than the
 physics allows and the missing time sits in another mechanism (docs/BENCHMARKS.md lists them).
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
-    ('atom', 'cdna'): {"prefill_efficiency": 1, "decode_bandwidth_efficiency": 1, "step_overhead_s": 0.002296, "request_overhead_s": 0.008779, "ttft_cohort_factor": 0.1568, "mtp_accepted_tokens": 2},  # loss 0.529
-    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2002, "decode_bandwidth_efficiency": 0.679, "step_overhead_s": 0.004907, "request_overhead_s": 0.1489, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.2},  # loss 0.512
-    ('sglang', 'cdna'): {"prefill_efficiency": 1, "decode_bandwidth_efficiency": 0.5592, "step_overhead_s": 0.004127, "request_overhead_s": 0.02214, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 1, "mtp_accepted_tokens": 2.2},  # loss 0.636
-    ('sglang', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.091},  # loss 0.525
-    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.523, "step_overhead_s": 0.001157, "request_overhead_s": 0.03434, "ttft_cohort_factor": 0.4301, "all_to_all_efficiency": 0.7, "mtp_accepted_tokens": 1.85},  # loss 0.492
-    ('trtllm', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.556},  # loss 0.463
-    ('vllm', 'blackwell'): {"prefill_efficiency": 0.8976, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.002105, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273},  # loss 0.114
-    ('vllm', 'cdna'): {"prefill_efficiency": 0.4031, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.003247, "request_overhead_s": 0.02483, "ttft_cohort_factor": 0.4434},  # loss 0.275
+    ('atom', 'cdna'): {"prefill_efficiency": 0.2015, "decode_bandwidth_efficiency": 0.5777, "step_overhead_s": 0.006493, "request_overhead_s": 0.02277, "ttft_cohort_factor": 0.1568, "mtp_accepted_tokens": 1.696},
+    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.1489, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.1834},
+    ('sglang', 'cdna'): {"prefill_efficiency": 0.7711, "decode_bandwidth_efficiency": 0.3626, "step_overhead_s": 0.005836, "request_overhead_s": 0.05265, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.399, "disagg_handoff_s": 0.1682},
+    ('sglang', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.091, "disagg_handoff_s": 0.1834},
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.523, "step_overhead_s": 0.001061, "request_overhead_s": 0.03149, "ttft_cohort_factor": 0.3944, "all_to_all_efficiency": 0.6419, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.02293},
+    ('trtllm', 'hopper'): {"all_to_all_efficiency": 0.2699, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
+    ('vllm', 'blackwell'): {"prefill_efficiency": 0.8976, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.002105, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273},
+    ('vllm', 'cdna'): {"prefill_efficiency": 0.57, "decode_bandwidth_efficiency": 1, "step_overhead_s": 0.003861, "request_overhead_s": 0.02708, "ttft_cohort_factor": 0.8868},
 }
 FITTED_IX_ROWS: dict[tuple[str, str], str] = {
     ('atom', 'cdna'): 'serving_fit.csv: 181 rows, engines atom; GPUs mi355x; models dsr1, gptoss120b, qwen3.5',

@@ -8,11 +8,13 @@ to one of the decode pool's engines over the network, and the decode engines run
 a total rate lam (requests/s) sends lam / P_workers to each prefill engine and lam / D_workers to
 each decode engine:
 
-    TTFT  = TTFT of the prefill engine at lam / P_workers + KV transfer + one decode step
+    TTFT  = TTFT of the prefill engine at lam / P_workers + KV transfer + handoff + one decode step
     TPOT  = the decode engine's token time at lam / D_workers
     lam x (TTFT + (osl - 1) x TPOT) = C                      (Little's law, bisection on lam)
     KV transfer = isl x KV bytes per token (whole model) / (prefill engine GPUs x NIC bandwidth
                   x kv_transfer_efficiency); within an NVL72 domain over NVLink instead.
+    handoff     = disagg_handoff_s, fitted per runtime and chip generation (the decode side's slot
+                  pre-allocation and the transfer engine's bootstrap/notification round trips).
 
 Output tokens/s per GPU is reported both per decode GPU (InferenceX's convention for disaggregated
 runs) and per GPU deployed (prefill + decode).
@@ -77,13 +79,14 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
                                     ep=decode.expert_parallel, dpa=decode.data_parallel_attention,
                                     mtp=speculative == "mtp", mtp_accepted=mtp_accepted_tokens, prompt_share=0.0)
     eff = float(np.mean(pnotes["constants_values"].get("kv_transfer_efficiency", 1.0)))
+    handoff = float(np.mean(dnotes["constants_values"].get("disagg_handoff_s", 0.0)))
     xfer = kv_transfer_s(arch, accelerator, isl=isl, kv_precision=kv_cache, prefill=prefill, decode=decode,
                          efficiency=eff)
 
     def point(lam):
         p = pre.steady(lam / prefill.workers, parts=False)
         d = dec.steady(lam / decode.workers, parts=False)
-        ttft = p["ttft"] + xfer + d["T"]
+        ttft = p["ttft"] + xfer + handoff + d["T"]
         return p, d, ttft
 
     def fewer(lam):

@@ -26,6 +26,7 @@ from .serving_constants import (
 )
 from .serving_model import Engine
 from .serving_moe import (
+    DP_BALANCING_RUNTIMES,
     MTP_ACCEPTED_DEFAULT,
     MTP_DRAFT_TOKENS,
     MTP_DRAFT_TOKENS_BY_RUNTIME,
@@ -71,7 +72,9 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
         per_seq = per_seq * (1.0 + hf_eager_memory.dynamic_cache_transient_share(arch))
     n_kv = np.where(per_seq > 0, np.floor(np.maximum(pool, 0.0) / np.where(per_seq > 0, per_seq, 1.0)),
                     np.where(pool > 0, 1e9, 0.0))
-    n_max = np.minimum(n_kv, float(rt.max_running_seqs))
+    # Data-parallel attention: every attention rank runs its own scheduler with its own cap (SGLang's
+    # max_running_requests and TensorRT-LLM's max_batch_size are per DP rank), so the replica admits tp x cap.
+    n_max = np.minimum(n_kv, float(rt.max_running_seqs) * np.where(dpa, tp, 1.0))
     return {"capacity_bytes": cap, "budget_bytes": budget, "weights_bytes": w_gpu, "activations_bytes": act,
             "workspace_bytes": workspace, "kv_pool_bytes": pool, "kv_bytes_per_token_gpu": kvpt_gpu,
             "kv_per_seq_bytes": per_seq, "eager_attention_bytes": eager, "n_kv": n_kv, "n_max": n_max, "fits": (pool > 0) & (n_kv >= 1)}
@@ -141,7 +144,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
                        budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"],
                        ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp else None, prompt_share=prompt_share,
-                       mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS))
+                       mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
+                       dp_balance=runtime in DP_BALANCING_RUNTIMES)
     return eng, mem, notes
 
 

@@ -34,6 +34,10 @@ LN2 = float(np.log(2.0))  # median of an exponential wait = ln(2) x mean
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
 LN100 = float(np.log(100.0))  # p99 of an exponential wait = ln(100) x mean
 BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
+# TensorRT-LLM's attention-DP balancing gives up waiting after this many steps: timeout_iters 60
+# (batching_wait_iters 0) in the DeepSeek-R1 attention-DP recipes of InferenceX (benchmarks/
+# dsr1_fp4_b200_trt.sh and siblings) whose rows the TensorRT-LLM constants are fitted on.
+DP_BALANCE_TIMEOUT_STEPS = 60.0
 MOE_ITERATIONS = 6  # fixed-point passes for MoE (experts touched depend on T); converged to <1 % on the published MoE rows (10 passes: same)
 # Without stated targets a plan keeps p95 latencies within these multiples of one request alone
 # (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
@@ -88,6 +92,10 @@ class Engine:
     # 1: this engine prefills its prompts; 0: a decode-only worker of a disaggregated deployment
     # (the prompt's KV arrives from the prefill pool: context without prefill work).
     prompt_share: np.ndarray = 1.0
+    # TensorRT-LLM attention DP with context balancing (attention_dp_config enable_balance): a context
+    # request is scheduled once every one of the dp_balance_ranks ranks has one, or after
+    # DP_BALANCE_TIMEOUT_STEPS steps (1: no balancing).
+    dp_balance_ranks: np.ndarray = 1.0
 
     @cached_property
     def prompt(self):
@@ -251,7 +259,12 @@ class Engine:
         # ln 2, p95 ln 20, p99 ln 100 times the mean). Each percentile sums its terms' percentiles.
         root = np.sqrt(lam * T)
         share_sd = self.prompt * k["c_pre"] * root
-        waits = wait + slot_wait
+        # Attention-DP balancing: a prompt waits for the other ranks' prompts, (ranks - 1) / 2 arrivals on
+        # average, at most the timeout (counted with the queue waits: median ln 2, p95 ln 20 x the mean).
+        ranks = self.dp_balance_ranks
+        balance = np.where(ranks > 1.0, np.minimum((ranks - 1.0) / (2.0 * np.maximum(lam, 1e-12)),
+                                                   DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
+        waits = wait + slot_wait + balance
         fixed_part = T + own + self.request_overhead_s
         ttft = fixed_part + 0.5 * T + waits
         ttft_p50 = fixed_part + 0.5 * T + waits * LN2

@@ -49,6 +49,9 @@ NIC_LATENCY_S = 10e-6  # per collective over RDMA (assumption: InfiniBand/RoCE o
 # num_speculative_tokens 1 (ROCm/ATOM atom/config.py, Config.__post_init__). Settings, not fits.
 MTP_DRAFT_TOKENS = 3
 MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1}
+# Runtimes that balance context requests over the attention-DP ranks (serving_model.Engine.dp_balance_ranks):
+# TensorRT-LLM's attention_dp_config enable_balance, as its DeepSeek-R1 attention-DP recipes run it.
+DP_BALANCING_RUNTIMES = ("trtllm",)
 
 
 def scale_up_domain(acc: AcceleratorSpec) -> int:

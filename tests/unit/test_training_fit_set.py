@@ -127,7 +127,7 @@ def test_tp_traffic_only_where_the_stack_does_not_overlap_it():
     assert float(compute.tp_comm_coefficient(generation="ampere", link_gb_s=compute.tp_link_gb_s(a100, 1),
                                              **{**kw, "tp": 1})) == 0
     # a scale-up fabric without a bandwidth in the catalog: unknown, no term (not the PCIe fallback)
-    assert np.isnan(compute.tp_link_gb_s(BY_ID["amd-mi355x-288gb"], 8))
+    assert np.isnan(compute.tp_link_gb_s(BY_ID["amd-mi250x-128gb"], 8))
 
 
 def test_mlperf_rows_scale_out_monotone_in_the_data_and_the_model():
