@@ -20,6 +20,7 @@ from .rag import rag_index_bytes
 from .result import Configuration, q
 from .serving_candidates import _fmt_gib, _g, _memory_remedies, _rank, candidate, curve, not_fitting
 from .serving_constants import RUNTIME_SPECS
+from .serving_fit_errors import fine_grained_moe_note
 from .sizing_disagg import disaggregated_section
 from .spec import WorkloadSpec
 
@@ -106,12 +107,10 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     elif not res["meets"][rec]:
         warnings.append(_not_meeting(spec, res, cat, rec, full_catalog, calibrations, pinned=pinned))
     if rec is not None and _fine_grained_moe_uncalibrated(spec, cat.accelerators[rec[0]].id, calibrations):
-        warnings.append(Msg(
-            "fine-grained MoE ({experts} experts, {k} per token): the serving model's constants were fitted on "
-            "dense models only, and on published DeepSeek-V3/R1 runs (8 x H200 and 8 x MI300X, SGLang, vLLM and "
-            "TensorRT-LLM, early 2025) it predicted 2-5x the measured throughput; treat this plan's capacity as "
-            "an upper bound, keep headroom, or calibrate it with a measured run of your engine (Calibration page)",
-            experts=a.experts, k=a.experts_per_token))
+        warnings.append(fine_grained_moe_note(
+            experts=a.experts, k=a.experts_per_token, runtime=spec.serving.runtime,
+            runtime_label=RUNTIME_SPECS[spec.serving.runtime].label,
+            architecture=cat.accelerators[rec[0]].architecture))
     fl_tok = 2.0 * a.active_params
     compute_section = {
         "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),

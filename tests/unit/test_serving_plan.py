@@ -206,19 +206,39 @@ def _moe_warning(r) -> list[str]:
 
 
 def test_fine_grained_moe_plans_say_their_capacity_is_an_upper_bound():
-    """No MoE row is in the fit set, and the published DeepSeek-V3/R1 rows measured 2-5x less
-    throughput than predicted (docs/BENCHMARKS.md): the plan must say so, not only the docs."""
+    """A fine-grained MoE plan says how far to trust it (issue 22, part 3): no team calibration and
+    no measured MoE run of that engine on that chip generation -> the upper-bound warning."""
     spec = {"kind": "inference", "model": {"preset": "deepseek-v3"},
-            "serving": {"requests_per_second": 1, "input_tokens": 1000, "output_tokens": 500}}
+            "serving": {"requests_per_second": 1, "input_tokens": 1000, "output_tokens": 500, "runtime": "vllm"},
+            "hardware": {"accelerator": "nvidia-a100-sxm4-80gb"}}
     r = run(spec)
     (warning,) = _moe_warning(r)
-    assert "256 experts, 8 per token" in warning
+    assert "256 experts, 8 per token" in warning and "upper bound" in warning
     assert not _moe_warning(run(LLAMA70))
     assert not _moe_warning(run({**LLAMA70, "model": {"preset": "mixtral-8x7b"}}))
     parsed = parse_workload_spec(spec)
     key = (r["recommendation"]["accelerator_id"], parsed.serving.runtime, parsed.precision.compute)
     cal = Calibrations(serving={key: Calibration(label="team run", values={})})
     assert not _moe_warning(run(spec, calibrations=cal))
+
+
+def test_fine_grained_moe_plans_quote_the_measured_error_of_their_engine_and_generation():
+    """Where the constants were fitted on MoE runs of that engine and generation (FITTED_IX), the plan
+    quotes the replay's median error there instead of the upper-bound warning; where runs were measured
+    but not fitted, it quotes the error and asks for headroom (planner/engine/data/serving_fit_errors.json)."""
+    from planner.engine.serving_constants_ix import FITTED_IX
+    from planner.engine.serving_fit_errors import group_errors
+
+    assert ("sglang", "hopper") in FITTED_IX and ("vllm", "hopper") not in FITTED_IX
+    base = {"kind": "inference", "model": {"preset": "deepseek-v3"},
+            "serving": {"requests_per_second": 1, "input_tokens": 1000, "output_tokens": 500},
+            "hardware": {"accelerator": "nvidia-h200-sxm-141gb"}}
+    fitted = _moe_warning(run({**base, "serving": {**base["serving"], "runtime": "sglang"}}))[0]
+    err = group_errors()[("sglang", "hopper")]
+    assert "were fitted on" in fitted and "upper bound" not in fitted
+    assert f"{err['evaluated']} measured InferenceX runs" in fitted and f"TPOT {err['tpot_mdape'] * 100:.0f} %" in fitted
+    measured = _moe_warning(run({**base, "serving": {**base["serving"], "runtime": "vllm"}}))[0]
+    assert "not fitted on MoE runs" in measured and "keep headroom" in measured and "upper bound" not in measured
 
 
 def test_a_transformer_without_a_head_count_gets_layouts_instead_of_a_crash():
