@@ -84,7 +84,8 @@ def main() -> None:
                 "hardware": {"accelerator": ACC[system], "count": gpus}}
         try:
             parsed = parse_workload_spec(spec)
-        except SpecValidationError:  # exact mode refuses an uneven layer split (61 layers on PP4 x VP4): derived EP
+        except SpecValidationError:  # exact mode refuses EP32 on DP16 (H100 Qwen3-235B, TP2: the run folds experts
+            # across TP with expert TP 1, the spec takes expert TP = TP): derived EP
             t.pop("data_parallel"), t.pop("expert_parallel")
             parsed = parse_workload_spec(spec)
         res = size_workload(spec=parsed, accelerators=accs).to_dict()

@@ -60,6 +60,8 @@ LOW_BIT = (*EIGHT_BIT, "fp4")  # formats with their own base and the peak-ratio 
 # a joint grid search (the bases are closed-form for each grid point).
 GEMM_HALF_WIDTH = 450.0  # per-GPU hidden width (hidden / TP) at which 16-bit GEMM efficiency halves (tokens aside)
 TOKEN_HALF_WIDTH = 250.0  # tokens per GPU and micro-batch at which 16-bit GEMM efficiency halves (width aside)
+# Tokens per expert and micro-batch at which a routed expert's grouped GEMM halves (width aside); docs/SIZING.md
+EXPERT_TOKEN_HALF_WIDTH = 250.0
 ATTENTION_COST = 1.4  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
 
 # Tensor-parallel communication that is not hidden behind the GEMMs, as a share of its link time: fitted
@@ -265,6 +267,7 @@ def gemm_tokens(a: ModelArch, tokens_per_gpu, ep=1):
     routed = (a.layers - a.dense_layers) * a.experts_per_token * per_expert
     share = min(max(routed / float(a.active_params), 0.0), 1.0)
     m_e = np.maximum(m * np.asarray(ep, dtype=float) * a.experts_per_token / a.experts, 1.0)
+    m_e = m_e * TOKEN_HALF_WIDTH / EXPERT_TOKEN_HALF_WIDTH  # grouped expert GEMMs: their own half width
     return 1.0 / (share / m_e + (1.0 - share) / np.maximum(m, 1.0))
 
 
@@ -317,6 +320,18 @@ def attention_factor(x_attn, peak_ratio, constants: EfficiencyConstants = DEFAUL
     return 1.0 / (1.0 + constants.attention_cost * np.asarray(x_attn, dtype=float) * np.asarray(peak_ratio, dtype=float))
 
 
+def stage_balance(layers, pp):
+    """Mean stage / fullest stage when `layers` do not split evenly into `pp` stages: the step runs at the pace
+    of the stage with ceil(L/PP) layers (61 DeepSeek-V3 layers on PP8: 8 on the fullest, 7.625 on average,
+    0.953). ceil(L/PP) is the least any split reaches, Megatron-Core's included (an explicit
+    `pipeline_model_parallel_layout`, or `account_for_embedding/loss_in_pipeline_split`; with interleaving
+    the chunks of one stage are sized so its total is ceil(L/PP) or floor(L/PP)). 1 without a layer count."""
+    pp = np.asarray(pp, dtype=float)
+    if not layers:
+        return np.ones_like(pp)
+    return (float(layers) / pp) / np.ceil(float(layers) / pp)
+
+
 def bubble_factor(pp, microbatches, vpp):
     pp = np.asarray(pp, dtype=float)
     m = np.maximum(np.asarray(microbatches, dtype=float), 1.0)
@@ -339,15 +354,16 @@ def qlora_factor(efficiency, *, frozen_params: float, peak_tflops, bandwidth_gb_
 
 def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microbatches, vpp, method="full",
                         vision=False, constants: EfficiencyConstants = DEFAULT_CONSTANTS, compute_precision: str = "bf16",
-                        base_16bit=None, tokens_per_gpu=None, tp_comm=None):
-    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate).
+                        base_16bit=None, tokens_per_gpu=None, tp_comm=None, layers=None):
+    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate). P: the pipeline
+    bubble x the stage balance of `layers` over PP stages (stage_balance; None: even stages).
 
     With `base_16bit` (the generation's 16-bit base), an 8-bit step is capped at the 16-bit efficiency
     of the same layout, E8 <= E16, so it is never more than the peak ratio faster than bf16."""
     if vision:
         return np.asarray(base, dtype=float) * VISION_FACTOR * np.ones_like(np.asarray(tp, dtype=float))
     width = np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float)
-    bubble = bubble_factor(pp, microbatches, vpp)
+    bubble = bubble_factor(pp, microbatches, vpp) * stage_balance(layers, pp)
     w = width_factor(width, constants, gemm_memory_scale(peak_ratio, compute_precision), tokens_per_gpu)
     e = np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants) * bubble
     if base_16bit is not None and compute_precision in LOW_BIT:
@@ -395,7 +411,7 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
                        pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0,
                        all_to_all: dict | None = None, has_format_units: bool = True, tokens_per_gpu: float | None = None,
-                       attention_speedup: float = 1.0, tp_comm: float = 0.0) -> Efficiency:
+                       attention_speedup: float = 1.0, tp_comm: float = 0.0, layers: int | None = None) -> Efficiency:
     """The efficiency of one layout with its explanation. `all_to_all` (MoE with expert parallelism,
     search.moe_all_to_all for this option): {"factor", "ep", "bytes_per_token", "link_gb_s"}."""
     if pinned is not None:
@@ -414,13 +430,14 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
     w_eff = float(gemm_width(hidden_size / tp, tokens_per_gpu))  # in hidden-side units
     x_eff = x_attn / attention_speedup
     att = float(attention_factor(x_eff, peak_ratio))
-    bub = float(bubble_factor(pp, microbatches, vpp))
+    balance = float(stage_balance(layers, pp))
+    bub = float(bubble_factor(pp, microbatches, vpp)) * balance
     mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
     if compute_precision in LOW_BIT:  # never faster than the peak ratio allows (training_efficiency)
         v16 = float(training_efficiency(base=base_16bit(generation), hidden_size=hidden_size, tp=tp, x_attn=x_eff,
                                         peak_ratio=1.0, pp=pp, microbatches=microbatches, vpp=vpp,
-                                        tokens_per_gpu=tokens_per_gpu)) * mf
+                                        tokens_per_gpu=tokens_per_gpu, layers=layers)) * mf
         if v16 < v:
             v = v16
             why = why + Msg("; capped at the 16-bit efficiency of this layout (an 8-bit step is never more than the "
@@ -440,6 +457,10 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
                    "per GPU and micro-batch: effective width {we:.0f}, half width {hw:.0f}) x "
                    "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}, speed-up {su:g}) x {bub:.3f} pipeline bubble (PP{pp}, "
                    "{m:.0f} micro-batches, VPP{vpp})", **params)
+    if balance < 1.0:
+        text = text + Msg("; the pipeline figure includes {bal:.3f} uneven stages ({layers} layers on PP{pp}: the "
+                          "fullest stage runs {most} layers, the mean {mean:.3g})", bal=balance, layers=layers, pp=pp,
+                          most=-(-layers // pp), mean=layers / pp)
     if tp_comm > 0:
         t = 1.0 / (1.0 + TP_COMM_EXPOSED * tp_comm * v)
         v *= t
@@ -572,6 +593,7 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                           x_attn=attention_ratio(arch, seq=sequence_length) / attention_speedup(architecture),
                                           peak_ratio=ratio,
                                           pp=pipeline_parallel, microbatches=m, vpp=virtual_pipeline_stages,
+                                          layers=arch.layers if arch.is_transformer else None,
                                           method=method, vision=arch.model_type == "vision",
                                           compute_precision=compute_precision, base_16bit=base_16bit(gen),
                                           tokens_per_gpu=gemm_tokens(arch, sequence_length * micro_batch_size / context_parallel,

@@ -209,7 +209,7 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
     args = dict(generation=compute.training_generation(acc.architecture), compute_precision=spec.precision.compute,
                 hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
-                method=t.method, vision=ti.vision,
+                layers=search.stage_layers(a), method=t.method, vision=ti.vision,
                 tokens_per_gpu=float(compute.gemm_tokens(a, ti.seq * ti.micro_batch / lay.get("cp", 1), moe_comm.expert_parallel(
                     a, dp=lay["dp"], cp=lay.get("cp", 1), tp=lay["tp"], gpus_per_server=int(cat.gpus_per_server[res["a"][i]])))),
                 attention_speedup=compute.attention_speedup(acc.architecture),

@@ -240,9 +240,38 @@ def test_fp8_training_on_a_chip_with_fp8_is_fine():
             assert run(spec)["compute"]["training_layout"]["peak_tflops_per_gpu"]["value"] == found[0].fp8_tflops_dense
 
 
-def test_interleaving_must_split_the_layers():
-    errs = errors(with_training(virtual_pipeline_stages=3))  # 80 layers / (4 x 3)
+def test_every_model_chunk_needs_a_layer():
+    # 80 layers cannot fill PP8 x VP16 = 128 chunks; PP4 x VP3 = 12 uneven chunks are accepted
+    errs = errors(with_training(pipeline_parallel=8, virtual_pipeline_stages=16, data_parallel=4))
     assert list(errs) == ["training.virtual_pipeline_stages"]
+    assert "at least one layer" in errs["training.virtual_pipeline_stages"][0]
+    assert run(with_training(virtual_pipeline_stages=3))["compute"]["training_layout"]["layout"][
+        "virtual_pipeline_stages"] == 3
+
+
+DSV3 = {"kind": "pretraining", "model": {"preset": "deepseek-v3"}, "precision": {"compute": "fp8"},
+        "training": {"tokens": 1e11, "sequence_length": 4096, "global_batch_tokens": 4096 * 4096,
+                     "micro_batch_size": 1, "tensor_parallel": 1, "pipeline_parallel": 8, "virtual_pipeline_stages": 2,
+                     "data_parallel": 32, "expert_parallel": 32},
+        "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 256}}
+
+
+def test_uneven_stages_the_fullest_sets_step_and_memory():
+    """61 DeepSeek-V3 layers on PP8 (Megatron-Bridge 26.04.01 B200, VP2, EP32): replayable; the fullest stage
+    (8 layers against 7.625 on average) sets the step time and the memory."""
+    tl = run(DSV3)["compute"]["training_layout"]
+    assert tl["layout"]["pipeline_parallel"] == 8 and tl["layout"]["expert_parallel"] == 32
+    assert float(compute.stage_balance(61, 8)) == pytest.approx(7.625 / 8)
+    assert float(compute.stage_balance(61, 1)) == 1.0 and float(compute.stage_balance(96, 8)) == 1.0
+    a = parse_workload_spec(DSV3).model
+    even = (a.params - memory.embedding_params(a)) / 8 + memory.embedding_params(a)
+    assert float(memory.params_per_gpu(a, tp=1, pp=8)) == pytest.approx(
+        (a.params - memory.embedding_params(a)) * 8 / 61 + memory.embedding_params(a))
+    assert float(memory.params_per_gpu(a, tp=1, pp=8)) > even
+    args = dict(base=0.6, hidden_size=7168, tp=1, x_attn=0.05, peak_ratio=2.0, pp=8, microbatches=16, vpp=2)
+    assert float(compute.training_efficiency(**args, layers=61)) == pytest.approx(
+        float(compute.training_efficiency(**args)) * 7.625 / 8)
+    assert "uneven stages" in str(run(DSV3)["compute"]["mfu"]["explain"])
 
 
 def test_classic_training_pins_data_parallel_and_reports_samples():
