@@ -60,8 +60,10 @@ LOW_BIT = (*EIGHT_BIT, "fp4")  # formats with their own base and the peak-ratio 
 # a joint grid search (the bases are closed-form for each grid point).
 GEMM_HALF_WIDTH = 450.0  # per-GPU hidden width (hidden / TP) at which 16-bit GEMM efficiency halves (tokens aside)
 TOKEN_HALF_WIDTH = 250.0  # tokens per GPU and micro-batch at which 16-bit GEMM efficiency halves (width aside)
-# Tokens per expert and micro-batch at which a routed expert's grouped GEMM halves (width aside); docs/SIZING.md
-EXPERT_TOKEN_HALF_WIDTH = 250.0
+# Tokens per expert and micro-batch at which a routed expert's grouped GEMM halves (width aside). Fitted on the one
+# published pair that isolates it (docs/SIZING.md "Tokens per expert"): Megatron-Bridge B200 DeepSeek-V3 FP8,
+# EP8/PP16 (26.04, 1,024 tokens per expert) vs EP32/PP8/VP2 (26.04.01, 4,096): 2,815 -> 3,328 tokens/s/GPU, x1.18.
+EXPERT_TOKEN_HALF_WIDTH = 330.0
 ATTENTION_COST = 1.4  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
 
 # Tensor-parallel communication that is not hidden behind the GEMMs, as a share of its link time: fitted

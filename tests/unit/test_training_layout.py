@@ -287,3 +287,16 @@ def test_classic_training_pins_data_parallel_and_reports_samples():
     assert tl["gpu_hours"]["value"] == pytest.approx(out["compute"]["gpu_hours"]["value"], rel=STORED)
     spec["training"]["global_batch_size"] = 1000  # not whole micro-batches of 128 on 8 ranks
     assert list(errors(spec)) == ["training.global_batch_size"]
+
+
+def test_tokens_per_expert_reproduce_the_published_ep_pair():
+    """EXPERT_TOKEN_HALF_WIDTH is fitted on this pair: Megatron-Bridge B200 DeepSeek-V3 FP8, EP8/PP16 (26.04,
+    2,815 tokens/s/GPU) vs EP32/PP8/VP2 (26.04.01, 3,328): x1.182 from 4x the tokens per expert."""
+    ep8 = copy.deepcopy(DSV3)
+    ep8["training"].update(pipeline_parallel=16, data_parallel=16, expert_parallel=8)
+    ep8["training"].pop("virtual_pipeline_stages")
+
+    def rate(spec):
+        return run(spec)["compute"]["training_layout"]["tokens_per_second_per_gpu"]["value"]
+
+    assert rate(DSV3) / rate(ep8) == pytest.approx(3328 / 2815, rel=0.02)
