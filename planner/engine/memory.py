@@ -93,7 +93,7 @@ def embedding_params(a: ModelArch) -> int:
 
 def fullest_stage_layers(a: ModelArch, pp):
     """Layers on the fullest pipeline stage: ceil(L/PP) when they do not split evenly (compute.stage_balance);
-    L/PP without a layer count."""
+    None without a layer count (the caller splits evenly)."""
     pp = np.asarray(pp, dtype=float)
     if not (a.is_transformer and a.layers):
         return None
