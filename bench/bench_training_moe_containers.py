@@ -5,9 +5,10 @@
 Rows: NVIDIA Megatron-Bridge performance archive (docs/performance-summary-archive.md at the commit below),
 pre-training tables of the 26.02-26.06 NeMo containers, MoE models the planner has presets for, on
 8-GPU HGX systems (B200, B300, H100) and GB200/GB300 trays. Each row is the published layout
-(GBS, MBS, sequence, TP, PP, CP, VP; precision MXFP8/FP8 -> fp8) pinned in a WorkloadSpec; EP is not a spec
-field: the planner derives it (EP8 inside an 8-GPU server, EP4 on a 4-GPU GB tray), printed next to the
-published EP. With MIRROR_DIR (a clone of NVIDIA-NeMo/Megatron-Bridge as MIRROR_DIR/NVIDIA-NeMo+Megatron-Bridge/repo)
+(GBS, MBS, sequence, TP, PP, CP, VP; precision MXFP8/FP8 -> fp8) pinned in a WorkloadSpec; by default the
+planner derives EP (EP8 inside an 8-GPU server, EP4 on a 4-GPU GB tray), printed next to the published EP;
+`--exact-ep` pins the published DP and EP (the exact mode; 61- and 94-layer models on uneven pipeline stages
+are accepted since h/train4, one row still falls back: EP32 on DP16). With MIRROR_DIR (a clone of NVIDIA-NeMo/Megatron-Bridge as MIRROR_DIR/NVIDIA-NeMo+Megatron-Bridge/repo)
 every figure is checked to be in the file at that commit. Nothing here is fitted.
 """
 
@@ -84,7 +85,8 @@ def main() -> None:
                 "hardware": {"accelerator": ACC[system], "count": gpus}}
         try:
             parsed = parse_workload_spec(spec)
-        except SpecValidationError:  # exact mode refuses an uneven layer split (61 layers on PP4 x VP4): derived EP
+        except SpecValidationError:  # exact mode refuses EP32 on DP16 (H100 Qwen3-235B, TP2: the run folds experts
+            # across TP with expert TP 1, the spec takes expert TP = TP): derived EP
             t.pop("data_parallel"), t.pop("expert_parallel")
             parsed = parse_workload_spec(spec)
         res = size_workload(spec=parsed, accelerators=accs).to_dict()

@@ -167,7 +167,7 @@ CROSS_FIELD_RULES = {
     ("data_parallel", "tensor x pipeline x context x data parallel"): _drop_field,
     ("count", "must equal tensor_parallel x pipeline_parallel x context_parallel x data_parallel"): _drop_field,
     ("virtual_pipeline_stages", "interleaving needs pipeline_parallel > 1"): _drop_field,
-    ("virtual_pipeline_stages", "must split evenly into pipeline_parallel x virtual_pipeline_stages"): _drop_field,
+    ("virtual_pipeline_stages", "model chunks need at least one layer each"): _drop_field,
 }
 
 

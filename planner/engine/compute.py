@@ -60,6 +60,10 @@ LOW_BIT = (*EIGHT_BIT, "fp4")  # formats with their own base and the peak-ratio 
 # a joint grid search (the bases are closed-form for each grid point).
 GEMM_HALF_WIDTH = 450.0  # per-GPU hidden width (hidden / TP) at which 16-bit GEMM efficiency halves (tokens aside)
 TOKEN_HALF_WIDTH = 250.0  # tokens per GPU and micro-batch at which 16-bit GEMM efficiency halves (width aside)
+# Tokens per expert and micro-batch at which a routed expert's grouped GEMM halves (width aside). Fitted on the one
+# published pair that isolates it (docs/SIZING.md "Tokens per expert"): Megatron-Bridge B200 DeepSeek-V3 FP8,
+# EP8/PP16 (26.04, 1,024 tokens per expert) vs EP32/PP8/VP2 (26.04.01, 4,096): 2,815 -> 3,328 tokens/s/GPU, x1.18.
+EXPERT_TOKEN_HALF_WIDTH = 330.0
 ATTENTION_COST = 1.4  # time of one attention-core FLOP relative to one dense GEMM FLOP (bf16)
 
 # Tensor-parallel communication that is not hidden behind the GEMMs, as a share of its link time: fitted
@@ -120,18 +124,23 @@ QLORA_DEQUANT_BYTES_PER_PARAM = 50.0
 VISION_FACTOR = 0.5  # convolutional/vision nets reach about half an LLM's utilisation (assumption)
 MFU_RANGE = (0.75, 1.2)  # low-high multipliers around the estimate (fit error band, docs/BENCHMARKS.md)
 
-# Goodput = GOODPUT_BASE / (1 + interruptions per GPU-hour x GPUs x lost hours per interruption).
-# Interruptions scale with the GPU count. Llama 3 (Dubey et al. 2024, sec. 3.3.4): 466 job
-# interruptions in 54 days of pre-training on 16,384 H100 GPUs, and "higher than 90% effective
-# training time". LOST_HOURS_PER_INTERRUPTION is the mean useful time one interruption costs (lost
-# work since the last checkpoint + restart) that turns that rate into 90%.
+# Goodput = GOODPUT_BASE / (1 + interruptions per GPU-hour x GPUs x lost hours per interruption): the
+# scale-independent losses times the interruptions, each counted once (issue 24, docs/SIZING.md "Goodput").
+# Interruptions scale with the GPU count. Llama 3 (Dubey et al. 2024, arXiv:2407.21783, sec. 3.3.4): 466 job
+# interruptions in 54 days of pre-training on 16,384 H100 GPUs. Its measured effective time, 0.927 = 15.6T
+# tokens at the paper's steady 400 TFLOP/s per GPU (Table 4) against the model card's 30.84M GPU-hours
+# ("higher than 90% effective training time", sec. 3.3.4), is all charged to those interruptions (the paper
+# names no other loss): LOST_HOURS_PER_INTERRUPTION (restart + work since the last checkpoint) = 0.22 h, an
+# upper bound.
+LLAMA3_EFFECTIVE_TIME = 0.927
 INTERRUPTIONS_PER_GPU_HOUR = 466 / (54 * 24 * 16384)
-LOST_HOURS_PER_INTERRUPTION = (1 / 0.90 - 1) / (INTERRUPTIONS_PER_GPU_HOUR * 16384)
+LOST_HOURS_PER_INTERRUPTION = (1 / LLAMA3_EFFECTIVE_TIME - 1) / (INTERRUPTIONS_PER_GPU_HOUR * 16384)
 # The rest of the wall-clock a whole run loses at any scale (evaluation, checkpoint stalls, data and
-# start-up stalls, short failed attempts): fitted by scripts/fit_training_efficiency.py as the
-# geometric mean, over the whole-run rows with role "fit" (Llama 2 13B and 70B GPU-hours, BLOOM
-# 176B GPU-hours), of published GPU-hours / the engine's step GPU-hours x the interruption term.
-GOODPUT_BASE = 0.80
+# start-up stalls, short failed attempts): fitted by scripts/fit_training_efficiency.py as the geometric mean,
+# over the whole runs that publish their own steady throughput (BLOOM 176B: 0.870, Llama 3 405B: 1.0), of
+# measured goodput / interruption term. Runs with GPU-hours only (Llama 2) are not evidence of goodput: their
+# implied goodput carries the step model's error.
+GOODPUT_BASE = 0.93
 GOODPUT_FLOOR = 0.5
 
 
@@ -265,6 +274,7 @@ def gemm_tokens(a: ModelArch, tokens_per_gpu, ep=1):
     routed = (a.layers - a.dense_layers) * a.experts_per_token * per_expert
     share = min(max(routed / float(a.active_params), 0.0), 1.0)
     m_e = np.maximum(m * np.asarray(ep, dtype=float) * a.experts_per_token / a.experts, 1.0)
+    m_e = m_e * TOKEN_HALF_WIDTH / EXPERT_TOKEN_HALF_WIDTH  # grouped expert GEMMs: their own half width
     return 1.0 / (share / m_e + (1.0 - share) / np.maximum(m, 1.0))
 
 
@@ -317,6 +327,18 @@ def attention_factor(x_attn, peak_ratio, constants: EfficiencyConstants = DEFAUL
     return 1.0 / (1.0 + constants.attention_cost * np.asarray(x_attn, dtype=float) * np.asarray(peak_ratio, dtype=float))
 
 
+def stage_balance(layers, pp):
+    """Mean stage / fullest stage when `layers` do not split evenly into `pp` stages: the step runs at the pace
+    of the stage with ceil(L/PP) layers (61 DeepSeek-V3 layers on PP8: 8 on the fullest, 7.625 on average,
+    0.953). ceil(L/PP) is the least any split reaches, Megatron-Core's included (an explicit
+    `pipeline_model_parallel_layout`, or `account_for_embedding/loss_in_pipeline_split`; with interleaving
+    the chunks of one stage are sized so its total is ceil(L/PP) or floor(L/PP)). 1 without a layer count."""
+    pp = np.asarray(pp, dtype=float)
+    if not layers:
+        return np.ones_like(pp)
+    return (float(layers) / pp) / np.ceil(float(layers) / pp)
+
+
 def bubble_factor(pp, microbatches, vpp):
     pp = np.asarray(pp, dtype=float)
     m = np.maximum(np.asarray(microbatches, dtype=float), 1.0)
@@ -339,15 +361,16 @@ def qlora_factor(efficiency, *, frozen_params: float, peak_tflops, bandwidth_gb_
 
 def training_efficiency(*, base, hidden_size, tp, x_attn, peak_ratio, pp, microbatches, vpp, method="full",
                         vision=False, constants: EfficiencyConstants = DEFAULT_CONSTANTS, compute_precision: str = "bf16",
-                        base_16bit=None, tokens_per_gpu=None, tp_comm=None):
-    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate).
+                        base_16bit=None, tokens_per_gpu=None, tp_comm=None, layers=None):
+    """E = base x W x A x P x method (x vision): arrays broadcast (one value per candidate). P: the pipeline
+    bubble x the stage balance of `layers` over PP stages (stage_balance; None: even stages).
 
     With `base_16bit` (the generation's 16-bit base), an 8-bit step is capped at the 16-bit efficiency
     of the same layout, E8 <= E16, so it is never more than the peak ratio faster than bf16."""
     if vision:
         return np.asarray(base, dtype=float) * VISION_FACTOR * np.ones_like(np.asarray(tp, dtype=float))
     width = np.asarray(hidden_size, dtype=float) / np.asarray(tp, dtype=float)
-    bubble = bubble_factor(pp, microbatches, vpp)
+    bubble = bubble_factor(pp, microbatches, vpp) * stage_balance(layers, pp)
     w = width_factor(width, constants, gemm_memory_scale(peak_ratio, compute_precision), tokens_per_gpu)
     e = np.asarray(base, dtype=float) * w * attention_factor(x_attn, peak_ratio, constants) * bubble
     if base_16bit is not None and compute_precision in LOW_BIT:
@@ -369,7 +392,7 @@ def microbatches_per_pipeline(*, global_batch_tokens, seq, micro_batch, dp):
 
 
 def interruption_goodput(gpus):
-    """Share of wall-clock not lost to interruptions: 16,384 GPUs -> 0.90 (Llama 3); 2,048 -> 0.986."""
+    """Share of wall-clock not lost to interruptions: 16,384 GPUs -> 0.927 (Llama 3); 2,048 -> 0.990."""
     g = np.asarray(gpus, dtype=float)
     return 1.0 / (1.0 + INTERRUPTIONS_PER_GPU_HOUR * g * LOST_HOURS_PER_INTERRUPTION)
 
@@ -395,7 +418,7 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
                        peak_ratio: float, pp: int, microbatches: float, vpp: int, method: str, vision: bool,
                        pinned: float | None = None, pinned_label: str = "", qlora: float = 1.0,
                        all_to_all: dict | None = None, has_format_units: bool = True, tokens_per_gpu: float | None = None,
-                       attention_speedup: float = 1.0, tp_comm: float = 0.0) -> Efficiency:
+                       attention_speedup: float = 1.0, tp_comm: float = 0.0, layers: int | None = None) -> Efficiency:
     """The efficiency of one layout with its explanation. `all_to_all` (MoE with expert parallelism,
     search.moe_all_to_all for this option): {"factor", "ep", "bytes_per_token", "link_gb_s"}."""
     if pinned is not None:
@@ -414,13 +437,14 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
     w_eff = float(gemm_width(hidden_size / tp, tokens_per_gpu))  # in hidden-side units
     x_eff = x_attn / attention_speedup
     att = float(attention_factor(x_eff, peak_ratio))
-    bub = float(bubble_factor(pp, microbatches, vpp))
+    balance = float(stage_balance(layers, pp))
+    bub = float(bubble_factor(pp, microbatches, vpp)) * balance
     mf = qlora if method == "qlora" else 1.0
     v = base * w * att * bub * mf
     if compute_precision in LOW_BIT:  # never faster than the peak ratio allows (training_efficiency)
         v16 = float(training_efficiency(base=base_16bit(generation), hidden_size=hidden_size, tp=tp, x_attn=x_eff,
                                         peak_ratio=1.0, pp=pp, microbatches=microbatches, vpp=vpp,
-                                        tokens_per_gpu=tokens_per_gpu)) * mf
+                                        tokens_per_gpu=tokens_per_gpu, layers=layers)) * mf
         if v16 < v:
             v = v16
             why = why + Msg("; capped at the 16-bit efficiency of this layout (an 8-bit step is never more than the "
@@ -440,6 +464,10 @@ def explain_efficiency(*, generation: str, compute_precision: str, hidden_size: 
                    "per GPU and micro-batch: effective width {we:.0f}, half width {hw:.0f}) x "
                    "{att:.3f} attention (core/dense FLOPs {x:.3f}, peak ratio {r:.3g}, speed-up {su:g}) x {bub:.3f} pipeline bubble (PP{pp}, "
                    "{m:.0f} micro-batches, VPP{vpp})", **params)
+    if balance < 1.0:
+        text = text + Msg("; the pipeline figure includes {bal:.3f} uneven stages ({layers} layers on PP{pp}: the "
+                          "fullest stage runs {most} layers, the mean {mean:.3g})", bal=balance, layers=layers, pp=pp,
+                          most=-(-layers // pp), mean=layers / pp)
     if tp_comm > 0:
         t = 1.0 / (1.0 + TP_COMM_EXPOSED * tp_comm * v)
         v *= t
@@ -572,6 +600,7 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                           x_attn=attention_ratio(arch, seq=sequence_length) / attention_speedup(architecture),
                                           peak_ratio=ratio,
                                           pp=pipeline_parallel, microbatches=m, vpp=virtual_pipeline_stages,
+                                          layers=arch.layers if arch.is_transformer else None,
                                           method=method, vision=arch.model_type == "vision",
                                           compute_precision=compute_precision, base_16bit=base_16bit(gen),
                                           tokens_per_gpu=gemm_tokens(arch, sequence_length * micro_batch_size / context_parallel,

@@ -92,10 +92,22 @@ def embedding_params(a: ModelArch) -> int:
     return (a.vocab_size or 0) * (a.hidden_size or 0)
 
 
+def fullest_stage_layers(a: ModelArch, pp):
+    """Layers on the fullest pipeline stage: ceil(L/PP) when they do not split evenly (compute.stage_balance);
+    None without a layer count (the caller splits evenly)."""
+    pp = np.asarray(pp, dtype=float)
+    if not (a.is_transformer and a.layers):
+        return None
+    return np.ceil(float(a.layers) / pp)
+
+
 def params_per_gpu(a: ModelArch, *, tp, pp):
-    """Parameters one GPU holds before ZeRO: layers split by tp x pp, input embedding on stage 0."""
+    """Parameters one GPU holds before ZeRO: layers split by tp x pp (the fullest stage's ceil(L/PP) layers),
+    input embedding on stage 0."""
     emb = embedding_params(a)
-    return (a.params - emb) / (tp * pp) + emb / tp
+    most = fullest_stage_layers(a, pp)
+    share = 1.0 / np.asarray(pp, dtype=float) if most is None else most / float(a.layers)
+    return (a.params - emb) * share / tp + emb / tp
 
 
 def activation_bytes_per_layer(a: ModelArch, *, seq, micro_batch, tp, checkpointing, sequence_parallel,
@@ -164,7 +176,10 @@ def training_activation_bytes(a: ModelArch, *, seq, micro_batch, tp, pp, vpp, ch
     pp_arr = np.asarray(pp, dtype=float)
     interleave = np.where(vpp > 1, 1.0 + (pp_arr - 1.0) / (pp_arr * vpp), 1.0)
     logits = LOGITS_BYTES_PER_VALUE[cross_entropy] * seq * micro_batch * (a.vocab_size or 0) / tp
-    return a.layers * per_layer * interleave + logits
+    # pp micro-batches in flight of the first (fullest) stage's ceil(L/pp) layers
+    most = fullest_stage_layers(a, pp_arr)
+    layers = a.layers if most is None else most * pp_arr
+    return layers * per_layer * interleave + logits
 
 
 def training_model_state_bytes(*, params_gpu, trainable_gpu, frozen_weight_bytes_pp, trainable_weight_bytes_pp,

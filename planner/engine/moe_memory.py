@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .architecture import _ffn_params
-from .memory import NF4_BYTES_PER_PARAM
+from .memory import NF4_BYTES_PER_PARAM, fullest_stage_layers
 from .precision import weight_bytes_per_param
 
 
@@ -31,7 +31,9 @@ def expert_parallel_saving(a, *, method: str, weights: str, double_quant: bool, 
     (search.trainable_bytes_per_param); `states_pp`: optimizer-state bytes on the GPU (0 when paged)."""
     tp, pp, zero = (np.asarray(x, dtype=float) for x in (tp, pp, zero))
     ep = float(ep or 1)
-    cut = routed_expert_params(a) / (tp * pp) * (1.0 - 1.0 / ep)
+    most = fullest_stage_layers(a, pp)  # the fullest stage's ceil(L/PP) layers (memory.params_per_gpu)
+    share = 1.0 / pp if most is None else most / float(a.layers)
+    cut = routed_expert_params(a) * share / tp * (1.0 - 1.0 / ep)
     if method != "full":  # the routed experts are frozen base weights
         frozen = NF4_BYTES_PER_PARAM[double_quant] if method == "qlora" else weight_bytes_per_param(weights)
         return np.where(zero < 3, cut * frozen, 0.0), np.zeros_like(cut), np.zeros_like(cut)

@@ -205,7 +205,12 @@ def layout_speed(t: TrainingInputs, lay: dict[str, np.ndarray]) -> np.ndarray:
     m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch, seq=t.seq,
                                           micro_batch=t.micro_batch, dp=lay["dp"])
     return (compute.width_factor(compute.model_width(t.arch) / lay["tp"]) * compute.bubble_factor(lay["pp"], m, lay["vpp"])
-            / recompute[lay["ckpt"]])
+            * compute.stage_balance(stage_layers(t.arch), lay["pp"]) / recompute[lay["ckpt"]])
+
+
+def stage_layers(a) -> int | None:
+    """The layer count pipeline stages split (None: no layer structure, stages taken as even)."""
+    return a.layers if a.is_transformer and a.layers else None
 
 
 def trainable_bytes_per_param(t: TrainingInputs) -> dict[str, float]:
@@ -339,7 +344,7 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
     x = compute.attention_ratio(t.arch, seq=t.seq) / cat.attention_speedup[a_idx]
     mfu = compute.training_efficiency(base=cat.mfu_base[a_idx], hidden_size=compute.model_width(t.arch), tp=tp, x_attn=x,
                                       peak_ratio=cat.peak_ratio[a_idx], pp=pp, microbatches=m, vpp=lay["vpp"][lay_idx],
-                                      method=t.method, vision=t.vision, compute_precision=t.compute_precision,
+                                      layers=stage_layers(t.arch), method=t.method, vision=t.vision, compute_precision=t.compute_precision,
                                       base_16bit=cat.mfu_base_16bit[a_idx],
                                       tokens_per_gpu=compute.gemm_tokens(
                                           t.arch, t.seq * t.micro_batch / lay["cp"][lay_idx],

@@ -209,7 +209,7 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
     args = dict(generation=compute.training_generation(acc.architecture), compute_precision=spec.precision.compute,
                 hidden_size=compute.model_width(a), tp=lay["tp"], x_attn=compute.attention_ratio(a, seq=ti.seq),
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
-                method=t.method, vision=ti.vision,
+                layers=search.stage_layers(a), method=t.method, vision=ti.vision,
                 tokens_per_gpu=float(compute.gemm_tokens(a, ti.seq * ti.micro_batch / lay.get("cp", 1), moe_comm.expert_parallel(
                     a, dp=lay["dp"], cp=lay.get("cp", 1), tp=lay["tp"], gpus_per_server=int(cat.gpus_per_server[res["a"][i]])))),
                 attention_speedup=compute.attention_speedup(acc.architecture),
@@ -237,9 +237,10 @@ def _goodput_explain(spec, acc, count: int, calibrations) -> Msg:
     if cal is not None and cal.values.get("goodput") is not None:
         return Msg("team calibration: {label}", label=cal.label)
     return Msg("default for {n} GPUs: {base:.2f} x 1 / (1 + {rate:.3g} interruptions per GPU-hour x {n} GPUs x {lost:.2f} h "
-               "lost each) = {good:.3f}. The rate is Llama 3's 466 interruptions in 54 days on 16,384 GPUs and the loss per "
-               "interruption makes that 90% (Dubey et al. 2024, sec. 3.3.4); {base:.2f} is the scale-independent share "
-               "(evaluation, checkpoint and data stalls) fitted on published whole-run GPU-hours (docs/SIZING.md)",
+               "lost each) = {good:.3f}. The rate is Llama 3's 466 interruptions in 54 days on 16,384 GPUs, and the loss per "
+               "interruption charges them its whole measured 7.3% loss (Dubey et al. 2024, sec. 3.3.4); {base:.2f} is the "
+               "scale-independent share (evaluation, checkpoint and data stalls) of the runs that publish their steady "
+               "throughput with their GPU-hours, BLOOM and Llama 3 (docs/SIZING.md)",
                n=count, base=compute.GOODPUT_BASE, rate=compute.INTERRUPTIONS_PER_GPU_HOUR,
                lost=compute.LOST_HOURS_PER_INTERRUPTION, good=float(compute.default_goodput(count)))
 

@@ -10,6 +10,10 @@ is written (megatron/core/parallel_state.py, initialize_model_parallel; megatron
 * the global batch is whole micro-batches on every data-parallel rank: global batch (sequences) must be a
   multiple of micro_batch_size x DP (`global_batch_size % (micro_batch_size * data_parallel_size)`).
 
+Layers need not split evenly into PP x VP model chunks (Megatron-Core splits 61 DeepSeek-V3 layers with an
+explicit `pipeline_model_parallel_layout`, 94 Qwen3-235B layers with the embedding and loss counted as layers;
+the fullest stage sets the step and the memory: compute.stage_balance), but every chunk holds a layer.
+
 Context parallelism's rule (sequence a multiple of 2 x CP) is read with the field (spec_sections.py); FP8
 on a chip without FP8 units needs the catalog and is judged where the accelerator is known
 (training_layout.check_precision_on_chip).
@@ -90,7 +94,8 @@ def check_training_layout(r: _Reader, t, hw, *, kind: str, model) -> None:
     if model is not None and model.is_transformer and t.virtual_pipeline_stages and t.virtual_pipeline_stages > 1:
         if pp == 1:
             r.err(f"{P}.virtual_pipeline_stages", Msg("interleaving needs pipeline_parallel > 1"))
-        elif model.layers % (pp * t.virtual_pipeline_stages):
+        elif model.layers < pp * t.virtual_pipeline_stages:
+            # uneven splits are accepted (the fullest stage sets the step: compute.stage_balance); an empty chunk is not
             r.err(f"{P}.virtual_pipeline_stages", Msg(
-                "layers ({layers}) must split evenly into pipeline_parallel x virtual_pipeline_stages ({n}) "
-                "model chunks", layers=model.layers, n=pp * t.virtual_pipeline_stages))
+                "pipeline_parallel x virtual_pipeline_stages = {n} model chunks need at least one layer each, and "
+                "{name} has {layers} layers", n=pp * t.virtual_pipeline_stages, name=model.name, layers=model.layers))

@@ -75,6 +75,7 @@ class ThroughputRow:
         e = float(compute.training_efficiency(base=base, hidden_size=self.hidden_size, tp=self.tp, x_attn=self.x_attn,
                                               peak_ratio=self.peak_ratio, pp=self.pp, microbatches=self.microbatches,
                                               vpp=self.vpp, constants=constants,
+                                              layers=self.arch.layers if self.arch.is_transformer else None,
                                               compute_precision=self.compute_precision,
                                               base_16bit=compute.base_16bit(self.generation) if capped else None,
                                               tokens_per_gpu=self.tokens_per_microbatch / self.cp,

@@ -240,9 +240,38 @@ def test_fp8_training_on_a_chip_with_fp8_is_fine():
             assert run(spec)["compute"]["training_layout"]["peak_tflops_per_gpu"]["value"] == found[0].fp8_tflops_dense
 
 
-def test_interleaving_must_split_the_layers():
-    errs = errors(with_training(virtual_pipeline_stages=3))  # 80 layers / (4 x 3)
+def test_every_model_chunk_needs_a_layer():
+    # 80 layers cannot fill PP8 x VP16 = 128 chunks; PP4 x VP3 = 12 uneven chunks are accepted
+    errs = errors(with_training(pipeline_parallel=8, virtual_pipeline_stages=16, data_parallel=4))
     assert list(errs) == ["training.virtual_pipeline_stages"]
+    assert "at least one layer" in errs["training.virtual_pipeline_stages"][0]
+    assert run(with_training(virtual_pipeline_stages=3))["compute"]["training_layout"]["layout"][
+        "virtual_pipeline_stages"] == 3
+
+
+DSV3 = {"kind": "pretraining", "model": {"preset": "deepseek-v3"}, "precision": {"compute": "fp8"},
+        "training": {"tokens": 1e11, "sequence_length": 4096, "global_batch_tokens": 4096 * 4096,
+                     "micro_batch_size": 1, "tensor_parallel": 1, "pipeline_parallel": 8, "virtual_pipeline_stages": 2,
+                     "data_parallel": 32, "expert_parallel": 32},
+        "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 256}}
+
+
+def test_uneven_stages_the_fullest_sets_step_and_memory():
+    """61 DeepSeek-V3 layers on PP8 (Megatron-Bridge 26.04.01 B200, VP2, EP32): replayable; the fullest stage
+    (8 layers against 7.625 on average) sets the step time and the memory."""
+    tl = run(DSV3)["compute"]["training_layout"]
+    assert tl["layout"]["pipeline_parallel"] == 8 and tl["layout"]["expert_parallel"] == 32
+    assert float(compute.stage_balance(61, 8)) == pytest.approx(7.625 / 8)
+    assert float(compute.stage_balance(61, 1)) == 1.0 and float(compute.stage_balance(96, 8)) == 1.0
+    a = parse_workload_spec(DSV3).model
+    even = (a.params - memory.embedding_params(a)) / 8 + memory.embedding_params(a)
+    assert float(memory.params_per_gpu(a, tp=1, pp=8)) == pytest.approx(
+        (a.params - memory.embedding_params(a)) * 8 / 61 + memory.embedding_params(a))
+    assert float(memory.params_per_gpu(a, tp=1, pp=8)) > even
+    args = dict(base=0.6, hidden_size=7168, tp=1, x_attn=0.05, peak_ratio=2.0, pp=8, microbatches=16, vpp=2)
+    assert float(compute.training_efficiency(**args, layers=61)) == pytest.approx(
+        float(compute.training_efficiency(**args)) * 7.625 / 8)
+    assert "uneven stages" in str(run(DSV3)["compute"]["mfu"]["explain"])
 
 
 def test_classic_training_pins_data_parallel_and_reports_samples():
@@ -258,3 +287,16 @@ def test_classic_training_pins_data_parallel_and_reports_samples():
     assert tl["gpu_hours"]["value"] == pytest.approx(out["compute"]["gpu_hours"]["value"], rel=STORED)
     spec["training"]["global_batch_size"] = 1000  # not whole micro-batches of 128 on 8 ranks
     assert list(errors(spec)) == ["training.global_batch_size"]
+
+
+def test_tokens_per_expert_reproduce_the_published_ep_pair():
+    """EXPERT_TOKEN_HALF_WIDTH is fitted on this pair: Megatron-Bridge B200 DeepSeek-V3 FP8, EP8/PP16 (26.04,
+    2,815 tokens/s/GPU) vs EP32/PP8/VP2 (26.04.01, 3,328): x1.182 from 4x the tokens per expert."""
+    ep8 = copy.deepcopy(DSV3)
+    ep8["training"].update(pipeline_parallel=16, data_parallel=16, expert_parallel=8)
+    ep8["training"].pop("virtual_pipeline_stages")
+
+    def rate(spec):
+        return run(spec)["compute"]["training_layout"]["tokens_per_second_per_gpu"]["value"]
+
+    assert rate(DSV3) / rate(ep8) == pytest.approx(3328 / 2815, rel=0.02)
