@@ -156,11 +156,9 @@ def implied_goodput(r, step, n):
 
 
 def fit_goodput(runs):
-    """GOODPUT_BASE: geometric mean of measured goodput / interruption term over the fit rows that publish their
-    own steady throughput (BLOOM, Llama 3): a run with GPU-hours only implies a goodput that carries the step
-    model's error, so it checks the two together and fits neither."""
-    logs = [np.log(published_goodput(r) / float(compute.interruption_goodput(n)))
-            for r, step, n in runs if r["role"] == "fit" and published_goodput(r) is not None]
+    """GOODPUT_BASE: geometric mean over fit rows of implied goodput / interruption term."""
+    logs = [np.log(implied_goodput(r, step, n) / float(compute.interruption_goodput(n)))
+            for r, step, n in runs if r["role"] == "fit"]
     return float(np.exp(np.mean(logs)))
 
 

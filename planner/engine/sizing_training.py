@@ -237,10 +237,9 @@ def _goodput_explain(spec, acc, count: int, calibrations) -> Msg:
     if cal is not None and cal.values.get("goodput") is not None:
         return Msg("team calibration: {label}", label=cal.label)
     return Msg("default for {n} GPUs: {base:.2f} x 1 / (1 + {rate:.3g} interruptions per GPU-hour x {n} GPUs x {lost:.2f} h "
-               "lost each) = {good:.3f}. The rate is Llama 3's 466 interruptions in 54 days on 16,384 GPUs, and the loss per "
-               "interruption charges them its whole measured 7.3% loss (Dubey et al. 2024, sec. 3.3.4); {base:.2f} is the "
-               "scale-independent share (evaluation, checkpoint and data stalls) of the runs that publish their steady "
-               "throughput with their GPU-hours, BLOOM and Llama 3 (docs/SIZING.md)",
+               "lost each) = {good:.3f}. The rate is Llama 3's 466 interruptions in 54 days on 16,384 GPUs and the loss per "
+               "interruption makes that 90% (Dubey et al. 2024, sec. 3.3.4); {base:.2f} is the scale-independent share "
+               "(evaluation, checkpoint and data stalls) fitted on published whole-run GPU-hours (docs/SIZING.md)",
                n=count, base=compute.GOODPUT_BASE, rate=compute.INTERRUPTIONS_PER_GPU_HOUR,
                lost=compute.LOST_HOURS_PER_INTERRUPTION, good=float(compute.default_goodput(count)))
 
