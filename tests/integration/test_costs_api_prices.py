@@ -54,7 +54,7 @@ def test_shipped_api_prices_load_and_reload_unchanged():
 def test_load_rate_cards_command_loads_the_api_prices_too():
     out = io.StringIO()
     call_command("load_rate_cards", stdout=out)
-    assert "API token prices: 21 created" in out.getvalue()
+    assert f"API token prices: {len(read_api_price_csv())} created" in out.getvalue()
     assert ApiTokenPrice.objects.filter(provider="OpenAI", model="gpt-4o-mini").exists()
 
 
