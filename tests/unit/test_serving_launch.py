@@ -6,6 +6,7 @@ import shlex
 
 import pytest
 import yaml
+from django.utils import translation
 
 from planner.engine.launch import ENGINES, MOE_ENGINES, serving_launch
 from planner.engine.serving_constants import RUNTIME_SPECS
@@ -228,3 +229,25 @@ def test_a_dense_model_is_unchanged_by_the_moe_settings():
     trt = serving_launch(spec=spec(runtime="trtllm"), accelerator_id="nvidia-h100-sxm5-80gb",
                          layout={"tensor_parallel": 2}, gpus_per_server=8)
     assert "--extra_llm_api_options" not in trt["argv"] and "config_file" not in trt
+
+
+def test_the_page_shows_each_pool_its_options_file_and_russian_texts():
+    from django.template.loader import render_to_string
+
+    from catalog.domain.messages import with_structured
+    from planner.i18n import localise
+    from planner.launch_view import launch_view
+
+    disagg = {"prefill": {"workers": 1, "tensor_parallel": 4, "expert_parallel": 4, "data_parallel_attention": True},
+              "decode": {"workers": 1, "tensor_parallel": 8, "expert_parallel": 8, "data_parallel_attention": True}}
+    launch = serving_launch(spec=moe_spec("trtllm", count=12, disagg=disagg), accelerator_id="nvidia-b200-sxm-180gb",
+                            layout={"tensor_parallel": 8}, gpus_per_server=8)
+    stored = json.loads(json.dumps(with_structured({"decision": {"launch": launch}})))
+    view = launch_view(localise(stored, "ru")["decision"])
+    docs = list(yaml.safe_load_all(view["pools"][0]["manifest_yaml"]))
+    assert [d["kind"] for d in docs] == ["ConfigMap", "Deployment", "Service"]
+    with translation.override("ru"):
+        html = render_to_string("planner/partials/launch.html", {"view": {"launch": view}})
+    assert "Пул prefill" in html and "Пул decode" in html and "маршрутизатор" in html
+    assert "trtllm-serve disaggregated" in html and "timeout_iters: 60" in html
+    assert "one Deployment per pool" not in html and "routes between the pools" not in html
