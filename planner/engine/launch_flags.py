@@ -120,10 +120,11 @@ def engine_argv(runtime: str, g: Group, *, model: str, port: int, max_len: int, 
         args += ["--kv-cache-dtype", kv] if kv else []
         args += ["--quantization", quant] if quant else []
     elif runtime == "atom":
-        # ROCm/ATOM's OpenAI server with the flags its serving guide shows; max_num_seqs 512 and
-        # max_num_batched_tokens 16384 are its Config defaults (the values RUNTIME_SPECS["atom"] assumes)
+        # ROCm/ATOM's OpenAI server; max_num_seqs 512 and max_num_batched_tokens 16384 are its Config
+        # defaults (the values RUNTIME_SPECS["atom"] assumes). Its HTTP port is --server-port: --port is
+        # the engine's internal one (ROCm/ATOM@0c686bb4 atom/entrypoints/openai_server.py main()).
         args = ["python3", "-m", "atom.entrypoints.openai_server", "--model", model, "--host", "0.0.0.0",
-                "--port", str(port), "--tensor-parallel-size", str(g.tp),
+                "--server-port", str(port), "--tensor-parallel-size", str(g.tp),
                 "--gpu-memory-utilization", f"{rt.gpu_memory_fraction:g}"]
         args += ["--enable-expert-parallel"] if g.ep > 1 else []
         args += ["--method", "mtp"] if g.drafts else []

@@ -251,3 +251,12 @@ def test_the_page_shows_each_pool_its_options_file_and_russian_texts():
     assert "Пул prefill" in html and "Пул decode" in html and "маршрутизатор" in html
     assert "trtllm-serve disaggregated" in html and "timeout_iters: 60" in html
     assert "one Deployment per pool" not in html and "routes between the pools" not in html
+
+
+def test_atom_takes_its_moe_flags_and_its_http_port():
+    out = serving_launch(spec=moe_spec("atom", dpa=False), accelerator_id="amd-mi355x-288gb",
+                         layout={"tensor_parallel": 8}, gpus_per_server=8)
+    args = out["argv"]
+    assert flag(args, "--server-port") == str(MOE_ENGINES["atom"]["port"]) and "--port" not in args
+    assert "--enable-expert-parallel" in args and flag(args, "--method") == "mtp"
+    assert flag(args, "--kv_cache_dtype") == "fp8" and out["engine_version"] == MOE_ENGINES["atom"]["version"]
