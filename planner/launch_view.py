@@ -6,11 +6,16 @@ from __future__ import annotations
 import yaml
 
 
+def _yaml(kube: dict | None) -> str | None:
+    if not kube:
+        return None
+    docs = [kube[k] for k in ("config_map", "deployment", "service") if kube.get(k)]
+    return yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True)
+
+
 def launch_view(decision: dict | None) -> dict | None:
     launch = (decision or {}).get("launch")
     if not launch:
         return None
-    kube = launch.get("kubernetes")
-    manifest = yaml.safe_dump_all([kube["deployment"], kube["service"]], sort_keys=False,
-                                  allow_unicode=True) if kube else None
-    return {**launch, "manifest_yaml": manifest}
+    pools = [{**p, "manifest_yaml": _yaml(p.get("kubernetes"))} for p in launch.get("pools") or []]
+    return {**launch, "manifest_yaml": _yaml(launch.get("kubernetes")), "pools": pools}

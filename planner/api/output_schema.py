@@ -154,9 +154,25 @@ DECISION = _obj({
         "argv": _list(_str(nullable=False)), "gpus_per_replica": _int(), "replicas": _int(),
         "settings": _obj(description="TP, PP, context, scheduler defaults and formats the serving model assumed."),
         **_texts("why"), **_texts("note"), "settings_source": _str(),
-        "kubernetes": _obj({"deployment": _obj(), "service": _obj()}, nullable=True,
-                           description="Deployment and Service objects; null when a replica spans servers."),
+        "kubernetes": _obj({"deployment": _obj(), "service": _obj(), "config_map": _obj()}, nullable=True,
+                           description="Deployment and Service objects (and the ConfigMap of config_file); null "
+                                       "when a replica spans servers or the layout is disaggregated (pools)."),
         **_texts("kubernetes_note"),
+        "notes": _list(_str(nullable=False), description="Where the command differs from what the plan assumed, "
+                                                         "or needs another checkpoint."),
+        "notes_i18n": _list(_ref("I18nText")),
+        "config_file": _obj({"path": _str(), "content": _str()}, nullable=True,
+                            description="TensorRT-LLM's extra options file (YAML) the command names."),
+        "pools": _list(_obj({
+            "role": _str(description="prefill or decode."), "workers": _int(), "gpus_per_worker": _int(),
+            "command": _str(), "argv": _list(_str(nullable=False)), "settings": _obj(),
+            "config_file": _obj({"path": _str(), "content": _str()}, nullable=True),
+            "kubernetes": _obj({"deployment": _obj(), "service": _obj(), "config_map": _obj()}, nullable=True),
+            **_texts("kubernetes_note"),
+        }), description="Disaggregated serving: one command and manifest per pool."),
+        "router": _obj({"command": _str(), "argv": _list(_str(nullable=False), nullable=True), **_texts("note"),
+                        "config_file": _obj({"path": _str(), "content": _str()}, nullable=True)},
+                       description="Disaggregated serving: what routes requests between the pools."),
     }, description="A self-hosted service: how to start the decided layout (docs/SIZING.md, \"Ready to run\")."),
 }, required=["status", "kind", "why"], description="The plan's one answer (docs/API.md, \"The decision\").")
 

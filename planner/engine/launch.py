@@ -14,9 +14,11 @@ import shlex
 
 from catalog.domain.messages import Msg
 
+from .launch_flags import ONLINE_QUANT, TRTLLM_CONFIG, Group, engine_argv, router, trtllm_disagg_config
 from .precision import WeightFormat
 from .presets import get_preset
 from .serving_constants import RUNTIME_SPECS
+from .serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME
 from .spec import WorkloadSpec
 
 # The engine version of the serving_measured.csv rows each runtime's constants were fitted on (the
@@ -31,9 +33,19 @@ ENGINES = {
     "atom": {"version": "0.1.1", "image": "rocm/atom:rocm7.1.1-ubuntu24.04-pytorch2.9-atom0.1.1-MI350x",
              "port": 8000},
 }
-# KV-cache and weight formats as each engine's flags name them (None: the engine's default, bf16).
-_KV = {"vllm": {"fp8": "fp8"}, "sglang": {"fp8": "fp8_e4m3"}, "trtllm": {}, "atom": {"fp8": "fp8"}}
-_ONLINE_QUANT = {"fp8": "fp8"}  # bf16 checkpoints quantised to fp8 at load (vLLM, SGLang --quantization fp8)
+# With expert parallelism, data-parallel attention, MTP or disaggregated pools the constants are the ones
+# fitted on the InferenceX rows (serving_constants_ix.py), whose MoE rows with these mechanisms record
+# newer images: per runtime the image most of serving_fit.csv's MoE rows with MTP, DPA or EP > 1
+# record (vLLM 47 of 77, SGLang 78 of 443 (119 unrecorded), TensorRT-LLM 75 of 335 (114 unrecorded),
+# ATOM 21 of 62). The versions of ENGINES predate those mechanisms' flags (vLLM's "mtp" method, TensorRT-LLM's
+# attention_dp_config).
+MOE_ENGINES = {
+    "vllm": {"version": "0.20.0", "image": "vllm/vllm-openai:v0.20.0-cu130", "port": 8000},
+    "sglang": {"version": "0.5.10.post1", "image": "lmsysorg/sglang:v0.5.10.post1-cu130", "port": 30000},
+    "trtllm": {"version": "1.1.0rc2.post2", "image": "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2",
+               "port": 8000},
+    "atom": {"version": "0.1.1", "image": "rocm/atom:rocm7.2.0-ubuntu24.04-pytorch2.9-atom0.1.1", "port": 8000},
+}
 
 
 def _model_id(spec: WorkloadSpec) -> tuple[str, bool]:
@@ -45,53 +57,35 @@ def _model_id(spec: WorkloadSpec) -> tuple[str, bool]:
     return "/models/your-model", False
 
 
-def _command(runtime: str, *, model: str, tp: int, pp: int, max_len: int, spec: WorkloadSpec) -> list[str]:
-    rt, eng = RUNTIME_SPECS[runtime], ENGINES[runtime]
-    kv = _KV[runtime].get(spec.precision.kv_cache)
-    # The checkpoint's own format (precision.WeightFormat) is read from its config by the engine: no flag.
-    own = isinstance(spec.precision.weights, WeightFormat)
-    quant = _ONLINE_QUANT.get(spec.precision.weights) if spec.precision.weights != "bf16" and not own else None
-    if runtime == "vllm":
-        args = ["vllm", "serve", model, "--host", "0.0.0.0", "--port", str(eng["port"]),
-                "--tensor-parallel-size", str(tp), "--pipeline-parallel-size", str(pp),
-                "--max-model-len", str(max_len), "--max-num-seqs", str(rt.max_running_seqs),
-                "--max-num-batched-tokens", str(rt.step_token_budget),
-                "--gpu-memory-utilization", f"{rt.gpu_memory_fraction:g}"]
-        args += ["--kv-cache-dtype", kv] if kv else []
-        args += ["--quantization", quant] if quant else []
-    elif runtime == "sglang":
-        args = ["python3", "-m", "sglang.launch_server", "--model-path", model, "--host", "0.0.0.0",
-                "--port", str(eng["port"]), "--tp-size", str(tp), "--pp-size", str(pp),
-                "--context-length", str(max_len), "--max-running-requests", str(rt.max_running_seqs),
-                "--chunked-prefill-size", str(rt.step_token_budget),
-                "--mem-fraction-static", f"{rt.gpu_memory_fraction:g}"]
-        args += ["--kv-cache-dtype", kv] if kv else []
-        args += ["--quantization", quant] if quant else []
-    elif runtime == "atom":
-        # ROCm/ATOM's OpenAI server with the flags its serving guide shows; max_num_seqs 512 and
-        # max_num_batched_tokens 16384 are its Config defaults (the values RUNTIME_SPECS["atom"] assumes)
-        args = ["python3", "-m", "atom.entrypoints.openai_server", "--model", model, "--host", "0.0.0.0",
-                "--port", str(eng["port"]), "--tensor-parallel-size", str(tp),
-                "--gpu-memory-utilization", f"{rt.gpu_memory_fraction:g}"]
-        args += ["--kv_cache_dtype", kv] if kv else []
-    else:  # trtllm
-        args = ["trtllm-serve", model, "--host", "0.0.0.0", "--port", str(eng["port"]), "--backend", "pytorch",
-                "--tp_size", str(tp), "--pp_size", str(pp), "--max_seq_len", str(max_len),
-                "--max_batch_size", str(rt.max_running_seqs), "--max_num_tokens", str(rt.step_token_budget),
-                "--kv_cache_free_gpu_memory_fraction", f"{rt.gpu_memory_fraction:g}"]
-    return args
+def _quant(spec: WorkloadSpec) -> tuple[str | None, Msg | None]:
+    """The load-time quantisation flag, or a note when the engines cannot quantise to the plan's format."""
+    w = spec.precision.weights
+    # The checkpoint's own format (precision.WeightFormat, or its class named explicitly) is read from
+    # its config by the engine: no flag.
+    own = getattr(spec.model, "checkpoint_weights", None)
+    if isinstance(w, WeightFormat) or w == "bf16" or (own and str(WeightFormat(own)) == w):
+        return None, None
+    if w in ONLINE_QUANT:
+        return ONLINE_QUANT[w], None
+    return None, Msg("the plan assumed {w} weights, which the engine does not quantise to at load: replace the "
+                     "model with a {w} checkpoint of it", w=w)
 
 
 def _manifest(*, name: str, image: str, args: list[str], gpus: int, replicas: int, port: int,
-              gpu_resource: str) -> dict:
+              gpu_resource: str, config: str | None = None) -> dict:
     labels = {"app": name}
     probe = {"httpGet": {"path": "/health", "port": port}}
+    mounts = [{"name": "shm", "mountPath": "/dev/shm"}]
+    volumes = [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
+    if config is not None:  # TensorRT-LLM's extra options file, from a ConfigMap
+        mounts.append({"name": "config", "mountPath": TRTLLM_CONFIG.rsplit("/", 1)[0]})
+        volumes.append({"name": "config", "configMap": {"name": f"{name}-config"}})
     container = {
         "name": "engine", "image": image, "command": args[:1], "args": args[1:],
         "ports": [{"containerPort": port, "name": "http"}],
         "resources": {"limits": {gpu_resource: gpus}},
         # NCCL between the GPUs of a replica needs more shared memory than a container's default 64 MB
-        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+        "volumeMounts": mounts,
         # loading the weights takes minutes: the startup probe allows 30 min before liveness applies
         "startupProbe": {**probe, "periodSeconds": 10, "failureThreshold": 180},
         "readinessProbe": {**probe, "periodSeconds": 10},
@@ -101,12 +95,45 @@ def _manifest(*, name: str, image: str, args: list[str], gpus: int, replicas: in
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
         "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
             "metadata": {"labels": labels},
-            "spec": {"containers": [container],
-                     "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]}}},
+            "spec": {"containers": [container], "volumes": volumes}}},
     }
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": labels},
                "spec": {"selector": labels, "ports": [{"name": "http", "port": port, "targetPort": port}]}}
-    return {"deployment": deployment, "service": service}
+    out = {"deployment": deployment, "service": service}
+    if config is not None:
+        out["config_map"] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-config"},
+                             "data": {TRTLLM_CONFIG.rsplit("/", 1)[1]: config}}
+    return out
+
+
+def _name(runtime: str, model: str, role: str | None = None) -> str:
+    base = f"{runtime}-{model.rsplit('/', 1)[-1]}".lower().replace(".", "-").replace("_", "-")[:40].strip("-")
+    return f"{base}-{role}" if role else base
+
+
+def _kube(out: dict, *, name: str, eng: dict, args: list[str], gpus: int, replicas: int, per_server: int,
+          gpu_resource: str, config: str | None) -> None:
+    """The manifest of one group, or the multi-node note when its GPUs span servers."""
+    if gpus > per_server:
+        out["kubernetes"] = None
+        servers = -(-gpus // per_server)
+        out["kubernetes_note"] = Msg(
+            "a replica spans {servers} servers ({gpus} GPUs, {per} per server): run it with a multi-node "
+            "launcher (LeaderWorkerSet or Ray), one leader and {workers} workers per replica",
+            servers=servers, gpus=gpus, per=per_server, workers=servers - 1)
+    else:
+        out["kubernetes"] = _manifest(name=name, image=eng["image"], args=args, gpus=gpus, replicas=replicas,
+                                      port=eng["port"], gpu_resource=gpu_resource, config=config)
+
+
+def _settings(runtime: str, g: Group, *, max_len: int, spec: WorkloadSpec) -> dict:
+    rt = RUNTIME_SPECS[runtime]
+    return {"tensor_parallel": g.tp, "pipeline_parallel": g.pp, "max_model_len": max_len,
+            "max_running_seqs": rt.max_running_seqs, "step_token_budget": rt.step_token_budget,
+            "gpu_memory_fraction": rt.gpu_memory_fraction, "weights": spec.precision.weights,
+            "kv_cache": spec.precision.kv_cache, "expert_parallel": g.ep, "data_parallel_attention": g.dpa,
+            "attention_data_parallel": g.tp if g.dpa else 1, "speculative": "mtp" if g.drafts else "none",
+            "mtp_draft_tokens": g.drafts, "mtp_accepted_tokens": spec.serving.speculative.accepted_tokens}
 
 
 def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpus_per_server: int | None) -> dict:
@@ -119,35 +146,87 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     tp = int(layout.get("tensor_parallel") or 1)
     pp = int(layout.get("pipeline_parallel") or 1)
     replicas = int(layout.get("replicas") or 1)
+    hw, s = spec.hardware, spec.serving
+    drafts = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS) if s.speculative.method == "mtp" else 0
+    # as the search evaluates them (search_serving): EP and DPA inside the layout's TP group
+    group = Group(tp=tp, pp=pp, ep=min(int(hw.expert_parallel or 1), tp),
+                  dpa=bool(hw.data_parallel_attention) and tp > 1, drafts=drafts)
+    disagg = s.disaggregation
+    moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
+    eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]
     model, known = _model_id(spec)
-    max_len = spec.serving.context_length
-    args = _command(runtime, model=model, tp=tp, pp=pp, max_len=max_len, spec=spec)
-    eng, rt = ENGINES[runtime], RUNTIME_SPECS[runtime]
+    max_len, (quant, quant_note) = s.context_length, _quant(spec)
     gpu_resource = "amd.com/gpu" if accelerator_id.startswith("amd-") else "nvidia.com/gpu"
+    per_server = gpus_per_server or tp * pp
+    argv = lambda g: engine_argv(runtime, g, model=model, port=eng["port"], max_len=max_len,  # noqa: E731
+                                 kv_cache=spec.precision.kv_cache, quant=quant)
+    args, config, notes = argv(group)
+    why = (Msg("the settings the plan's serving model assumed (expert parallel, data-parallel attention, MTP and the "
+               "{engine} scheduler defaults); engine version {version}, the one most InferenceX rows with these "
+               "mechanisms record (its MoE constants were fitted on them; newer than {base}, the version of its "
+               "dense constants)", engine=rt.label, version=eng["version"], base=ENGINES[runtime]["version"])
+           if moe else
+           Msg("the settings the plan's serving model assumed (the {engine} defaults for sequences in flight, "
+               "the step's token budget and the memory share); engine version {version}, the one its "
+               "constants were fitted on", engine=rt.label, version=eng["version"]))
     out = {
         "runtime": runtime, "engine": rt.label, "engine_version": eng["version"], "image": eng["image"],
         "command": shlex.join(args), "argv": args, "gpus_per_replica": tp * pp, "replicas": replicas,
-        "settings": {"tensor_parallel": tp, "pipeline_parallel": pp, "max_model_len": max_len,
-                     "max_running_seqs": rt.max_running_seqs, "step_token_budget": rt.step_token_budget,
-                     "gpu_memory_fraction": rt.gpu_memory_fraction, "weights": spec.precision.weights,
-                     "kv_cache": spec.precision.kv_cache},
-        "why": Msg("the settings the plan's serving model assumed (the {engine} defaults for sequences in flight, "
-                   "the step's token budget and the memory share); engine version {version}, the one its "
-                   "constants were fitted on", engine=rt.label, version=eng["version"]),
-        "settings_source": rt.source,
+        "settings": _settings(runtime, group, max_len=max_len, spec=spec),
+        "why": why, "settings_source": rt.source,
     }
+    if config is not None:
+        out["config_file"] = {"path": TRTLLM_CONFIG, "content": config}
     if not known:
         out["note"] = Msg("the model was given by its architecture: replace /models/your-model with its "
                           "checkpoint (a Hugging Face id or a path)")
-    per_server = gpus_per_server or tp * pp
-    if tp * pp > per_server:
-        out["kubernetes"] = None
-        out["kubernetes_note"] = Msg(
-            "a replica spans {servers} servers ({gpus} GPUs, {per} per server): run it with a multi-node "
-            "launcher (LeaderWorkerSet or Ray), one leader and {workers} workers per replica",
-            servers=-(-tp * pp // per_server), gpus=tp * pp, per=per_server, workers=-(-tp * pp // per_server) - 1)
-    else:
-        name = f"{runtime}-{model.rsplit('/', 1)[-1]}".lower().replace(".", "-").replace("_", "-")[:50].strip("-")
-        out["kubernetes"] = _manifest(name=name, image=eng["image"], args=args, gpus=tp * pp, replicas=replicas,
-                                      port=eng["port"], gpu_resource=gpu_resource)
+    first = [quant_note] if quant_note else []
+    notes = first + notes
+    if disagg is not None:
+        return _disaggregated(out, runtime=runtime, disagg=disagg, drafts=drafts, argv=argv, eng=eng,
+                              model=model, max_len=max_len, spec=spec, per_server=gpus_per_server,
+                              gpu_resource=gpu_resource, notes=first)
+    if notes:
+        out["notes"] = notes
+    _kube(out, name=_name(runtime, model), eng=eng, args=args, gpus=tp * pp, replicas=replicas,
+          per_server=per_server, gpu_resource=gpu_resource, config=config)
+    return out
+
+
+def _disaggregated(out: dict, *, runtime, disagg, drafts, argv, eng, model, max_len, spec, per_server,
+                   gpu_resource, notes) -> dict:
+    """One command (and manifest) per pool, and what routes between them."""
+    pools, notes = [], list(notes)
+    for role, pool in (("prefill", disagg.prefill), ("decode", disagg.decode)):
+        g = Group(tp=pool.tensor_parallel, ep=min(pool.expert_parallel, pool.tensor_parallel),
+                  dpa=pool.data_parallel_attention and pool.tensor_parallel > 1, drafts=drafts, role=role)
+        args, config, n = argv(g)
+        notes += n
+        entry = {"role": role, "workers": pool.workers, "gpus_per_worker": pool.tensor_parallel,
+                 "command": shlex.join(args), "argv": args,
+                 "settings": _settings(runtime, g, max_len=max_len, spec=spec)}
+        if config is not None:
+            entry["config_file"] = {"path": TRTLLM_CONFIG, "content": config}
+        _kube(entry, name=_name(runtime, model, role), eng=eng, args=args, gpus=pool.tensor_parallel,
+              replicas=pool.workers, per_server=per_server or pool.tensor_parallel, gpu_resource=gpu_resource,
+              config=config)
+        pools.append(entry)
+    route, route_note = router(runtime, prefill_port=eng["port"], decode_port=eng["port"])
+    route_out = {"command": shlex.join(route) if route else None, "argv": route, "note": route_note}
+    if runtime == "trtllm":
+        route_out["config_file"] = {"path": "/config/disagg.yml", "content": trtllm_disagg_config(
+            prefill_workers=disagg.prefill.workers, decode_workers=disagg.decode.workers, port=eng["port"])}
+    lines = [f"# {p['role']}: {p['workers']} x {p['gpus_per_worker']} GPU(s)\n{p['command']}" for p in pools]
+    if route:
+        lines.append("# router\n" + shlex.join(route))
+    dec = pools[1]
+    out.update({"command": "\n".join(lines), "argv": dec["argv"], "gpus_per_replica": dec["gpus_per_worker"],
+                "replicas": dec["workers"], "settings": dec["settings"], "pools": pools,
+                "router": route_out,
+                "kubernetes": None,
+                "kubernetes_note": Msg("disaggregated: one Deployment per pool (pools[].kubernetes), and the router "
+                                       "in front of them: {router}", router=route_note)})
+    out.pop("config_file", None)
+    if notes:
+        out["notes"] = notes
     return out
