@@ -97,8 +97,8 @@ def sglang_mem_fraction_static(gpu_mem_mib, *, tp=1, pp=1, chunked_prefill_size=
     """SGLang's default mem_fraction_static ((weights + KV pool) / GPU memory), as the engine computes it.
 
     Source: sgl-project/sglang python/sglang/srt/server_args.py, ServerArgs._handle_gpu_memory_settings
-    (commit 469c63e54e7d94591617ef9590c6aa26d54dc1bb, read 2026-12-03; the same rule is in the v0.5.x
-    releases the InferenceX rows run). GPU memory in MiB (nvidia-smi memory.total); the rest of the
+    (commit 469c63e54e7d94591617ef9590c6aa26d54dc1bb, the one stored version read 2026-12-03; not checked
+    against each v0.5.5-v0.5.12 tag the InferenceX rows run: the repository was too large to fetch). GPU memory in MiB (nvidia-smi memory.total); the rest of the
     memory (reserved_mem, MiB) is left for activations and CUDA graphs:
       chunked_prefill_size / cuda_graph_max_bs defaults by GPU memory: < 60 GiB not modelled here;
       < 160 GiB: 8192 / (256 if tp < 4 else 512); >= 160 GiB: 16384 / 512;
