@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from catalog.domain.messages import Msg
 
 from .hardware import AcceleratorSpec, generation_of
@@ -52,6 +54,12 @@ class Runtime:
     logits_all_positions: bool  # eager HF generate() materialises fp32 logits for every prompt position
     workspace_gib: float  # CUDA graphs, sampler and kernel workspaces outside the KV pool
     source: str
+    # What gpu_memory_fraction bounds (memory_budget): "total" = weights + activations + KV
+    # (vLLM gpu_memory_utilization, ATOM); "free" = the KV pool is that share of the memory left after
+    # weights and activations (TensorRT-LLM free_gpu_memory_fraction); "static" = weights + KV only,
+    # with the fraction computed from GPU memory, TP and the scheduler's sizes (SGLang
+    # mem_fraction_static, sglang_mem_fraction_static below).
+    budget_rule: str = "total"
 
 
 RUNTIME_SPECS = {
@@ -62,12 +70,15 @@ RUNTIME_SPECS = {
         "PagedAttention allocates KV blocks as sequences grow"),
     "sglang": Runtime(
         "sglang", "SGLang", 0.88, 1024, 8192, "average", True, False, 1.0,
-        "SGLang defaults: mem_fraction_static ~0.88 on 80 GB GPUs, chunked_prefill_size 8192, radix/paged KV "
-        "(sglang/srt/server_args.py)"),
+        "SGLang defaults: mem_fraction_static computed per GPU memory, TP and scheduler sizes "
+        "(sglang_mem_fraction_static; 0.88 is its fallback when GPU memory is unknown), chunked_prefill_size 8192, "
+        "radix/paged KV (sglang/srt/server_args.py)", "static"),
     "trtllm": Runtime(
         "trtllm", "TensorRT-LLM", 0.90, 2048, 8192, "full", True, False, 1.0,
         "trtllm-serve defaults: max_batch_size 2048, max_num_tokens 8192, kv_cache_free_gpu_memory_fraction 0.9, "
-        "GUARANTEED_NO_EVICT scheduler (reserves a request's whole context at admission)"),
+        "GUARANTEED_NO_EVICT scheduler (reserves a request's whole context at admission); the KV pool is "
+        "free_gpu_memory_fraction of the memory left after the weights and the activation profile "
+        "(tensorrt_llm KvCacheConfig)", "free"),
     "atom": Runtime(
         "atom", "ATOM (AMD)", 0.90, 512, 16384, "average", True, False, 1.0,
         "ATOM (ROCm/ATOM, atom/config.py Config defaults): gpu_memory_utilization 0.9, max_num_seqs 512, "
@@ -77,6 +88,37 @@ RUNTIME_SPECS = {
         "transformers generate(): one request (batch) at a time, no paged KV, no CUDA graphs; the prompt's "
         "forward pass keeps fp32 logits for every position (assumption: one request per process)"),
 }
+
+MIB = 1024 ** 2
+
+
+def sglang_mem_fraction_static(gpu_mem_mib, *, tp=1, pp=1, chunked_prefill_size=None, cuda_graph_max_bs=None,
+                               dp_attention=False, dp_size=None, speculative=False):
+    """SGLang's default mem_fraction_static ((weights + KV pool) / GPU memory), as the engine computes it.
+
+    Source: sgl-project/sglang python/sglang/srt/server_args.py, ServerArgs._handle_gpu_memory_settings
+    (commit 469c63e54e7d94591617ef9590c6aa26d54dc1bb, the one stored version read 2026-12-03; not checked
+    against each v0.5.5-v0.5.12 tag the InferenceX rows run: the repository was too large to fetch). GPU memory in MiB (nvidia-smi memory.total); the rest of the
+    memory (reserved_mem, MiB) is left for activations and CUDA graphs:
+      chunked_prefill_size / cuda_graph_max_bs defaults by GPU memory: < 60 GiB not modelled here;
+      < 160 GiB: 8192 / (256 if tp < 4 else 512); >= 160 GiB: 16384 / 512;
+      reserved = 512 + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs + tp x pp / 8 x 1024
+               [+ DP attention: 3 x bs x dp_size, + 1.5 x bs x dp_size when bs > 300];
+      reserved >= 10 GiB on GPUs over 60 GiB; + 2 GiB for an EAGLE/MTP draft;
+      mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3)."""
+    gpu_mem = np.asarray(gpu_mem_mib, dtype=float)
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    big = gpu_mem >= 160 * 1024
+    chunk = np.where(big, 16384.0, 8192.0) if chunked_prefill_size is None else np.asarray(chunked_prefill_size, float)
+    bs = np.where(big | (tp >= 4), 512.0, 256.0) if cuda_graph_max_bs is None else np.asarray(cuda_graph_max_bs, float)
+    reserved = 512.0 + np.maximum(chunk, 2048.0) * 1.5 + bs * 2.0 + tp * pp / 8.0 * 1024.0
+    dp = tp if dp_size is None else np.asarray(dp_size, dtype=float)
+    dpa = np.asarray(dp_attention, dtype=bool)
+    reserved = reserved + np.where(dpa, bs * dp * 3.0 + np.where(bs > 300, bs * dp * 1.5, 0.0), 0.0)
+    reserved = np.where(gpu_mem > 60 * 1024, np.maximum(reserved, 10 * 1024.0), reserved)
+    reserved = reserved + np.where(np.asarray(speculative, dtype=bool), 2 * 1024.0, 0.0)
+    return np.round((gpu_mem - reserved) / gpu_mem, 3)
+
 
 # Fitted on serving_measured.csv, Hopper (H100 SXM) rows only, per runtime; see docs/BENCHMARKS.md
 # (section "Serving model vs measured engines") for the rows, the fit command and the error.

@@ -19,10 +19,12 @@ from .hardware import AcceleratorSpec
 from .precision import weight_part_bytes
 from .serving_build import build_engine
 from .serving_constants import (
+    MIB,
     RUNTIME_SPECS,
     compute_format,
     kernel_factor,
     resolve_constants,
+    sglang_mem_fraction_static,
 )
 from .serving_model import Engine
 from .serving_moe import (
@@ -38,10 +40,16 @@ GIB = memory.GIB
 
 
 def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, compute: str, kv_precision: str,
-                tp, pp, isl, osl, dpa=False) -> dict:
+                tp, pp, isl, osl, dpa=False, mtp=False) -> dict:
     """Per-GPU memory of a layout under the runtime's budget, and the sequences its KV pool holds.
 
-    dpa (data-parallel attention): attention weights on every rank, the KV split by sequences."""
+    dpa (data-parallel attention): attention weights on every rank, the KV split by sequences.
+    The budget follows what each engine's memory fraction bounds (Runtime.budget_rule):
+    "total" (vLLM, ATOM): weights + activations + workspace + KV <= fraction x capacity;
+    "free" (TensorRT-LLM): KV = fraction x (capacity - weights - activations - workspace);
+    "static" (SGLang): weights + KV <= mem_fraction_static x capacity, the fraction computed as
+    SGLang computes it (sglang_mem_fraction_static: GPU memory, TP, DP attention, MTP draft) and the
+    rest left to activations and CUDA graphs, never beyond the chip (KV <= capacity - all else)."""
     rt = RUNTIME_SPECS[runtime]
     tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
     dpa = np.asarray(dpa, dtype=bool)
@@ -59,8 +67,20 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
         eager = hf_eager_memory.eager_attention_bytes(arch, tokens=isl, tp=tp, compute_precision=compute)
         act = act + eager
     workspace = rt.workspace_gib * GIB + memory.CUDA_CONTEXT_BYTES["inference"]
-    budget = cap * rt.gpu_memory_fraction
-    pool = budget - w_gpu - act - workspace
+    physical = cap - w_gpu - act - workspace  # everything but the KV pool, on the chip
+    if rt.budget_rule == "static":
+        frac = sglang_mem_fraction_static(cap / MIB, tp=tp, pp=pp, chunked_prefill_size=rt.step_token_budget,
+                                          dp_attention=dpa, speculative=mtp)
+        budget = cap * frac
+        pool = np.minimum(budget - w_gpu, physical)
+    elif rt.budget_rule == "free":
+        frac = np.full_like(cap * tp, rt.gpu_memory_fraction)
+        budget = cap * frac
+        pool = np.where(physical > 0, rt.gpu_memory_fraction * physical, physical)
+    else:
+        frac = np.full_like(cap * tp, rt.gpu_memory_fraction)
+        budget = cap * frac
+        pool = budget - w_gpu - act - workspace
     kvpt = kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
     kv_split = np.ones_like(tp) if arch.is_mla else np.minimum(tp, float(arch.kv_heads or 1))
     kv_split = np.where(dpa, tp, kv_split)
@@ -75,7 +95,7 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     # Data-parallel attention: every attention rank runs its own scheduler with its own cap (SGLang's
     # max_running_requests and TensorRT-LLM's max_batch_size are per DP rank), so the replica admits tp x cap.
     n_max = np.minimum(n_kv, float(rt.max_running_seqs) * np.where(dpa, tp, 1.0))
-    return {"capacity_bytes": cap, "budget_bytes": budget, "weights_bytes": w_gpu, "activations_bytes": act,
+    return {"capacity_bytes": cap, "budget_bytes": budget, "memory_fraction": frac, "weights_bytes": w_gpu, "activations_bytes": act,
             "workspace_bytes": workspace, "kv_pool_bytes": pool, "kv_bytes_per_token_gpu": kvpt_gpu,
             "kv_per_seq_bytes": per_seq, "eager_attention_bytes": eager, "n_kv": n_kv, "n_max": n_max, "fits": (pool > 0) & (n_kv >= 1)}
 
@@ -135,7 +155,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         link_lat = np.full((n,) + shape, np.nan)
     mem = memory_plan(arch=arch, capacity_bytes=col([a.memory_gib * GIB for a in accs]), runtime=runtime,
                       weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
-                      dpa=dpa)
+                      dpa=dpa, mtp=mtp)
     rt = RUNTIME_SPECS[runtime]
     if mtp and mtp_accepted is None:
         mtp_accepted = float(np.mean(consts_arr.get("mtp_accepted_tokens", MTP_ACCEPTED_DEFAULT)))

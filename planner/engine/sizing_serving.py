@@ -286,7 +286,8 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
             "optimizer_bytes": q(0, "bytes", Msg("no optimizer in inference")),
             "adapter_bytes": q(0, "bytes", Msg("no adapters")),
             "overhead_bytes": q(work, "bytes", Msg("CUDA context + {rt} workspace (CUDA graphs, sampler); the engine uses "
-                                                   "{frac:.0%} of GPU memory", rt=rt.label, frac=rt.gpu_memory_fraction)),
+                                                   "{frac:.0%} of GPU memory", rt=rt.label,
+                                                   frac=float(np.broadcast_to(mem["memory_fraction"], np.shape(res["fits"]))[ai, li]))),
         },
     }
     T = float(op["tpot"][ai, li])  # time per output token (the step / MTP accepted tokens)
