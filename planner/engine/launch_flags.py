@@ -110,8 +110,10 @@ def engine_argv(runtime: str, g: Group, *, model: str, port: int, max_len: int, 
         args += ["--ep-size", str(g.ep)] if g.ep > 1 else []
         args += ["--enable-dp-attention", "--dp-size", str(g.tp)] if g.dpa else []
         args += ["--context-length", str(max_len), "--max-running-requests", str(caps["max_running_seqs_flag"]),
-                 "--chunked-prefill-size", str(caps["step_token_budget"]),
-                 "--mem-fraction-static", f"{rt.gpu_memory_fraction:g}"]
+                 "--chunked-prefill-size", str(caps["step_token_budget"])]
+        # no --mem-fraction-static: the plan assumed SGLang's own default, which it computes from the GPU's
+        # memory, this chunk size, TP x PP, DP attention and the draft model (serving_constants.
+        # sglang_mem_fraction_static); a fixed figure here would run another memory budget than the plan's
         if g.drafts:
             args += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(g.drafts),
                      "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", str(g.drafts + 1)]

@@ -137,6 +137,10 @@ def test_dsr1_ep8_dpa_mtp_on_sglang_takes_ep_dp_attention_and_eagle_mtp():
     # SGLang splits --max-running-requests over the DP ranks: the plan's per-rank cap x 8
     assert flag(args, "--max-running-requests") == str(RUNTIME_SPECS["sglang"].max_running_seqs * 8)
     assert out["engine_version"] == MOE_ENGINES["sglang"]["version"]
+    # the plan's memory budget is SGLang's own computed default (from the chunk size passed here), not a
+    # fixed fraction: the command must not override it
+    assert "--mem-fraction-static" not in args
+    assert flag(args, "--chunked-prefill-size") == str(RUNTIME_SPECS["sglang"].step_token_budget)
 
 
 def test_dsr1_ep8_dpa_mtp_on_trtllm_writes_the_extra_options_file():
