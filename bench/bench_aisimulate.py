@@ -144,9 +144,11 @@ def measured_job(r: dict) -> dict:
                            "scheduler": {"max_sequences": max(256, c)}}}}}
 
 
-def measured_side_by_side(python: str, timeout: int, cache: dict) -> None:
+def measured_side_by_side(python: str, timeout: int, cache: dict, per_group: int) -> None:
     """Both models on serving_measured.csv (TTFT and TPOT means; the file has no throughput column)."""
-    rows = serving_replay.load_rows()
+    all_rows = serving_replay.load_rows()
+    chosen = pick(list(range(len(all_rows))), all_rows, per_group, _measured_group)
+    rows = [all_rows[i] for i in chosen]
     ours = serving_replay.replay(rows)
     jobs = {_key(measured_job(r)): measured_job(r) for r in rows}
     t0 = time.perf_counter()
@@ -162,7 +164,9 @@ def measured_side_by_side(python: str, timeout: int, cache: dict) -> None:
         items.append({"row": r, "ours_ttft": abs(o["ttft_error"]), "ours_tpot": abs(o["tpot_error"]),
                       "aisim_ttft": _ape(vals[0], float(r["measured_ttft_ms"])),
                       "aisim_tpot": _ape(vals[1], float(r["measured_tpot_ms"]))})
-    print(f"\n## serving_measured.csv: {len(rows)} rows, put to both; evaluated by both: {len(items)}"
+    print(f"\n## serving_measured.csv: {len(all_rows)} rows; put to both: {len(rows)}"
+          f"{f' (at most {per_group} per model/GPU/engine/precision/ISL-OSL group)' if per_group else ''}"
+          f"; evaluated by both: {len(items)}"
           f" ({time.perf_counter() - t0:.0f} s for AISimulate's side)")
     for title, f in (("Overall", lambda x: "all"),
                      ("By model / GPU / engine / precision", lambda x: (x["row"]["model"], x["row"]["system"],
@@ -197,10 +201,17 @@ def load_cache() -> dict:
     return out
 
 
+CACHED_ONLY = False  # --cached-only: rows without a cached answer are counted as not run
+
+
 def run_aisim(jobs: dict, python: str, timeout: int, cache: dict) -> str:
     """jobs: {key: config}. Fills cache with AISimulate's answers (appending them to CACHE); returns its version."""
     todo = {k: v for k, v in jobs.items() if k not in cache}
     version = cache.get("__version__", {}).get("version", "")
+    if CACHED_ONLY:
+        for k in todo:
+            cache[k] = {"key": k, "ok": False, "reason": "not run in the time at hand (--cached-only)"}
+        return version
     if not todo and version:
         return version
     CACHE.parent.mkdir(parents=True, exist_ok=True)
@@ -251,13 +262,21 @@ def table(title, items, by):
         print(f"| {name} | {len(v)} | " + " | ".join(cells) + " |")
 
 
-def pick(rows_idx: list[int], rows: list[dict], per_group: int) -> list[int]:
+def _fit_group(r):
+    return r["gpu"], r["model_key"], r["framework"], r["precision"], mode(r), r["isl"], r["osl"]
+
+
+def _measured_group(r):
+    return r["model"], r["system"], r["backend"], r["precision"], r["isl"], r["osl"]
+
+
+def pick(rows_idx: list[int], rows: list[dict], per_group: int, group=_fit_group) -> list[int]:
+    """Every row, or at most per_group rows per group, evenly spaced by concurrency from the lowest."""
     if not per_group:
         return rows_idx
     groups = collections.defaultdict(list)
     for i in rows_idx:
-        r = rows[i]
-        groups[(r["gpu"], r["model_key"], r["framework"], r["precision"], mode(r), r["isl"], r["osl"])].append(i)
+        groups[group(rows[i])].append(i)
     out = []
     for v in groups.values():
         v = sorted(v, key=lambda i: (_i(rows[i]["concurrency"]), rows[i]["id"]))
@@ -271,15 +290,19 @@ def main(argv=None):
     ap.add_argument("--aisim-python", default=AISIM_PYTHON)
     ap.add_argument("--per-group", type=int, default=0, help="at most N rows per group (0: every row)")
     ap.add_argument("--timeout", type=int, default=120, help="seconds of AISimulate simulation per row")
+    ap.add_argument("--measured-per-group", type=int, default=0, help="at most N serving_measured rows per group")
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--measured", choices=("yes", "no", "only"), default="yes",
                     help="also (or only) the rows of ../shared/reference/serving_measured.csv")
+    ap.add_argument("--cached-only", action="store_true", help="only AISimulate answers already cached")
     args = ap.parse_args(argv)
+    global CACHED_ONLY  # noqa: PLW0603
+    CACHED_ONLY = args.cached_only
     cache = {} if args.no_cache else load_cache()
     if args.no_cache and CACHE.exists():
         CACHE.unlink()
     if args.measured == "only":
-        measured_side_by_side(args.aisim_python, args.timeout, cache)
+        measured_side_by_side(args.aisim_python, args.timeout, cache, args.measured_per_group)
         return
     rows = load_rows()
     t0 = time.perf_counter()
@@ -341,7 +364,7 @@ def main(argv=None):
     for why, n in collections.Counter(x["refused"] for x in ours if x["refused"]).most_common():
         print(f"- {n}: {why}")
     if args.measured == "yes":
-        measured_side_by_side(args.aisim_python, args.timeout, cache)
+        measured_side_by_side(args.aisim_python, args.timeout, cache, args.measured_per_group)
 
 
 if __name__ == "__main__":
