@@ -31,7 +31,7 @@ LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_./-])[A-Za-z][A-Za-z]+(?![A-Za-z])")
 ALLOWED = set("""
 import GPU GPUs CPU RAM VRAM NVMe SSD HDD NVLink PCIe SXM InfiniBand RoCE RDMA GbE HTTP HTTPS gRPC API JSON CSV XLSX PDF
 TFLOPS TFLOP FLOP FLOPs GFLOP GiB MiB KiB TiB GB TB MB KB Gb Gbit kW ms TP PP DP MFU MBU KV FFN MoE MLA RoPE
-LoRA QLoRA ZeRO FSDP AdamW SGD Adafactor HNSW IVF PQ fp fp32 bf fp16 fp8 int int8 int4 bf16 TTFT TPOT CUDA ROCm
+LoRA QLoRA ZeRO FSDP AdamW SGD Adafactor HNSW IVF PQ fp fp32 bf fp16 fp8 fp4 MXFP4 MXFP NVFP4 NVFP int int8 int4 bf16 TTFT TPOT CUDA ROCm
 NCCL PyTorch DALI JPEG NVIDIA AMD Intel Kubernetes Docker Compose systemd Celery PostgreSQL Redis Prometheus
 Grafana DCGM Slurm vLLM TensorRT LLM LLMs RAG Hugging Face config json Chinchilla Hoffmann Korthikanti et al
 AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect NDR HDR Megatron LLaMA Llama Qwen
