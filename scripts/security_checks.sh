@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Security checks for CI (.ci/run): a secrets scan of the tracked files and pip-audit.
 #
-# Secrets: detect-secrets scans every tracked file (vendored JS and data tables excluded);
+# Secrets: detect-secrets scans every tracked file (vendored JS and data tables, CSV and JSON Lines, excluded);
 # any finding not in .secrets.baseline (matched by secret hash, wherever it appears)
 # fails. The baseline holds only development/test values (the local gpu_planner role, the
 # insecure dev key that production settings reject, test passwords). After reviewing a new
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
-EXCLUDE='^(\.secrets\.baseline$|static/vendor/|.*\.(csv|svg|png|ico|lock)$|locale/.*\.mo$)'
+EXCLUDE='^(\.secrets\.baseline$|static/vendor/|.*\.(csv|jsonl|svg|png|ico|lock)$|locale/.*\.mo$)'
 mapfile -t files < <(git ls-files | grep -Ev "$EXCLUDE")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
