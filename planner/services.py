@@ -104,14 +104,27 @@ def plan_snapshots(*, as_of: date, team: Team | None = None) -> tuple[dict, dict
     """Catalog prices and cost rates valid at as_of, plus the accelerators the sizing engine
     ranks with (their specs and USD prices), so a later computation needs nothing from today.
     With a team, its supplier quotes too (team-scoped: no other team's plan sees them)."""
+    from django.conf import settings
+
+    from catalog import revision
+    from catalog.snapshots import supplier_quotes_snapshot
+
+    thresholds = tuple(sorted(settings.PRICE_MAX_AGE_DAYS.items()))
+    prices, rates = revision.cached(("plan_snapshots", as_of.isoformat(), thresholds),
+                                    lambda: _catalog_snapshots(as_of))
+    prices["supplier_quotes"] = supplier_quotes_snapshot(team_id=team.id, as_of=as_of) if team else []
+    return prices, rates
+
+
+def _catalog_snapshots(as_of: date) -> list[dict]:
+    """What every plan of that date shares (cached per catalog revision by plan_snapshots)."""
     from catalog.selectors import accelerator_specs
-    from catalog.snapshots import price_snapshot, supplier_quotes_snapshot
+    from catalog.snapshots import price_snapshot
     from costs.selectors import rate_card_snapshot
 
     prices = price_snapshot(as_of=as_of)
     prices.setdefault("accelerators", [asdict(spec) for spec in accelerator_specs(as_of=as_of)])
-    prices["supplier_quotes"] = supplier_quotes_snapshot(team_id=team.id, as_of=as_of) if team else []
-    return prices, rate_card_snapshot(as_of=as_of)
+    return [prices, rate_card_snapshot(as_of=as_of)]
 
 
 def accelerators_from_snapshot(price_snapshot: dict) -> list:

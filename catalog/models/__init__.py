@@ -6,7 +6,7 @@ date when known (`source_date`), an includes-VAT flag and a validity range
 [valid_from, valid_to) where valid_to is exclusive and NULL means "still valid".
 A figure nobody published is NULL and shown as "unknown".
 
-One module per subdomain (base, hardware, offers, prices, providers, quotes, runs); every model
+One module per subdomain (base, hardware, offers, prices, providers, quotes, revision, runs); every model
 is re-exported here, where Django finds the app's models.
 """
 
@@ -16,6 +16,7 @@ from .offers import CloudOffer, DedicatedServerOffer
 from .prices import ElectricityTariff, ExchangeRate, HardwarePrice, VatRate
 from .providers import CloudVmShape, Provider, ProviderRegion, PublishedPrice
 from .quotes import SupplierQuote
+from .revision import CatalogRevision
 from .runs import CatalogImportRun, FeedImportRun
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "SPEC",
     "Accelerator",
     "CatalogImportRun",
+    "CatalogRevision",
     "CloudOffer",
     "CloudVmShape",
     "Cpu",
