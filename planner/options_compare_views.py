@@ -20,6 +20,8 @@ from . import selectors
 from .choices import VersionStatus
 from .compare_models import CompareShareLink
 from .downloads import attachment
+from .options_compare_export import export as export_comparison
+from .options_compare_share import share_link_create, share_link_resolve
 from .views import _plan_or_404, _require_edit, _version_or_404, _version_url
 
 
@@ -80,7 +82,7 @@ def options_compare_export(request, plan_id: int, number: int, fmt: str):
 
 
 def _download(table, *, plan, version, fmt, request):
-    content, content_type, filename = oc.export(table, plan=plan, version=version, fmt=fmt, request=request)
+    content, content_type, filename = export_comparison(table, plan=plan, version=version, fmt=fmt, request=request)
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = attachment(filename)
     return response
@@ -103,7 +105,7 @@ def options_compare_share(request, plan_id: int, number: int):
         if raw:
             day = datetime.strptime(raw, "%Y-%m-%d").date()
             expires_at = timezone.make_aware(datetime.combine(day, time.max))
-        _link, token = oc.share_link_create(version=version, option_ids=ids, user=request.user, expires_at=expires_at)
+        _link, token = share_link_create(version=version, option_ids=ids, user=request.user, expires_at=expires_at)
     except ValueError:
         messages.error(request, _("The expiry date must be a future date (YYYY-MM-DD)."))
         return redirect(back)
@@ -127,7 +129,7 @@ def options_compare_revoke(request, plan_id: int, link_id: int):
 
 
 def _shared(token: str):
-    link = oc.share_link_resolve(token=token)
+    link = share_link_resolve(token=token)
     if link is None:
         raise Http404("unknown, revoked or expired link")
     return link, _table_or_404(link.version, link.options)

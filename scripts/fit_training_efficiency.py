@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner.engine import compute, parse_workload_spec, size_workload  # noqa: E402
+from planner.engine import compute, parse_workload_spec, size_workload, training_goodput  # noqa: E402
 from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
 from planner.engine.training_reference import (  # noqa: E402
     fit_dequant_bytes,
@@ -157,7 +157,7 @@ def implied_goodput(r, step, n):
 
 def fit_goodput(runs):
     """GOODPUT_BASE: geometric mean over fit rows of implied goodput / interruption term."""
-    logs = [np.log(implied_goodput(r, step, n) / float(compute.interruption_goodput(n)))
+    logs = [np.log(implied_goodput(r, step, n) / float(training_goodput.interruption_goodput(n)))
             for r, step, n in runs if r["role"] == "fit"]
     return float(np.exp(np.mean(logs)))
 
@@ -185,7 +185,7 @@ def main():
     print("| row | role | GPUs | implied goodput | default goodput | published GPU-h | estimate | error |\n"
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r, step, n in runs:
-        good = float(compute.default_goodput(n))
+        good = float(training_goodput.default_goodput(n))
         est = step / good
         print(f"| {r['id']} | {r['role']} | {n} | {implied_goodput(r, step, n):.3f} | {good:.3f} | "
               f"{r['observed']['gpu_hours']:,.0f} | {est:,.0f} | {est / r['observed']['gpu_hours'] - 1:+.1%} |")

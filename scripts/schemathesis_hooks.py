@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import schemathesis  # noqa: E402
 
-from planner.api.input_schema import HF_KEYS  # noqa: E402
+from planner.api.input_schema_model import HF_KEYS  # noqa: E402
 from planner.engine.errors import SpecValidationError  # noqa: E402
 from planner.engine.spec import parse_workload_spec  # noqa: E402
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from catalog.domain.messages import Msg
-from planner.engine import compute, memory, serving
+from planner.engine import compute, memory, serving, training_flops
 from planner.engine.calibration import Calibration, Calibrations
 from planner.engine.hardware import AcceleratorSpec
 from planner.engine.precision import peak_tflops
@@ -41,7 +41,7 @@ try:  # the serving model of issue 10: runtimes, continuous batching, queueing, 
 except ImportError:  # the engine before it: planner/engine/serving.py's roofline
     _engine_serving_constants = _evaluate_layout = None
 try:  # the training model of issue 11
-    from planner.engine.compute import implied_training_efficiency as _engine_implied_training
+    from planner.engine.implied_efficiency import implied_training_efficiency as _engine_implied_training
 except ImportError:
     _engine_implied_training = None
 
@@ -282,7 +282,7 @@ def training_tokens_per_s(run: Mapping) -> float:
 
 
 def _recompute(run: Mapping) -> float:
-    return compute.recompute_factor(checkpointing=run.get("activation_checkpointing") or "selective", method="full")
+    return training_flops.recompute_factor(checkpointing=run.get("activation_checkpointing") or "selective", method="full")
 
 
 def _run_hours(run: Mapping) -> float | None:

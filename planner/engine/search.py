@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compute, memory, moe_comm, moe_memory
+from . import compute, memory, moe_comm, moe_memory, training_flops, training_goodput
 from .architecture import ModelArch
 from .hardware import AcceleratorSpec, gpus_per_server  # noqa: F401 (re-exported: search.gpus_per_server)
 from .precision import BYTES_PER_VALUE, peak_tflops, weight_bytes_per_param
@@ -199,7 +199,7 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
 
 def layout_speed(t: TrainingInputs, lay: dict[str, np.ndarray]) -> np.ndarray:
     """Relative step speed of each layout: GEMM width x pipeline bubble / recomputation."""
-    recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+    recompute = np.array([training_flops.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
     if t.vision:
         return 1.0 / recompute[lay["ckpt"]]
     m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch, seq=t.seq,
@@ -322,9 +322,9 @@ def search_training(t: TrainingInputs, cat: CatalogArrays) -> dict:
     lay_idx = first[a_idx, c_idx]
     count = counts_in[c_idx].astype(float)
     mfu, goodput, a2a_factor = training_efficiency_and_goodput(t, cat, lay, a_idx, lay_idx, count)
-    factor = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+    factor = np.array([training_flops.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
     executed = t.model_flops * factor[lay["ckpt"][lay_idx]]
-    wall = compute.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu, goodput=goodput)
+    wall = training_flops.hours(flops=executed, gpus=count, peak_tflops=cat.peak_tflops[a_idx], efficiency=mfu, goodput=goodput)
     gpu_hours = wall * count
     cost = gpu_hours * cat.price_gpu_hour_usd[a_idx]
     target = t.deadline_hours or DEFAULT_TRAINING_TARGET_HOURS
@@ -354,7 +354,7 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
                                       tp_comm=tp_comm_coefficients(t, cat, a_idx, tp))
     if t.method == "qlora" and not t.vision:
         ck = lay["ckpt"][lay_idx]
-        recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+        recompute = np.array([training_flops.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
         per_token = (4.0 * t.arch.active_params + 6.0 * t.trainable_params) * recompute[ck]
         mfu = mfu * compute.qlora_factor(mfu, frozen_params=float(t.arch.params), peak_tflops=cat.peak_tflops[a_idx],
                                          bandwidth_gb_s=cat.bandwidth_gb_s[a_idx], exec_flops_per_token=per_token,
@@ -363,7 +363,7 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
     if t.arch.is_moe and not t.vision:
         a2a_factor = moe_all_to_all(t, cat, lay, a_idx, lay_idx, mfu)["factor"]
         mfu = mfu * a2a_factor
-    goodput = compute.default_goodput(count)
+    goodput = training_goodput.default_goodput(count)
     ids = [acc.id for acc in cat.accelerators]
     for acc_id, c_mfu, c_good in t.calibrated:
         if acc_id not in ids:
@@ -405,8 +405,8 @@ def moe_all_to_all(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_
         if key not in links:
             links[key] = moe_comm.link_one_way_gb_s(cat.accelerators[ai], e)[0]
         bw[j] = links[key]
-    recompute = np.array([compute.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
-    flops = compute.training_flops(t.arch, tokens=1.0, method=t.method, trainable_params=t.trainable_params) * recompute[ck]
+    recompute = np.array([training_flops.recompute_factor(checkpointing=CKPT_NAMES[c], method=t.method) for c in range(3)])
+    flops = training_flops.training_flops(t.arch, tokens=1.0, method=t.method, trainable_params=t.trainable_params) * recompute[ck]
     factor = moe_comm.all_to_all_factor(mfu, bytes_per_token=nbytes, link_gb_s=bw, peak_tflops=cat.peak_tflops[a_idx],
                                         exec_flops_per_token=flops, overlapped=t.expert_overlap)
     factor = np.where(nbytes > 0, factor, 1.0)

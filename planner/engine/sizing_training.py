@@ -8,7 +8,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, infra, memory, moe_comm, search
+from . import compute, efficiency_explain, infra, memory, moe_comm, search, training_flops, training_goodput
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
@@ -49,12 +49,12 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     else:
         trainable = float(memory.lora_adapter_params(a, rank=t.lora_rank, targets=t.lora_targets))
     if spec.kind == "classic_training":
-        model_flops = compute.classic_training_flops(a, samples=t.dataset_samples, epochs=t.epochs)
+        model_flops = training_flops.classic_training_flops(a, samples=t.dataset_samples, epochs=t.epochs)
         flops_explain = Msg("3 x {flops_per_sample:.3g} FLOP/sample (forward + 2x backward) x {dataset_samples:,} samples x {epochs:g} epochs", flops_per_sample=a.flops_per_sample, dataset_samples=t.dataset_samples, epochs=t.epochs)
         tokens = None
     else:
         tokens = t.tokens
-        model_flops = compute.training_flops(a, tokens=tokens, method=t.method, trainable_params=trainable)
+        model_flops = training_flops.training_flops(a, tokens=tokens, method=t.method, trainable_params=trainable)
         flops_explain = (Msg("6 x {active_params:,} active params x {tokens:.4g} tokens", active_params=a.active_params, tokens=tokens) if t.method == "full" else
                          Msg("4 x {active_params:,} params x {tokens:.4g} tokens (frozen weights: no weight gradients) + 6 x {trainable:,.0f} adapter params x tokens", active_params=a.active_params, tokens=tokens, trainable=trainable))
     ti = search.TrainingInputs(
@@ -122,7 +122,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         acc = accs[0] if len(accs) == 1 else None
     memory_section = _training_memory_section(mem, lay, t, p, ti)
     ckpt = search.CKPT_NAMES[lay["ckpt"]]
-    factor = compute.recompute_factor(checkpointing=ckpt, method=t.method)
+    factor = training_flops.recompute_factor(checkpointing=ckpt, method=t.method)
     executed = model_flops * factor
 
     compute_section = {
@@ -141,9 +141,9 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         good_why = _goodput_explain(spec, acc, count, calibrations)
         peak = float(cat.peak_tflops[res["a"][rec_i]])
         wall = float(res["wall"][rec_i])
-        lo = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high, goodput=good)
-        hi = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low, goodput=good)
-        step_hours = compute.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=float(res["mfu"][rec_i]))
+        lo = training_flops.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.high, goodput=good)
+        hi = training_flops.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=eff.low, goodput=good)
+        step_hours = training_flops.hours(flops=executed, gpus=count, peak_tflops=peak, efficiency=float(res["mfu"][rec_i]))
         compute_section.update({
             "mfu": {"value": round(float(res["mfu"][rec_i]), 4), "low": round(eff.low, 4), "high": round(eff.high, 4),
                     "unit": "fraction of dense peak", "explain": eff.explain},
@@ -192,15 +192,15 @@ def _training_calibrations(calibrations: Calibrations, accs: list[AcceleratorSpe
     return tuple(out)
 
 
-def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations) -> compute.Efficiency:
+def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations) -> efficiency_explain.Efficiency:
     t, hw, a = spec.training, spec.hardware, spec.model
     cal = calibrations.for_training(acc.id)
     if hw.mfu is not None:
-        return compute.explain_efficiency(generation="", compute_precision="", hidden_size=None, tp=1, x_attn=0.0,
+        return efficiency_explain.explain_efficiency(generation="", compute_precision="", hidden_size=None, tp=1, x_attn=0.0,
                                           peak_ratio=1.0, pp=1, microbatches=1, vpp=1, method=t.method, vision=False,
                                           pinned=hw.mfu)
     if cal is not None and cal.values.get("mfu") is not None:
-        return compute.explain_efficiency(generation="", compute_precision="", hidden_size=None, tp=1, x_attn=0.0,
+        return efficiency_explain.explain_efficiency(generation="", compute_precision="", hidden_size=None, tp=1, x_attn=0.0,
                                           peak_ratio=1.0, pp=1, microbatches=1, vpp=1, method=t.method, vision=False,
                                           pinned=float(cal.values["mfu"]),
                                           pinned_label=Msg("team calibration: {label}", label=cal.label))
@@ -217,16 +217,16 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
                     generation=compute.training_generation(acc.architecture), tp=lay["tp"], hidden_size=compute.model_width(a),
                     peak_tflops=float(cat.peak_tflops[res["a"][i]]), link_gb_s=compute.tp_link_gb_s(acc, lay["tp"]))),
                 has_format_units=has_eight_bit_units(spec.precision.compute, cat.peak_column[res["a"][i]]))
-    eff = compute.explain_efficiency(**args)
+    eff = efficiency_explain.explain_efficiency(**args)
     a2a = None
     if a.is_moe and not ti.vision:  # the search applied the expert-parallel all-to-all share
         before = float(res["mfu"][i]) / float(res["a2a_factor"][i])  # the efficiency the factor was computed at
         a2a = search.moe_all_to_all(ti, cat, res["layouts"], [res["a"][i]], [res["lay"][i]], [before])
         a2a = {k: v if k == "overlapped" else (int(v[0]) if k == "ep" else float(v[0])) for k, v in a2a.items()}
         args["all_to_all"] = a2a
-        eff = compute.explain_efficiency(**args)
+        eff = efficiency_explain.explain_efficiency(**args)
     if t.method == "qlora" and not ti.vision and eff.value > 0:  # the search applied the dequantisation share
-        eff = compute.explain_efficiency(**args, qlora=float(res["mfu"][i]) / eff.value)
+        eff = efficiency_explain.explain_efficiency(**args, qlora=float(res["mfu"][i]) / eff.value)
     return eff
 
 
@@ -240,8 +240,8 @@ def _goodput_explain(spec, acc, count: int, calibrations) -> Msg:
                "lost each) = {good:.3f}. The rate is Llama 3's 466 interruptions in 54 days on 16,384 GPUs and the loss per "
                "interruption makes that 90% (Dubey et al. 2024, sec. 3.3.4); {base:.2f} is the scale-independent share "
                "(evaluation, checkpoint and data stalls) fitted on published whole-run GPU-hours (docs/SIZING.md)",
-               n=count, base=compute.GOODPUT_BASE, rate=compute.INTERRUPTIONS_PER_GPU_HOUR,
-               lost=compute.LOST_HOURS_PER_INTERRUPTION, good=float(compute.default_goodput(count)))
+               n=count, base=training_goodput.GOODPUT_BASE, rate=training_goodput.INTERRUPTIONS_PER_GPU_HOUR,
+               lost=training_goodput.LOST_HOURS_PER_INTERRUPTION, good=float(training_goodput.default_goodput(count)))
 
 
 def _optimizer_explain(t, p, ti) -> Msg:

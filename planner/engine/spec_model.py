@@ -24,7 +24,7 @@ ARCH_FIELDS = (
 )
 
 # Integer architecture fields: (minimum, maximum, required for a transformer). The OpenAPI
-# schema (planner/api/input_schema.py) is built from this table.
+# schema (planner/api/input_schema_model.py) is built from this table.
 ARCH_INT_BOUNDS = {
     "layers": (1, 1000, True), "hidden_size": (1, 131072, True), "attention_heads": (1, 1024, True),
     "kv_heads": (1, 1024, False), "head_dim": (1, 4096, False), "ffn_hidden_size": (1, 1_048_576, False),

@@ -25,7 +25,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, memory, search
+from . import compute, memory, search, training_flops
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
 from .precision import peak_tflops
@@ -81,7 +81,7 @@ def evaluate_training_layout(ti: search.TrainingInputs, acc: AcceleratorSpec, *,
     capacity = acc.memory_gib * GIB
     g = int(cat.gpus_per_server[0])
     peak = float(cat.peak_tflops[0])
-    factor = compute.recompute_factor(checkpointing=checkpointing, method=ti.method)
+    factor = training_flops.recompute_factor(checkpointing=checkpointing, method=ti.method)
     per_step = float(ti.global_batch_tokens or ti.seq * ti.micro_batch)
     flops_per_unit = ti.model_flops / work
     step_s = per_step * flops_per_unit * factor / (count * peak * 1e12 * eff)

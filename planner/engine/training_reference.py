@@ -1,6 +1,6 @@
 """Published training runs (planner/engine/data/training_published.json) in the model's terms.
 
-Each throughput row gives the efficiency the run implies (`compute.implied_training_efficiency`)
+Each throughput row gives the efficiency the run implies (`implied_efficiency.implied_training_efficiency`)
 and the efficiency the model predicts for the same layout; whole-run rows are checked end to end
 through size_workload (tests/unit/test_training_published.py). scripts/fit_training_efficiency.py
 fits the few constants of compute.py on the rows with role "fit".
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compute
+from . import compute, implied_efficiency, training_flops
 from .architecture import ModelArch
 from .hardware import AcceleratorSpec
 from .memory import lora_adapter_params
@@ -139,7 +139,7 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
         gbt = r["global_batch_tokens"]
         if gbt is None:  # FSDP without pipeline: the batch only matters for the bubble (pp = 1)
             gbt = seq * r["gpus"]
-        imp = compute.implied_training_efficiency(
+        imp = implied_efficiency.implied_training_efficiency(
             arch=a, peak_tflops=peak, peak_bf16_tflops=bf16, architecture=acc.architecture, compute_precision=prec,
             gpus=r["gpus"], tensor_parallel=r["tp"], pipeline_parallel=r["pp"], virtual_pipeline_stages=r["vpp"],
             context_parallel=r["cp"], sequence_length=seq, global_batch_tokens=gbt, micro_batch_size=r["micro_batch"],
@@ -154,7 +154,7 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
             tolerance=r["tolerance"]["relative"], method=r["method"], pair=r.get("pair"), use=r.get("use", "efficiency"),
             cp=r["cp"], peak_tflops=peak,
             bandwidth_gb_s=acc.memory_bandwidth_gb_s,
-            exec_flops_per_token=(4.0 * a.active_params + 6.0 * trainable) * compute.recompute_factor(
+            exec_flops_per_token=(4.0 * a.active_params + 6.0 * trainable) * training_flops.recompute_factor(
                 checkpointing=r["checkpointing"], method=r["method"]),
             tokens_per_microbatch=seq * r["micro_batch"], source_group=r.get("source_group", ""), vendor=acc.vendor,
             tp_comm=float(compute.tp_comm_coefficient(generation=compute.training_generation(acc.architecture), tp=r["tp"],

@@ -7,7 +7,7 @@ import decimal
 import pytest
 
 from costs.engine.options import MAX_MAGNITUDE
-from planner.api.input_schema import cost_options_schema
+from planner.api.input_schema_costs import cost_options_schema
 from tests.functional.api_fixtures import *  # noqa: F403
 from tests.functional.api_fixtures import catalog, client_for, world  # noqa: F401
 

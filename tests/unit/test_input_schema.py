@@ -14,6 +14,8 @@ from costs.engine.options import KNOWN_KEYS, parse_cost_options
 from costs.engine.rates import RATE_SCHEMA
 from planner.api import input_schema as IS
 from planner.api.body_schema import validator_schema
+from planner.api.input_schema_costs import cost_options_schema
+from planner.api.input_schema_model import _architecture
 from planner.api.schema import SPEC_EXAMPLES
 from planner.engine import spec as S
 from planner.engine.errors import SpecValidationError
@@ -62,7 +64,7 @@ def test_schema_matches_the_fields_the_parser_reads(kind):
 
 
 def test_cost_schema_matches_the_fields_the_parser_reads():
-    props = IS.cost_options_schema()["properties"]
+    props = cost_options_schema()["properties"]
     assert set(props) == KNOWN_KEYS
     assert set(props["overrides"]["properties"]) == set(RATE_SCHEMA)
 
@@ -148,7 +150,7 @@ def test_numeric_bounds_are_the_parsers(section, name, prop):
 
 
 def test_architecture_bounds_come_from_the_parsers_table():
-    arch = IS._architecture("llm")["oneOf"][0]["properties"]
+    arch = _architecture("llm")["oneOf"][0]["properties"]
     for key, (lo, hi, _req) in S.ARCH_INT_BOUNDS.items():
         assert (arch[key]["minimum"], arch[key]["maximum"]) == (lo, hi)
 
@@ -197,7 +199,7 @@ def test_hooks_keep_the_risk_adjusted_basis_only_with_a_downtime_cost():
 
 
 def test_cost_bounds_are_the_parsers():
-    props = IS.cost_options_schema()["properties"]
+    props = cost_options_schema()["properties"]
     for name, prop in props.items():
         if prop.get("type") not in ("integer", "number") or "maximum" not in prop:
             continue

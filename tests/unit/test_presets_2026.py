@@ -44,7 +44,7 @@ def test_list_presets_names_the_hugging_face_id():
 
 
 def test_api_schema_accepts_the_aliases():
-    from planner.api.input_schema import _model
+    from planner.api.input_schema_model import _model
 
     enum = _model("llm")["oneOf"][0]["properties"]["preset"]["enum"]
     assert "deepseek-r1-0528" in enum and "deepseek-ai/DeepSeek-R1-0528" in enum and "openai/gpt-oss-20b" in enum

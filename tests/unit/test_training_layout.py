@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.engine import compute, memory, parse_workload_spec, search, size_workload
+from planner.engine import compute, memory, parse_workload_spec, search, size_workload, training_flops
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.errors import SpecValidationError
 from planner.engine.moe_memory import routed_expert_params
@@ -159,7 +159,7 @@ def test_every_exact_layout_respects_physical_limits(case):
                                 "training": {"tokens": 1e11, "sequence_length": 8192, "micro_batch_size": mb,
                                              "global_batch_tokens": 8192 * mb * dp * 16}})
     t = spec.training
-    model_flops = compute.training_flops(spec.model, tokens=t.tokens, method="full", trainable_params=spec.model.params)
+    model_flops = training_flops.training_flops(spec.model, tokens=t.tokens, method="full", trainable_params=spec.model.params)
     ti = search.TrainingInputs(
         arch=spec.model, kind="pretraining", method="full", weights="bf16", compute_precision="bf16",
         optimizer="adamw", seq=t.sequence_length, micro_batch=mb, global_batch_tokens=t.global_batch_tokens,

@@ -12,7 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.engine import compute, parse_workload_spec, search, size_workload
+from planner.engine import (
+    compute,
+    implied_efficiency,
+    parse_workload_spec,
+    search,
+    size_workload,
+    training_goodput,
+)
 from planner.engine.calibration import Calibration, Calibrations
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.errors import SpecValidationError
@@ -120,14 +127,14 @@ def test_goodput_base_is_the_fit_of_published_whole_runs():
         g = published_goodput(r)
         if g is None:
             g = res["compute"]["gpu_hours"]["value"] / r["observed"]["gpu_hours"]
-        logs.append(np.log(g / float(compute.interruption_goodput(n))))
-    assert compute.GOODPUT_BASE == pytest.approx(float(np.exp(np.mean(logs))), abs=0.02)
+        logs.append(np.log(g / float(training_goodput.interruption_goodput(n))))
+    assert training_goodput.GOODPUT_BASE == pytest.approx(float(np.exp(np.mean(logs))), abs=0.02)
 
 
 def test_published_goodput_of_llama3_matches_its_paper():
     row = next(r for r in load_rows() if r["id"] == "llama3_405b_gpu_hours")
     assert 0.85 <= published_goodput(row) <= 1.0  # paper: "higher than 90% effective training time"
-    assert float(compute.interruption_goodput(16384)) == pytest.approx(0.90)
+    assert float(training_goodput.interruption_goodput(16384)) == pytest.approx(0.90)
 
 
 # ----------------------------------------------------------------- efficiency model
@@ -200,8 +207,8 @@ def test_more_goodput_never_costs_more_gpu_hours(g1, g2, count):
 
 
 def test_default_goodput_falls_with_cluster_size_and_is_explained():
-    g = compute.default_goodput(np.array([8, 1024, 16384, 65536]))
-    assert np.all(np.diff(g) < 0) and g[0] <= compute.GOODPUT_BASE and g[-1] >= compute.GOODPUT_FLOOR
+    g = training_goodput.default_goodput(np.array([8, 1024, 16384, 65536]))
+    assert np.all(np.diff(g) < 0) and g[0] <= training_goodput.GOODPUT_BASE and g[-1] >= training_goodput.GOODPUT_FLOOR
     r = run({"kind": "pretraining", "model": {"preset": "llama-2-7b"}, "training": {"tokens": 1e11},
              "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 1024}})
     c = r["compute"]
@@ -231,7 +238,7 @@ def test_implied_efficiency_round_trips_the_engine():
     c, lay = r["compute"], r["memory"]["layout"]
     acc = BY_ID["nvidia-h100-sxm5-80gb"]
     tps = 1e11 / (c["step_hours"]["value"] * 3600)
-    imp = compute.implied_training_efficiency(
+    imp = implied_efficiency.implied_training_efficiency(
         arch=arch_of({"model": {"preset": "llama-3-8b"}}), peak_tflops=acc.bf16_tflops_dense, peak_bf16_tflops=acc.bf16_tflops_dense,
         architecture=acc.architecture, gpus=64, tensor_parallel=lay["tensor_parallel"], pipeline_parallel=lay["pipeline_parallel"],
         virtual_pipeline_stages=lay["virtual_pipeline_stages"], context_parallel=lay["context_parallel"], sequence_length=8192,
@@ -240,11 +247,11 @@ def test_implied_efficiency_round_trips_the_engine():
     assert imp.mfu == pytest.approx(c["mfu"]["value"], rel=1e-3)
     assert imp.goodput == pytest.approx(c["goodput"]["value"], rel=1e-3)
     assert imp.model_efficiency == pytest.approx(c["mfu"]["value"], rel=1e-3)
-    step = compute.implied_training_efficiency(
+    step = implied_efficiency.implied_training_efficiency(
         arch=arch_of({"model": {"preset": "llama-3-8b"}}), peak_tflops=acc.bf16_tflops_dense, gpus=64, sequence_length=8192,
         global_batch_tokens=128 * 8192, checkpointing=lay["activation_checkpointing"], step_time_s=128 * 8192 / tps)
     assert step.mfu == pytest.approx(imp.mfu) and step.goodput is None
-    whole = compute.implied_training_efficiency(
+    whole = implied_efficiency.implied_training_efficiency(
         arch=arch_of({"model": {"preset": "llama-3-8b"}}), peak_tflops=acc.bf16_tflops_dense, gpus=64, sequence_length=8192,
         global_batch_tokens=128 * 8192, checkpointing=lay["activation_checkpointing"], tokens=1e11,
         gpu_hours=c["gpu_hours"]["value"])
@@ -258,7 +265,7 @@ def test_implied_efficiency_rejects_bad_measurements(bad):
                 global_batch_tokens=1e6, tokens_per_second=1e5)
     args.update(bad)
     with pytest.raises(ValueError):
-        compute.implied_training_efficiency(**args)
+        implied_efficiency.implied_training_efficiency(**args)
 
 
 # ----------------------------------------------------------------- optimizer & PEFT memory

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.engine import compute, moe_comm, parse_workload_spec, size_workload
+from planner.engine import compute, implied_efficiency, moe_comm, parse_workload_spec, size_workload
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.errors import SpecValidationError
 
@@ -127,7 +127,7 @@ def test_implied_efficiency_round_trips_an_moe_run():
     res = run(spec)
     c = res["compute"]
     acc = BY_ID["nvidia-b200-sxm-180gb"]
-    imp = compute.implied_training_efficiency(
+    imp = implied_efficiency.implied_training_efficiency(
         arch=parse_workload_spec(spec).model, peak_tflops=acc.fp8_tflops_dense, peak_bf16_tflops=acc.bf16_tflops_dense,
         architecture=acc.architecture, compute_precision="fp8", gpus=8, sequence_length=4096,
         global_batch_tokens=2097152, tokens_per_second=c["tokens_per_second_per_gpu"]["value"] * 8, accelerator=acc)
