@@ -25,7 +25,14 @@ def conventions(language: str | None = None) -> messages.Conventions:
 
 
 def _translate(text: str) -> str:
-    return translation.gettext(text) if text else text
+    if not text:
+        return text
+    out = translation.gettext(text)
+    if out == text and (translation.get_language() or "").lower().startswith("ru"):
+        from costs.data_texts import in_russian
+
+        out = in_russian(text)  # a shipped rate card source: data, not a msgid
+    return out
 
 
 def render(value, language: str | None = None) -> str:

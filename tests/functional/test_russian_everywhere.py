@@ -38,7 +38,7 @@ AWQ GPTQ OS ISO VAT USD RUB EUR CNY SLA ECC SR IOV MIG ImageNet ResNet GPUDirect
 Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang trtllm vllm MI300X GB200 TensorRT stas00 ml engineering GDDR6 BERT MiniLM BGE GLU SwiGLU FX ID id HBM HBM3 HBM3e GDDR6 DDR5 Mi Gi
 GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
 q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
-CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged CAPEX OPEX
+CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged CAPEX OPEX flat
 
 """.split())
 # Identifiers of the workload spec that an error names on purpose (the field path).
@@ -93,6 +93,14 @@ def _data_words(*values) -> set[str]:
     for value in values:
         walk(value)
     return words
+
+
+def _rates_in_russian(rate_snapshot: dict) -> dict:
+    """The rate snapshot with each shipped rate card source in its Russian text, as the pages show it."""
+    from costs.data_texts import in_russian
+
+    rates = {k: {**r, "source": in_russian(r.get("source") or "")} for k, r in (rate_snapshot.get("rates") or {}).items()}
+    return {**rate_snapshot, "rates": rates}
 
 
 def _catalog_words() -> set[str]:
@@ -154,8 +162,10 @@ def plans(django_db_setup, django_db_blocker):
         for plan in [*out.values(), usd]:
             v = plan.versions.get()
             model = (v.result.get("sizing") or {}).get("model") or {}
-            # The model's documented source and the catalog's prices and sources are data.
-            allowed |= _data_words(v.price_snapshot, v.rate_snapshot, model.get("source"), model.get("name"))
+            # The model's documented source and the catalog's prices and sources are data; a shipped
+            # rate card source is not: it has its Russian text (costs/data/rate_card_sources_ru.csv)
+            allowed |= _data_words(v.price_snapshot, _rates_in_russian(v.rate_snapshot), model.get("source"),
+                                   model.get("name"))
         yield {"plans": out, "usd": usd, "owner": owner, "allowed": allowed}
         transaction.set_rollback(True)
         atomic.__exit__(None, None, None)
