@@ -5,6 +5,7 @@ picked by the same rule as the layouts; a pinned value stays; a dense model is u
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from planner.engine import parse_workload_spec, search, size_workload
@@ -131,3 +132,29 @@ def _inputs(spec):
     from planner.engine.sizing_serving import serving_inputs
 
     return serving_inputs(spec, NO_CALIBRATIONS)
+
+
+@pytest.mark.parametrize(("preset", "runtime", "accs"), [
+    ("deepseek-r1-0528", "sglang", NVIDIA), ("deepseek-r1-0528", "vllm", AMD), ("qwen3.5-397b-a17b", "trtllm", NVIDIA),
+    ("minimax-m2.5", "atom", AMD)])
+def test_every_searched_variant_meeting_the_targets_stays_within_the_chip(preset, runtime, accs):
+    """Physical limits over the variants (EP, DPA, MTP): sustained matmul FLOP/s within the dense peak,
+    a step's weight read within the memory bandwidth, weights + KV pool within the memory."""
+    from planner.engine.precision import weight_bytes_per_param
+
+    spec = _spec(preset=preset, runtime=runtime, concurrency=64)
+    cat = search.catalog_arrays(accs, compute_precision=spec.precision.compute)
+    res = search.search_serving(_inputs(spec), cat)
+    a, s = spec.model, spec.serving
+    ai, li = np.nonzero(res["meets"])
+    assert len(ai) and res["mtp"][li].any() or not a.mtp_layers
+    for i, j in zip(ai.tolist(), li.tolist(), strict=True):
+        acc, tp, pp = cat.accelerators[i], int(res["tp"][j]), int(res["pp"][j])
+        rate, step = float(res["op"]["rate"][i, j]), float(res["op"]["T"][i, j])
+        peak = max(getattr(acc, c) or 0.0 for c in ("bf16_tflops_dense", "fp16_tflops_dense", "fp8_tflops_dense",
+                                                      "fp4_tflops_dense", "int8_tops_dense", "fp32_tflops"))
+        assert rate * (s.input_tokens + s.output_tokens) * 2.0 * a.active_params <= tp * pp * peak * 1e12
+        dense_gpu = a.active_params * weight_bytes_per_param(spec.precision.weights) / (tp * pp)
+        assert dense_gpu / step <= acc.memory_bandwidth_gb_s * 1e9
+        mem = res["mem"]
+        assert float(mem["weights_bytes"][i, j]) + float(mem["kv_pool_bytes"][i, j]) <= acc.memory_gib * 2**30
