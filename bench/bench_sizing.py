@@ -2,6 +2,8 @@
 with llm-analysis (PyPI, benchmark-only peer) on the same cases.
 
 Run:  .venv/bin/python bench/bench_sizing.py            (prints Markdown for docs/BENCHMARKS.md)
+      .venv/bin/python bench/bench_sizing.py --moe-search   (only the whole-catalog MoE serving search,
+                                                          issue 22's <= 100 ms median target)
 No timing assertions live in tests; this script only reports.
 """
 
@@ -80,6 +82,28 @@ def speed_section():
             evaluated = size_workload(spec=spec, accelerators=accs).to_dict()["candidates"]["evaluated"]
             ms = median_ms(lambda spec=spec, accs=accs: size_workload(spec=spec, accelerators=accs), repeat)
             lines.append(f"| {name} | {label} | {evaluated:,} | {ms:.1f} ms | {ms * 1000 / evaluated:.3f} µs |")
+    return lines
+
+
+# Issue 22: the whole-catalog serving search for a MoE model, with the mechanisms searched (EP, DPA,
+# MTP left open) and pinned off (plain TP: the search before they were explored).
+MOE_SEARCH = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"},
+              "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 5}}
+MOE_PINNED_OFF = {**MOE_SEARCH, "hardware": {"expert_parallel": 1, "data_parallel_attention": False},
+                  "serving": {**MOE_SEARCH["serving"], "speculative": "none"}}
+
+
+def moe_search_section(repeat: int = 15):
+    lines = ["| DeepSeek-R1-0528, 2000/400, 5 rps, reference catalog | configurations evaluated | median time "
+             "| recommendation |", "|---|---|---|---|"]
+    for label, data in (("EP / DPA / MTP searched", MOE_SEARCH), ("pinned off (plain TP)", MOE_PINNED_OFF)):
+        spec = parse_workload_spec(data)
+        r = size_workload(spec=spec, accelerators=ACCS).to_dict()
+        ms = median_ms(lambda spec=spec: size_workload(spec=spec, accelerators=ACCS), repeat)
+        rec = r["recommendation"]
+        lay = ", ".join(f"{k} {v}" for k, v in rec["layout"].items())
+        lines.append(f"| {label} | {r['candidates']['evaluated']:,} | {ms:.1f} ms | {rec['count']} x "
+                     f"{rec['accelerator']} ({lay}) |")
     return lines
 
 
@@ -278,6 +302,11 @@ def peer_speed(analysis):
 
 
 def main():
+    if "--moe-search" in sys.argv:
+        print(f"1-min load average at start {os.getloadavg()[0]:.1f}; {os.cpu_count()} CPUs\n")
+        print("\n".join(moe_search_section()))
+        print(f"\n1-min load average at end {os.getloadavg()[0]:.1f}")
+        return
     analysis = _peer()
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"engine {ENGINE_VERSION}; llm-analysis {'0.2.2' if analysis else 'not installed'}; "

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 from catalog.domain.messages import Msg, with_structured
 
-from .engine.result import Configuration
+from .engine.result import MECHANISM_KEYS, Configuration
 
 SERVICE_KINDS = ("inference", "rag")
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
@@ -53,7 +53,8 @@ def describes(sizing: dict, configuration: Configuration) -> bool:
     lay = rec.get("layout") or {}
     same_shape = configuration.gpus_per_server is None or _value(rec.get("gpus_per_server")) == configuration.gpus_per_server
     return bool(rec.get("accelerator_id")) and same_shape and configuration.matches(
-        rec["accelerator_id"], rec.get("count") or 0, lay.get("tensor_parallel") or 1, lay.get("pipeline_parallel") or 1)
+        rec["accelerator_id"], rec.get("count") or 0, lay.get("tensor_parallel") or 1, lay.get("pipeline_parallel") or 1,
+        {k: lay[k] for k in MECHANISM_KEYS if k in lay} or None)
 
 
 def _value(q):

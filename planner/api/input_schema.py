@@ -106,7 +106,8 @@ def _serving() -> dict:
         "model_api": _model_api(),
         "speculative": {"nullable": True, "description": (
             "Speculative decoding: \"none\" or \"mtp\" (the checkpoint's multi-token-prediction layers; "
-            "models without them are refused); an object adds accepted_tokens per decode step."),
+            "models without them are refused); an object adds accepted_tokens per decode step. Not given: the "
+            "serving search tries MTP where the model has MTP layers and the runtime runs it."),
             "oneOf": [_not_null(_enum(SPECULATIVE)), _obj({
                 "method": _enum(SPECULATIVE), "accepted_tokens": _num(1, 1 + MTP_DRAFT_TOKENS)}, nullable=False)]},
         "disaggregation": _obj({"prefill": _not_null(_pool()), "decode": _not_null(_pool())},
@@ -181,10 +182,12 @@ def _hardware(kind: str) -> dict:
         props["pipeline_parallel"] = _int(1, 256)
         props["expert_parallel"] = _int(1, 1024, description=(
             "Mixture-of-experts models: experts split over this many GPUs of the tensor-parallel group; "
-            "must divide the model's experts and the GPUs."))
+            "must divide the model's experts and the GPUs. Not given: the whole tensor-parallel group where "
+            "the runtime runs expert parallel."))
         props["data_parallel_attention"] = {**_bool(), "description": (
             "Attention replicated per GPU, the batch and KV cache split across them; MoE tokens exchanged "
-            "by all-to-all instead of all-reduce.")}
+            "by all-to-all instead of all-reduce. Not given: the serving search tries both for a "
+            "mixture-of-experts model where the runtime runs it.")}
     return _obj(props)
 
 

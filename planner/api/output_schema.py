@@ -101,8 +101,10 @@ QUANTITY = _obj({
 LAYOUT = _obj({
     "tensor_parallel": _int(), "pipeline_parallel": _int(), "replicas": _int(), "data_parallel": _int(),
     "zero_stage": _int(), "activation_checkpointing": _str(),
-}, description="Parallel layout: serving (tensor x pipeline parallel, replicas) or training (also data "
-               "parallel, ZeRO stage, activation checkpointing).")
+    "expert_parallel": _int(), "data_parallel_attention": _bool(), "speculative": _str(),
+}, description="Parallel layout: serving (tensor x pipeline parallel, replicas; for a mixture-of-experts model "
+               "also the expert parallel degree, data-parallel attention and speculative decoding, none or mtp, "
+               "it was evaluated with) or training (also data parallel, ZeRO stage, activation checkpointing).")
 
 BASIS = _obj({
     "rule": _str(), "amount": _str(description="gross or net."), "discount_rate_per_year": _dec(),

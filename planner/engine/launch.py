@@ -147,10 +147,13 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     pp = int(layout.get("pipeline_parallel") or 1)
     replicas = int(layout.get("replicas") or 1)
     hw, s = spec.hardware, spec.serving
-    drafts = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS) if s.speculative.method == "mtp" else 0
-    # as the search evaluates them (search_serving): EP and DPA inside the layout's TP group
-    group = Group(tp=tp, pp=pp, ep=min(int(hw.expert_parallel or 1), tp),
-                  dpa=bool(hw.data_parallel_attention) and tp > 1, drafts=drafts)
+    # the mechanisms the decided layout was evaluated with (the search's variant, serving_candidates.
+    # mechanisms), else the spec's; EP and DPA inside the layout's TP group, as the search evaluates them
+    method = layout.get("speculative", s.speculative.method)
+    drafts = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS) if method == "mtp" else 0
+    ep = layout.get("expert_parallel", hw.expert_parallel)
+    dpa = layout.get("data_parallel_attention", hw.data_parallel_attention)
+    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=bool(dpa) and tp > 1, drafts=drafts)
     disagg = s.disaggregation
     moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
     eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]

@@ -18,6 +18,10 @@ def q(value, unit: str, explain: str) -> dict:
     return {"value": value, "unit": unit, "explain": explain}
 
 
+# The serving layout keys of a searched MoE variant (search_serving.serving_variants)
+MECHANISM_KEYS = ("expert_parallel", "data_parallel_attention", "speculative")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Configuration:
     """One candidate configuration: an accelerator, a GPU count and (optionally) its parallel layout.
@@ -31,18 +35,24 @@ class Configuration:
     # the option's server shape (GPUs per bought server or per cloud instance); None: the catalog's maximum
     gpus_per_server: int | None = None
     as_instances: bool = False  # rented cloud instances of that many GPUs, not servers bought in sold shapes
+    # a serving layout's MoE mechanisms (serving_candidates.mechanisms); None: any
+    mechanisms: tuple[tuple[str, object], ...] | None = None
 
     @classmethod
     def of_candidate(cls, row: dict) -> Configuration:
         """From a sizing candidate row ({"accelerator_id", "count", "layout": {...}})."""
         lay = row.get("layout") or {}
+        mech = tuple((k, lay[k]) for k in MECHANISM_KEYS if k in lay) or None
         return cls(accelerator_id=row["accelerator_id"], count=int(row["count"]),
-                   tensor_parallel=lay.get("tensor_parallel"), pipeline_parallel=lay.get("pipeline_parallel"))
+                   tensor_parallel=lay.get("tensor_parallel"), pipeline_parallel=lay.get("pipeline_parallel"),
+                   mechanisms=mech)
 
-    def matches(self, accelerator_id: str, count: int, tp: int, pp: int) -> bool:
+    def matches(self, accelerator_id: str, count: int, tp: int, pp: int, mechanisms: dict | None = None) -> bool:
         return (accelerator_id == self.accelerator_id and int(count) == self.count
                 and (self.tensor_parallel is None or int(tp) == self.tensor_parallel)
-                and (self.pipeline_parallel is None or int(pp) == self.pipeline_parallel))
+                and (self.pipeline_parallel is None or int(pp) == self.pipeline_parallel)
+                and (self.mechanisms is None or mechanisms is None
+                     or all(mechanisms.get(k) == v for k, v in self.mechanisms)))
 
 
 @dataclass(frozen=True, kw_only=True)

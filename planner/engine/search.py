@@ -37,6 +37,7 @@ from .search_serving import (
     search_serving,
     serving_layouts,
     serving_targets,
+    serving_variants,
 )
 from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
 
@@ -69,6 +70,7 @@ __all__ = [
     "search_serving",
     "search_training",
     "serving_layouts",
+    "serving_variants",
     "serving_targets",
     "trainable_bytes_per_param",
     "training_efficiency_and_goodput",

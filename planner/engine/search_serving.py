@@ -17,6 +17,7 @@ from .search_catalog import (
 )
 from .serving_layout import bottleneck, make_engines
 from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
+from .serving_moe import RUNTIME_MECHANISMS
 
 # ------------------------------------------------------------------------------------ serving
 
@@ -40,10 +41,11 @@ class ServingInputs:
     count_pin: int | None = None
     calibrations: Calibrations = NO_CALIBRATIONS
     # MoE mechanisms (serving_moe.py): expert parallel and data-parallel attention inside each
-    # layout's TP group, MTP speculative decoding (accepted None: the runtime's constant)
-    expert_parallel: int = 1
-    data_parallel_attention: bool = False
-    mtp: bool = False
+    # layout's TP group, MTP speculative decoding (accepted None: the runtime's constant).
+    # None: not pinned, the search tries what the runtime runs (serving_variants).
+    expert_parallel: int | None = 1
+    data_parallel_attention: bool | None = False
+    mtp: bool | None = False
     mtp_accepted: float | None = None
 
 
@@ -61,11 +63,50 @@ def serving_layouts(s: ServingInputs) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], arr[:, 1]
 
 
-def _needs_pp(fits: np.ndarray, tp_l: np.ndarray, pp_l: np.ndarray) -> np.ndarray:
+def _mechanism_options(s: ServingInputs, tp: int) -> tuple[tuple[int, ...], tuple[bool, ...], tuple[bool, ...]]:
+    """(EP, DPA, MTP) values tried for one TP degree: a pinned one alone; an open one, for a MoE model,
+    what the runtime runs (serving_moe.RUNTIME_MECHANISMS): EP over the whole TP group as the engines
+    run it (when it divides the experts), DPA off and on where the KV cache gains from it (MLA's latent
+    KV or fewer KV heads than TP: TP cannot split them), MTP off and on where the checkpoint has MTP
+    layers. The plain variant comes first, so it wins a tie."""
+    a = s.arch
+    can = RUNTIME_MECHANISMS.get(s.runtime, frozenset()) if a.is_moe else frozenset()
+    if s.expert_parallel is not None:
+        eps = (min(s.expert_parallel, tp),)
+    else:
+        eps = (tp,) if "ep" in can and tp > 1 and a.experts % tp == 0 else (1,)
+    if s.data_parallel_attention is not None:
+        dpas = (bool(s.data_parallel_attention) and tp > 1,)
+    else:
+        kv_short = a.is_mla or (a.kv_heads or 0) < tp
+        dpas = (False, True) if "dpa" in can and a.is_transformer and tp > 1 and kv_short else (False,)
+    if s.mtp is not None:
+        mtps = (bool(s.mtp),)
+    else:
+        mtps = (False, True) if "mtp" in can and a.mtp_layers else (False,)
+    return eps, dpas, mtps
+
+
+def serving_variants(s: ServingInputs) -> dict[str, np.ndarray]:
+    """The search's layout axis: every (TP, PP) of serving_layouts with each mechanism variant of it
+    (tp, pp, ep int arrays; dpa, mtp bool arrays, one entry per evaluated layout)."""
+    tp_l, pp_l = serving_layouts(s)
+    rows = []
+    for tp, pp in zip(tp_l.tolist(), pp_l.tolist(), strict=True):
+        eps, dpas, mtps = _mechanism_options(s, tp)
+        rows += [(tp, pp, ep, dpa, mtp) for ep in eps for dpa in dpas for mtp in mtps]
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    return {"tp": arr[:, 0], "pp": arr[:, 1], "ep": arr[:, 2], "dpa": arr[:, 3].astype(bool),
+            "mtp": arr[:, 4].astype(bool)}
+
+
+def _needs_pp(fits: np.ndarray, v: dict[str, np.ndarray]) -> np.ndarray:
+    """A layout with PP p is kept only where the same layout with PP p / 2 does not fit."""
     keep = np.ones_like(fits, dtype=bool)
-    index = {(int(t), int(p)): j for j, (t, p) in enumerate(zip(tp_l, pp_l, strict=True))}
-    for j, (t, p) in enumerate(zip(tp_l.tolist(), pp_l.tolist(), strict=True)):
-        half = index.get((t, p // 2)) if p > 1 else None
+    keys = list(zip(*(v[k].tolist() for k in ("tp", "pp", "ep", "dpa", "mtp")), strict=True))
+    index = {key: j for j, key in enumerate(keys)}
+    for j, (t, p, ep, dpa, mtp) in enumerate(keys):
+        half = index.get((t, p // 2, ep, dpa, mtp)) if p > 1 else None
         if half is not None:
             keep[:, j] = ~fits[:, half]
     return keep
@@ -78,6 +119,24 @@ def serving_targets(s: ServingInputs, ttft1: np.ndarray, tpot1: np.ndarray) -> t
     ttft = np.full_like(ttft1, s.ttft_ms / 1e3) if s.ttft_ms else (np.inf if stated else DEFAULT_TTFT_SLACK * ttft1)
     tpot = np.full_like(tpot1, s.tpot_ms / 1e3) if s.tpot_ms else (np.inf if stated else DEFAULT_TPOT_SLACK * tpot1)
     return np.broadcast_to(ttft, ttft1.shape), np.broadcast_to(tpot, tpot1.shape), stated
+
+
+def _reference_unloaded(ttft1, tpot1, idx, shape, v):
+    """The unloaded latencies the default targets are relative to: a layout's mechanism variants share
+    those of its first variant (plain: no DPA, no MTP) on the same accelerator, so MTP's faster
+    unloaded step does not tighten its own target; a variant whose plain one does not fit keeps its own."""
+    key = v["tp"] * 1000 + v["pp"]
+    first = np.unique(key, return_index=True)[1]
+    base = first[np.searchsorted(key[first], key)]  # each variant's first row of its (tp, pp) group
+    if np.array_equal(base, np.arange(len(key))):
+        return ttft1, tpot1
+    out = []
+    for x in (ttft1, tpot1):
+        grid = np.full(shape, np.nan)
+        grid[idx] = x
+        ref = grid[idx[0], base[idx[1]]]
+        out.append(np.where(np.isfinite(ref), ref, x))
+    return out
 
 
 def _compress(eng, idx, shape):
@@ -122,30 +181,31 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     """Every accelerator x (TP, PP) layout: does one replica fit, how fast a request rate it sustains
     within the p95 targets, how many replicas the stated load needs, and the operating point."""
     a = s.arch
-    tp_l, pp_l = serving_layouts(s)
+    v = serving_variants(s)
+    tp_l, pp_l = v["tp"], v["pp"]
     eng, mem, notes = make_engines(arch=a, accs=cat.accelerators, runtime=s.runtime, weights=s.weights,
                                    compute=s.compute_precision, kv_precision=s.kv_precision, tp=tp_l, pp=pp_l,
                                    isl=float(s.input_tokens), osl=float(s.output_tokens), calibrations=s.calibrations,
-                                   ep=np.minimum(s.expert_parallel, tp_l), dpa=s.data_parallel_attention & (tp_l > 1),
-                                   mtp=s.mtp, mtp_accepted=s.mtp_accepted)
+                                   ep=v["ep"], dpa=v["dpa"], mtp=v["mtp"], mtp_accepted=s.mtp_accepted)
     tp = tp_l[None, :].astype(float)
     pp = pp_l[None, :].astype(float)
     shape = (len(cat.accelerators), len(tp_l))
     mem = {k: np.broadcast_to(np.asarray(v, dtype=float), shape) if k != "fits" else np.broadcast_to(v, shape)
            for k, v in mem.items()}
     ctx_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
-    kv_split = memory.kv_split(a, tp)
+    # one whole context must fit: TP splits its KV by heads; with DPA it lives on one rank unsplit
+    kv_split = np.where(v["dpa"][None, :], 1.0, memory.kv_split(a, tp))
     fits = (mem["fits"] & (mem["kv_pool_bytes"] >= ctx_seq / (kv_split * pp))
             & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(eng.flops_s))
     if not (s.pp_pin or s.tp_pin):
-        fits = fits & _needs_pp(fits, tp_l, pp_l)
+        fits = fits & _needs_pp(fits, v)
     idx = np.nonzero(fits)
     e = _compress(eng, idx, shape)  # only layouts that fit are evaluated
     tp_e, pp_e = np.broadcast_to(tp, shape)[idx], np.broadcast_to(pp, shape)[idx]
     rps = s.requests_per_second
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         ttft1, tpot1 = e.unloaded()
-        ttft_t, tpot_t, stated = serving_targets(s, ttft1, tpot1)
+        ttft_t, tpot_t, stated = serving_targets(s, *_reference_unloaded(ttft1, tpot1, idx, shape, v))
         max_stable = e.max_stable_rate()
         lam = e.rate_meeting(ttft_t, tpot_t, hi=max_stable * 1.000001)  # open loop, per replica, within targets
         lam_c = e.rate_meeting(ttft_t, tpot_t, closed=True, hi=max_stable * 1.000001)
@@ -187,9 +247,10 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     neck = full(neck, "", object)
     replicas, count = replicas_f, count_f
     usable = fits & np.isfinite(count) & (np.where(np.isfinite(count), count, np.inf) <= MAX_GPUS)
-    return {"tp": tp_l, "pp": pp_l, "fits": fits, "n_kv": mem["n_max"], "replicas": replicas, "count": count,
+    return {"tp": tp_l, "pp": pp_l, "ep": v["ep"], "dpa": v["dpa"], "mtp": v["mtp"], "fits": fits, "n_kv": mem["n_max"], "replicas": replicas, "count": count,
             "meets": meets, "usable": usable, "engine": eng, "mem": mem, "notes": notes, "op": op,
             "bottleneck": neck, "ttft1": ttft1, "tpot1": tpot1, "ttft_target": ttft_t,
             "tpot_target": tpot_t, "targets_stated": stated, "rate_meeting": lam, "max_stable_rate": max_stable,
             "kv_seq": ctx_seq, "weights_bytes": memory.inference_weight_bytes(a, weights=s.weights),
-            "evaluated": int(fits.size)}
+            "evaluated": int(fits.size),
+            "with_mechanisms": bool(a.is_moe or v["dpa"].any() or v["mtp"].any() or (v["ep"] > 1).any())}

@@ -17,11 +17,13 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
-                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False) -> Engine:
+                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
+                 mtp_on=True) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
-    mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off); prompt_share 0:
+    mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off), where `mtp_on`
+    (broadcast over the layouts: the search's MTP variants); prompt_share 0:
     a decode-only worker of a disaggregated deployment (serving_disagg.py); dp_balance: the runtime
     balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine)."""
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
@@ -52,7 +54,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
                                 a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
                                 allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
-    q, acc, draft = speculative(arch, mtp_accepted, mtp_draft)
+    q, acc, draft = speculative(arch, mtp_accepted, mtp_draft, on=mtp_on)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),

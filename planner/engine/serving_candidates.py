@@ -33,7 +33,8 @@ def candidate(res, cat, ai: int, li: int, s) -> dict:
     return {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": int(count) if math.isfinite(count) else None,
         "layout": {"tensor_parallel": tp, "pipeline_parallel": pp,
-                   "replicas": int(_g(res, "replicas", ai, li)) if math.isfinite(_g(res, "replicas", ai, li)) else None},
+                   "replicas": int(_g(res, "replicas", ai, li)) if math.isfinite(_g(res, "replicas", ai, li)) else None,
+                   **mechanisms(res, li)},
         "fits": bool(res["fits"][ai, li]), "meets_target": bool(res["meets"][ai, li]),
         "batch_per_replica": fin(round(float(op["n_running"][ai, li]), 1)),
         "max_concurrent_sequences_per_replica": int(min(res["n_kv"][ai, li], 1e9)),
@@ -48,13 +49,23 @@ def candidate(res, cat, ai: int, li: int, s) -> dict:
     }
 
 
+def mechanisms(res, li: int) -> dict:
+    """The MoE mechanisms a searched layout was evaluated with (search_serving.serving_variants): expert
+    parallel degree, data-parallel attention, speculative decoding ("mtp" or "none"); nothing for a
+    search without them (a dense model's layouts stay TP x PP x replicas)."""
+    if not res.get("with_mechanisms"):
+        return {}
+    return {"expert_parallel": int(res["ep"][li]), "data_parallel_attention": bool(res["dpa"][li]),
+            "speculative": "mtp" if bool(res["mtp"][li]) else "none"}
+
+
 def latency_figures(op, ai: int, li: int) -> dict:
     """TTFT and TPOT of one operating point in ms: mean, median, p95, p99 (None where unbounded)."""
     def ms(key):
         v = float(op[key][ai, li]) * 1e3
         return v if math.isfinite(v) else None
     return {"ttft_ms": ms("ttft"), "ttft_p50_ms": ms("ttft_p50"), "ttft_p95_ms": ms("ttft_p95"),
-            "ttft_p99_ms": ms("ttft_p99"), "tpot_ms": ms("T"), "tpot_p50_ms": ms("T"), "tpot_p95_ms": ms("tpot_p95"),
+            "ttft_p99_ms": ms("ttft_p99"), "tpot_ms": ms("tpot"), "tpot_p50_ms": ms("tpot"), "tpot_p95_ms": ms("tpot_p95"),
             "tpot_p99_ms": ms("tpot_p99")}
 
 

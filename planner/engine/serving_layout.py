@@ -106,7 +106,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp).
 
     ep, dpa: expert parallel and data-parallel attention inside the tp group; mtp: MTP speculative
-    decoding with `mtp_accepted` tokens per step (None: the runtime's constant); prompt_share 0: a
+    decoding with `mtp_accepted` tokens per step (None: the runtime's constant); ep, dpa and mtp
+    broadcast with tp (the search's variants of one layout); prompt_share 0: a
     decode-only worker (serving_disagg.py)."""
     tp = np.asarray(tp, dtype=float)
     pp = np.asarray(pp, dtype=float)
@@ -157,13 +158,16 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                       weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
                       dpa=dpa, mtp=mtp)
     rt = RUNTIME_SPECS[runtime]
-    if mtp and mtp_accepted is None:
-        mtp_accepted = float(np.mean(consts_arr.get("mtp_accepted_tokens", MTP_ACCEPTED_DEFAULT)))
+    mtp = np.asarray(mtp, dtype=bool)
+    if mtp.any() and mtp_accepted is None:
+        # each accelerator's own constant (fitted per runtime and chip generation, serving_constants_ix)
+        mtp_accepted = consts_arr.get("mtp_accepted_tokens", MTP_ACCEPTED_DEFAULT)
     eng = build_engine(arch=arch, weights=weights, kv_precision=kv_precision, isl=isl, osl=osl, tp=tp, pp=pp,
                        peak_tflops=col(peaks), bandwidth_gb_s=col([a.memory_bandwidth_gb_s for a in accs]),
                        consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
                        budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"],
-                       ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp else None, prompt_share=prompt_share,
+                       ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp.any() else None, mtp_on=mtp,
+                       prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES)
     return eng, mem, notes

@@ -52,6 +52,17 @@ MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1}
 # Runtimes that balance context requests over the attention-DP ranks (serving_model.Engine.dp_balance_ranks):
 # TensorRT-LLM's attention_dp_config enable_balance, as its DeepSeek-R1 attention-DP recipes run it.
 DP_BALANCING_RUNTIMES = ("trtllm",)
+# The mechanisms each runtime can run, as its launch flags express them (launch_flags.py, whose
+# docstring names the flag sources: InferenceX benchmarks/*.sh recipes and each engine's docs):
+# "ep" expert parallel, "dpa" data-parallel attention, "mtp" MTP speculative decoding. ATOM's
+# recipes have no data-parallel attention; eager Transformers has none of them. The serving search
+# explores only these where the spec leaves them open (search_serving.serving_variants).
+RUNTIME_MECHANISMS = {
+    "vllm": frozenset({"ep", "dpa", "mtp"}),
+    "sglang": frozenset({"ep", "dpa", "mtp"}),
+    "trtllm": frozenset({"ep", "dpa", "mtp"}),
+    "atom": frozenset({"ep", "mtp"}),
+}
 
 
 def scale_up_domain(acc: AcceleratorSpec) -> int:
@@ -105,12 +116,14 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     return count, per_token
 
 
-def speculative(a: ModelArch, accepted, draft_tokens: int = MTP_DRAFT_TOKENS) -> tuple[float, float, float]:
+def speculative(a: ModelArch, accepted, draft_tokens: int = MTP_DRAFT_TOKENS, on=True):
     """(tokens verified per sequence per step, tokens accepted per step, draft share of a step's
-    matmuls and weight read); (1, 1, 0) without speculative decoding (accepted None or <= 1)."""
+    matmuls and weight read); (1, 1, 0) without speculative decoding (accepted None, or `on` False).
+    accepted and on broadcast (per accelerator, per layout variant of the search)."""
     if accepted is None or not a.mtp_layers:
         return 1.0, 1.0, 0.0
+    on = np.asarray(on, dtype=bool)
     q = 1.0 + draft_tokens
-    acc = float(min(max(float(accepted), 1.0), q))
+    acc = np.clip(np.asarray(accepted, dtype=float), 1.0, q)
     draft = draft_tokens * a.mtp_layers / float(a.layers or 1)
-    return q, acc, draft
+    return np.where(on, q, 1.0), np.where(on, acc, 1.0), np.where(on, draft, 0.0)

@@ -18,7 +18,16 @@ from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
 from .rag import rag_index_bytes
 from .result import Configuration, q
-from .serving_candidates import _fmt_gib, _g, _memory_remedies, _rank, candidate, curve, not_fitting
+from .serving_candidates import (
+    _fmt_gib,
+    _g,
+    _memory_remedies,
+    _rank,
+    candidate,
+    curve,
+    mechanisms,
+    not_fitting,
+)
 from .serving_constants import RUNTIME_SPECS
 from .serving_fit_errors import fine_grained_moe_note
 from .sizing_disagg import disaggregated_section
@@ -35,8 +44,9 @@ def serving_inputs(spec: WorkloadSpec, calibrations: Calibrations) -> search.Ser
         context_length=s.context_length, input_tokens=s.input_tokens, output_tokens=s.output_tokens,
         concurrency=s.concurrency, requests_per_second=s.requests_per_second, ttft_ms=s.ttft_p95_ms,
         tpot_ms=s.tpot_p95_ms, runtime=s.runtime, tp_pin=hw.tensor_parallel, pp_pin=hw.pipeline_parallel,
-        count_pin=hw.count, calibrations=calibrations, expert_parallel=hw.expert_parallel or 1,
-        data_parallel_attention=hw.data_parallel_attention, mtp=s.speculative.method == "mtp",
+        count_pin=hw.count, calibrations=calibrations, expert_parallel=hw.expert_parallel,
+        data_parallel_attention=hw.data_parallel_attention,
+        mtp=None if s.speculative.method is None else s.speculative.method == "mtp",
         mtp_accepted=s.speculative.accepted_tokens)
 
 
@@ -93,7 +103,8 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
                 continue
             done.add(x)
             curves.append({"accelerator_id": cat.accelerators[x[0]].id, "accelerator": cat.accelerators[x[0]].model,
-                           "layout": {"tensor_parallel": int(res["tp"][x[1]]), "pipeline_parallel": int(res["pp"][x[1]])},
+                           "layout": {"tensor_parallel": int(res["tp"][x[1]]), "pipeline_parallel": int(res["pp"][x[1]]),
+                                      **mechanisms(res, x[1])},
                            "points": curve(res, x[0], x[1], s)})
     if rec is None and pinned and hw.count:
         _refuse_pin(spec, res, cat, full_catalog, calibrations)
@@ -247,7 +258,7 @@ def _chosen(res, cat, ai, li, order, chosen: Configuration | None) -> tuple[int,
         a, lay = int(ai[k]), int(li[k])
         count = _g(res, "count", a, lay)
         if math.isfinite(count) and chosen.matches(cat.accelerators[a].id, int(count), int(res["tp"][lay]),
-                                                  int(res["pp"][lay])):
+                                                  int(res["pp"][lay]), mechanisms(res, lay)):
             return a, lay
     return None
 
@@ -273,7 +284,8 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
     memory_section = {
         "per_gpu_bytes": q(per_gpu, "bytes", Msg("weights + KV cache of {running:.1f} running sequences + activations + runtime workspace ({layout_txt})", running=running, layout_txt=layout_txt)),
         "total_bytes": q(per_gpu * count, "bytes", Msg("per GPU x {count} GPUs", count=count)),
-        "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
+        "layout": {"count": count, "tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas,
+                   **mechanisms(res, li)},
         "components": {
             "weights_bytes": q(w_gpu, "bytes", Msg("{weights} weights split over TP{tp} × PP{pp}", weights=getattr(p.weights, "text", p.weights), tp=tp, pp=pp)),
             "kv_cache_bytes": q(kv_gpu, "bytes", Msg(
@@ -378,7 +390,7 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
                     "per hour, then the lowest latency"))
     recommendation = {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count, "why": why,
-        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas},
+        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas, **mechanisms(res, li)},
         **sp,
         "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),
         **host,

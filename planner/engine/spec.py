@@ -183,7 +183,7 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
         tensor_parallel=r.integer(h, "tensor_parallel", "hardware", minimum=1, maximum=64),
         pipeline_parallel=r.integer(h, "pipeline_parallel", "hardware", minimum=1, maximum=256),
         expert_parallel=r.integer(h, "expert_parallel", "hardware", minimum=1, maximum=1024),
-        data_parallel_attention=bool(r.boolean(h, "data_parallel_attention", "hardware", default=False)),
+        data_parallel_attention=r.boolean(h, "data_parallel_attention", "hardware"),
         power_budget_kw=r.number(h, "power_budget_kw", "hardware", minimum=0.0, maximum=1e6, strict_min=True),
         racks=r.integer(h, "racks", "hardware", minimum=1, maximum=100000),
     )

@@ -29,12 +29,12 @@ def read_speculative(r: _Reader, value, *, runtime: str | None) -> SpeculativeSp
         r.err(P, Msg("\"none\", \"mtp\" or an object {{method, accepted_tokens}}"))
         return SpeculativeSpec()
     r.keys(value, P, ("method", "accepted_tokens"))
-    method = r.choice(value, "method", P, SPECULATIVE, default="none")
+    method = r.choice(value, "method", P, SPECULATIVE)
     drafts = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime or "", MTP_DRAFT_TOKENS)
     acc = r.number(value, "accepted_tokens", P, minimum=1.0, maximum=1.0 + drafts)
     if acc is not None and method != "mtp":
         r.err(f"{P}.accepted_tokens", Msg("only with method mtp"))
-    return SpeculativeSpec(method=method or "none", accepted_tokens=acc)
+    return SpeculativeSpec(method=method, accepted_tokens=acc)
 
 
 def _read_pool(r: _Reader, value, path: str) -> PoolSpec | None:

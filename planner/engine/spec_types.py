@@ -82,9 +82,10 @@ MIN_HOURS_PER_DAY = 0.1
 
 @dataclass(frozen=True, kw_only=True)
 class SpeculativeSpec:
-    """serving.speculative: "none" | "mtp" (the checkpoint's multi-token-prediction layers draft)."""
+    """serving.speculative: "none" | "mtp" (the checkpoint's multi-token-prediction layers draft);
+    None: not stated, the serving search tries MTP where the model and the runtime have it."""
 
-    method: str = "none"
+    method: str | None = None
     accepted_tokens: float | None = None  # per decode step; None: the runtime's fitted constant
 
 
@@ -184,8 +185,9 @@ class HardwareSpec:
     pipeline_parallel: int | None = None
     # MoE serving inside the tensor-parallel group (serving_moe.py): experts split over expert_parallel
     # ranks; data_parallel_attention: attention replicated per rank, batch and KV split across ranks.
+    # None: not stated, the serving search tries what the runtime runs (search_serving.serving_variants).
     expert_parallel: int | None = None
-    data_parallel_attention: bool = False
+    data_parallel_attention: bool | None = None
     # What the site has (issue 20, 7.): IT power the servers may draw at full load, and racks free.
     # The decision keeps owned options within them; the plan says what they allow at most.
     power_budget_kw: float | None = None

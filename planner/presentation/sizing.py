@@ -204,7 +204,12 @@ def _layout(layout) -> str:
     parts = [f"TP{layout.get('tensor_parallel', 1)}", f"PP{layout.get('pipeline_parallel', 1)}"]
     if dp is not None:
         parts.append(f"DP{dp}")
-    return " × ".join(parts)
+    # the MoE mechanisms the serving layout was evaluated with (engine flag names, not translated)
+    mechanisms = [f"EP{layout['expert_parallel']}" if (layout.get("expert_parallel") or 1) > 1 else "",
+                  "DPA" if layout.get("data_parallel_attention") else "",
+                  "MTP" if layout.get("speculative") == "mtp" else ""]
+    text = " × ".join(parts)
+    return ", ".join([text, *filter(None, mechanisms)])
 
 
 def sizing_view(sizing: dict) -> dict | None:
