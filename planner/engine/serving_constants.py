@@ -20,8 +20,9 @@ from .hardware import AcceleratorSpec, generation_of
 from .serving_constants_ix import FITTED_IX, FITTED_IX_ROWS
 
 RUNTIMES = ("vllm", "sglang", "trtllm", "atom", "hf_transformers")
-# Runtimes that run only on one vendor's GPUs (ATOM is built on ROCm's AITER kernels).
-RUNTIME_VENDORS = {"atom": "AMD"}
+# Runtimes that run only on one vendor's GPUs: ATOM is built on ROCm's AITER kernels, TensorRT-LLM
+# on CUDA and NVIDIA's TensorRT (github.com/NVIDIA/TensorRT-LLM: "optimize inference on NVIDIA GPUs").
+RUNTIME_VENDORS = {"atom": "AMD", "trtllm": "NVIDIA"}
 DEFAULT_RUNTIME = "vllm"
 
 # The constants a calibration may replace (Calibrations.for_serving(...).values uses these names).

@@ -41,7 +41,7 @@ def size_workload(*, spec: WorkloadSpec, accelerators: Sequence[AcceleratorSpec]
         if note:
             warnings.append(note)
     vendor = RUNTIME_VENDORS.get(spec.serving.runtime) if spec.serving else None
-    if vendor and spec.kind != "external_api":  # ATOM: AMD GPUs only
+    if vendor and spec.kind != "external_api":  # ATOM: AMD GPUs only; TensorRT-LLM: NVIDIA only
         if spec.hardware.accelerator and accs and accs[0].vendor != vendor:
             raise SpecValidationError([FieldError(field="serving.runtime", message=Msg(
                 "{runtime} runs on {vendor} GPUs only; {chip} is not one", runtime=spec.serving.runtime,

@@ -99,7 +99,8 @@ def check_mechanisms(r: _Reader, hw: HardwareSpec, serving: ServingSpec | None, 
         r.err("serving.speculative", Msg("{name} has no multi-token-prediction layers (its config lists none): "
                                          "MTP needs a checkpoint that ships them", name=model.name))
     vendor = RUNTIME_VENDORS.get(serving.runtime)
-    if vendor and hw.accelerator and not _AMD.search(hw.accelerator):
+    # before the catalog is read only a name that says its vendor is judged (sizing judges the rest)
+    if vendor and hw.accelerator and (vendor == "AMD") != bool(_AMD.search(hw.accelerator)):
         r.err("serving.runtime", Msg("{runtime} runs on {vendor} GPUs only; hardware.accelerator is {acc}",
                                      runtime=serving.runtime, vendor=vendor, acc=hw.accelerator))
     d = serving.disaggregation

@@ -126,7 +126,7 @@ def test_serving_layout_pins_are_refused_for_training():
 def test_every_runtime_plans_and_hf_eager_needs_more_gpus_than_vllm():
     counts = {}
     for rt in RUNTIMES:
-        if rt in RUNTIME_VENDORS:  # ATOM runs on AMD only: test_atom_runs_on_amd_only
+        if RUNTIME_VENDORS.get(rt, "NVIDIA") != "NVIDIA":  # ATOM runs on AMD only: test_atom_runs_on_amd_only
             continue
         r = run({"kind": "inference", "model": {"preset": "llama-3.1-8b"},
                  "serving": {"requests_per_second": 5, "concurrency": 4, "runtime": rt},
@@ -145,6 +145,20 @@ def test_atom_runs_on_amd_only():
     with pytest.raises(SpecValidationError) as exc:
         run({**spec, "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"}})
     assert {e.field for e in exc.value.errors} == {"serving.runtime"}
+
+
+def test_tensorrt_llm_runs_on_nvidia_only():
+    """TensorRT-LLM (CUDA, NVIDIA's TensorRT) is never planned on an AMD Instinct GPU: a whole-catalog
+    search leaves AMD out, a pinned AMD GPU is a field error, before the catalog is read and after."""
+    spec = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"},
+            "serving": {"requests_per_second": 5, "input_tokens": 2000, "output_tokens": 400, "runtime": "trtllm"}}
+    r = run(spec)
+    assert r["recommendation"]["accelerator_id"].startswith("nvidia-")
+    assert all(c["accelerator_id"].startswith("nvidia-") for c in r["candidates"]["best_per_accelerator"])
+    for pinned in ("amd-mi355x-288gb", "MI355X"):
+        with pytest.raises(SpecValidationError) as exc:
+            run({**spec, "hardware": {"accelerator": pinned}})
+        assert {e.field for e in exc.value.errors} == {"serving.runtime"}
 
 
 def test_precision_meets_hardware():
