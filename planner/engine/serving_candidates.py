@@ -151,17 +151,27 @@ def _memory_remedies(spec, fitting, fitting_mem, acc) -> list:
     return remedies
 
 
-def _rank(res, cat):
+# latencies closer than this are the same to a user: the simpler layout (fewer mechanisms) wins
+LATENCY_TIE_S = 1e-4
+
+
+def _rank(res, cat, output_tokens: int):
+    """Candidates ordered by: meets the targets, price, GPUs, then the time a request takes to
+    complete (TTFT + output tokens x TPOT: what a user waits for, where TTFT + TPOT let a layout
+    with a slow decode, e.g. TP1 x PP8, win by a prefill a few ms shorter), then the fewest
+    mechanisms (DPA, MTP) among layouts that are equally fast."""
     ai, li = np.nonzero(res["usable"] & res["fits"])
     if not len(ai):
         return ai, li, None, None
     op = res["op"]
-    latency = op["ttft"][ai, li] + op["tpot"][ai, li]
+    latency = op["ttft"][ai, li] + max(output_tokens, 1) * op["tpot"][ai, li]
+    latency = np.where(np.isfinite(latency), np.round(latency / LATENCY_TIE_S), np.inf)
+    mechanisms = res["dpa"][li].astype(int) + res["mtp"][li].astype(int)
     count = np.where(np.isfinite(res["count"][ai, li]), res["count"][ai, li], 1e12)
     price = cat.price_gpu_hour_usd[ai] * count
     meets = res["meets"][ai, li]
     price_key = np.where(np.isfinite(price), price, np.inf)
-    order = np.lexsort((latency, count, price_key, ~meets))
+    order = np.lexsort((mechanisms, latency, count, price_key, ~meets))
     priced = np.isfinite(price)
-    rec_key = np.lexsort((latency, price_key, count, ~priced, ~meets))
+    rec_key = np.lexsort((mechanisms, latency, price_key, count, ~priced, ~meets))
     return ai, li, order, rec_key

@@ -86,7 +86,7 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
     si = serving_inputs(spec, calibrations)
     cat, res = _searched(si, accs, p.compute, hw.gpus_per_server, search_memo)
-    ai, li, order, rec_key = _rank(res, cat)
+    ai, li, order, rec_key = _rank(res, cat, s.output_tokens)
     candidates, best, curves, rec = [], [], [], None
     if order is not None:
         candidates = [candidate(res, cat, int(ai[k]), int(li[k]), s) for k in order[:TOP_CANDIDATES]]
@@ -241,7 +241,7 @@ def _sub_search(spec, accs, calibrations, *, keep_count: bool, keep_acc: bool = 
     si = serving_inputs(s2, calibrations)
     cat = search.catalog_arrays(accs, compute_precision=spec.precision.compute, gpus_per_server_pin=hw.gpus_per_server)
     res = search.search_serving(si, cat)
-    ai, li, order, rec_key = _rank(res, cat)
+    ai, li, order, rec_key = _rank(res, cat, spec.serving.output_tokens)
     if rec_key is None:
         return None
     k = rec_key[0]

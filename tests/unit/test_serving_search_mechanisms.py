@@ -158,3 +158,21 @@ def test_every_searched_variant_meeting_the_targets_stays_within_the_chip(preset
         assert dense_gpu / step <= acc.memory_bandwidth_gb_s * 1e9
         mem = res["mem"]
         assert float(mem["weights_bytes"][i, j]) + float(mem["kv_pool_bytes"][i, j]) <= acc.memory_gib * 2**30
+
+
+def test_layouts_are_ranked_by_the_time_a_request_takes():
+    """With a TTFT target only, DeepSeek-R1 on SGLang over 8 x H200: TP8 completes a 400-token answer
+    much sooner than TP1 x PP8 (TPOT ~11 vs ~16 ms) for a TTFT 12 ms longer. Ranked by TTFT + TPOT the
+    PP8 layout won; by TTFT + 400 x TPOT the TP layout does."""
+    spec = _spec(runtime="sglang", ttft_p95_ms=2000, hardware={"accelerator": "nvidia-h200-sxm-141gb", "count": 8})
+    rec = _size(spec)["recommendation"]
+    assert (rec["layout"]["tensor_parallel"], rec["layout"]["pipeline_parallel"]) == (8, 1)
+    pp8 = _size(_spec(runtime="sglang", ttft_p95_ms=2000, hardware={
+        "accelerator": "nvidia-h200-sxm-141gb", "count": 8, "tensor_parallel": 1, "pipeline_parallel": 8}))
+    tp8 = _size(spec)
+
+    def completion_ms(r):
+        s = r["serving"]
+        return s["ttft_ms"]["value"] + 400 * s["tpot_ms"]["value"]
+
+    assert completion_ms(tp8) < completion_ms(pp8)
