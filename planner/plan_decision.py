@@ -143,6 +143,7 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
             "gpus_per_server": detail.get("gpus_per_server") or detail.get("gpus_per_instance")
             or _value(rec.get("gpus_per_server")),
             "server": detail.get("server") or detail.get("instance_type"),
+            **({"server_i18n": detail["server_i18n"]} if detail.get("server") and detail.get("server_i18n") else {}),
             "total_power_kw": _value(rec.get("total_power_kw")),
             "racks": _value(rec.get("racks")),
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
+from catalog.domain.messages import Msg
 from costs.engine.inputs import (
     CloudOffer,
     CpuInstance,
@@ -197,8 +198,10 @@ def _gpu_server(
 ) -> ServerPrice:
     """A server built from the GPU's price and the rate card's host cost per GPU slot."""
     amount = installed * gpu.amount + slots * host_in_gpu_currency
-    name = f"HGX {slots}-GPU server" if form == "SXM" else (
-        f"{slots}-way OAM server" if form == "OAM" else f"{slots}-slot PCIe server with {installed} GPU(s)"
+    # a text the plan shows (decision, PDF page 1): translated where it is shown
+    name = Msg("HGX {slots}-GPU server", slots=slots) if form == "SXM" else (
+        Msg("{slots}-way OAM server", slots=slots) if form == "OAM"
+        else Msg("{slots}-slot PCIe server with {installed} GPU(s)", slots=slots, installed=installed)
     )
     return ServerPrice(
         accelerator_id=acc,
