@@ -58,6 +58,22 @@ def _default_language_after_each_test():
     translation.deactivate()
 
 
+@pytest.fixture(autouse=True)
+def _cold_process_caches():
+    """Per-process caches keyed by row ids (a version's rendered API body, a PDF) or by the catalog's
+    revision: rolled-back rows hand their ids to the next test on SQLite, so every test starts cold,
+    whichever module it is in."""
+    from catalog import revision
+    from planner.api.exports import pdf_cache_clear
+    from planner.api.views import done_bodies
+
+    for clear in (revision.clear, done_bodies.clear, pdf_cache_clear):
+        clear()
+    yield
+    for clear in (revision.clear, done_bodies.clear, pdf_cache_clear):
+        clear()
+
+
 def _redis_url() -> str:
     return os.environ.get("REDIS_URL", "")
 

@@ -1,16 +1,13 @@
 """Stateless estimate: size and cost a validated spec against today's catalog; nothing saved.
 
 The same computation as a plan version (planner.services.compute_from_inputs) on the
-snapshots a new version would freeze right now. Building the snapshots is most of the cost
-of an estimate, so each process keeps them for SNAPSHOT_TTL_SECONDS: a catalog edit shows in
-estimates within a minute (saved plans always snapshot afresh).
+snapshots a new version would freeze right now, cached per catalog revision (catalog.revision):
+a catalog edit shows in the next estimate.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -22,30 +19,13 @@ from .errors import FieldErrors
 
 logger = logging.getLogger(__name__)
 
-SNAPSHOT_TTL_SECONDS = 60
-_cache: dict = {}
-_lock = threading.Lock()
-
-
-def snapshots_cache_clear() -> None:
-    with _lock:
-        _cache.clear()
-
 
 def _snapshots(as_of) -> tuple[dict, dict]:
-    # Exactly what a new plan version would freeze (prices, rates and the ranked accelerators).
+    # Exactly what a new plan version would freeze (prices, rates and the ranked accelerators),
+    # cached per catalog revision by plan_snapshots: a price written is in the next estimate.
     from planner.services import plan_snapshots as version_snapshots
 
-    now = time.monotonic()
-    with _lock:
-        hit = _cache.get(as_of)
-        if hit is not None and now - hit[0] < SNAPSHOT_TTL_SECONDS:
-            return hit[1], hit[2]
-    prices, rates = version_snapshots(as_of=as_of)
-    with _lock:
-        _cache.clear()  # only today's entry is worth keeping
-        _cache[as_of] = (now, prices, rates)
-    return prices, rates
+    return version_snapshots(as_of=as_of)
 
 
 def estimate(*, spec: dict, costs: dict, calibrations: dict | None = None) -> dict:

@@ -22,16 +22,11 @@ __all__ = [
 
 @pytest.fixture(autouse=True)
 def _clear_throttle_cache():
-    from planner.api.estimate import snapshots_cache_clear
-    from planner.api.exports import pdf_cache_clear
-    from planner.api.views import done_bodies
-
-    # Rolled-back rows can hand their ids to the next test (SQLite): start every test cold.
-    for clear in (cache.clear, snapshots_cache_clear, done_bodies.clear, pdf_cache_clear):
-        clear()
+    # Rolled-back rows can hand their ids to the next test (SQLite): start every test cold (the
+    # process caches are cleared for every test by tests/conftest.py; this is the throttle's cache)
+    cache.clear()
     yield
-    for clear in (cache.clear, snapshots_cache_clear, done_bodies.clear, pdf_cache_clear):
-        clear()
+    cache.clear()
 
 
 class World:

@@ -360,7 +360,7 @@ def test_russian_xlsx_has_no_english_labels_or_units(owner, plans):  # noqa: F81
         for row in ws.iter_rows(min_row=5, values_only=True):
             text = str(row[inputs_col] or "")
             assert not re.search(r"It load|Capex|\bservers\b|\bkW\b", text), (name, text)
-            if row[source_col]:
+            if row[source_col] and " " in str(row[source_col]):  # a source of one word ("допущение") may recur
                 assert row[source_col] not in text
         for row in ws.iter_rows(values_only=True):
             assert not any(c in ("servers", "kW") for c in row), (name, row)

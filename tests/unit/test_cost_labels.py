@@ -100,4 +100,4 @@ def test_a_hybrid_option_label_is_translated():
         assert option_label(hybrid[0]) == hybrid[0]["label"]
     with translation.override("ru"):
         text = option_label(hybrid[0])
-    assert "owned" not in text and "burst" not in text and "своём сервере" in text, text
+    assert "owned" not in text and "burst" not in text and "на своих серверах" in text, text
