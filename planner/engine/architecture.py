@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import compressed_attention
 from .precision import BYTES_PER_VALUE
 
 MODEL_TYPES = ("decoder", "encoder", "vision", "other")
@@ -55,6 +56,14 @@ class ModelArch:
     linear_attention_layers: int = 0  # hybrid models: layers with a fixed state instead of a KV cache
     linear_state_values_per_layer: int = 0  # values of that state per sequence per layer
     mtp_layers: int = 0  # multi-token-prediction layers shipped with the checkpoint (not in params)
+    # DeepSeek-V4 compressed attention (compressed_attention.py): per-layer compress ratio (0 window only,
+    # 4 CSA, 128 HCA) of the main layers, the CSA indexer and the grouped output projection.
+    compress_ratios: tuple[int, ...] = ()
+    index_topk: int = 0
+    index_heads: int = 0
+    index_head_dim: int = 0
+    o_lora_rank: int | None = None
+    o_groups: int = 0
     checkpoint_weights: str = ""  # the published checkpoint's storage per part (precision.WeightFormat); "" = 16-bit
     checkpoint_weights_source: str = ""  # the config it was read from, and when
     preset_id: str = ""
@@ -71,6 +80,10 @@ class ModelArch:
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank is not None
+
+    @property
+    def is_compressed_attention(self) -> bool:
+        return bool(self.compress_ratios)
 
     @property
     def has_kv_cache(self) -> bool:
@@ -114,16 +127,19 @@ def count_params(a: ModelArch) -> tuple[int, int]:
         total = L * per_layer + emb + h * h + h
         return total, total
     attn = _attention_params(a)
+    attn_all = L * attn
+    if a.is_compressed_attention:
+        attn_all = compressed_attention.attention_params_total(a)
     norms = a.norms_per_layer * h
     emb = a.vocab_size * h * (1 if a.tied_embeddings else 2)
     if a.is_moe:
         width = a.moe_ffn_hidden_size or a.ffn_hidden_size
         expert = _ffn_params(h, width, a.gated_ffn)
-        router = h * a.experts + (a.experts if a.is_mla else 0)  # DeepSeek-V3 routing bias
+        router = h * a.experts + (a.experts if a.is_mla or a.is_compressed_attention else 0)  # DeepSeek routing bias
         moe_layers = L - a.dense_layers
         dense_ffn = _ffn_params(h, a.ffn_hidden_size, a.gated_ffn) if a.dense_layers else 0
         total = (
-            L * (attn + norms)
+            attn_all + L * norms
             + a.dense_layers * dense_ffn
             + moe_layers * ((a.experts + a.shared_experts) * expert + router)
             + emb
@@ -131,7 +147,7 @@ def count_params(a: ModelArch) -> tuple[int, int]:
         )
         inactive = moe_layers * (a.experts - a.experts_per_token) * expert
         return total, total - inactive
-    total = L * (attn + norms + _ffn_params(h, a.ffn_hidden_size, a.gated_ffn)) + emb + h
+    total = attn_all + L * (norms + _ffn_params(h, a.ffn_hidden_size, a.gated_ffn)) + emb + h
     return total, total
 
 
@@ -163,17 +179,30 @@ def linear_state_bytes_per_sequence(a: ModelArch) -> float:
 
 
 def kv_cache_bytes_per_token(a: ModelArch, *, kv_precision: str) -> float:
-    """Bytes of KV cache one token adds in every KV-caching layer (full-attention view)."""
+    """Bytes of KV cache one token adds in every KV-caching layer (full-attention view; compressed
+    attention: what each token adds past the window, kv_fixed_bytes_per_sequence holds the rest)."""
     if not a.has_kv_cache:
         return 0.0
+    if a.is_compressed_attention:
+        return compressed_attention.kv_bytes_per_context_token(a, kv_precision=kv_precision)
     return kv_layers(a) * kv_values_per_token_per_layer(a) * BYTES_PER_VALUE[kv_precision]
+
+
+def kv_fixed_bytes_per_sequence(a: ModelArch, *, kv_precision: str) -> float:
+    """KV bytes a sequence holds whatever its length, beyond kv_cache_bytes_per_token x tokens (compressed
+    attention: the full windows and the compressor state; 0 for other models)."""
+    if not (a.has_kv_cache and a.is_compressed_attention):
+        return 0.0
+    return compressed_attention.kv_fixed_bytes_per_sequence(a, kv_precision=kv_precision)
 
 
 def kv_cache_bytes_per_sequence(a: ModelArch, *, tokens: int, kv_precision: str) -> float:
     """KV bytes for one sequence of `tokens`, local (sliding-window) layers capped at the window,
-    plus the fixed state of linear-attention layers."""
+    plus the fixed state of linear-attention layers (compressed attention: compressed_attention.py)."""
     if not a.has_kv_cache:
         return 0.0
+    if a.is_compressed_attention:
+        return compressed_attention.kv_bytes_per_sequence(a, tokens=tokens, kv_precision=kv_precision)
     per_layer_token = kv_values_per_token_per_layer(a) * BYTES_PER_VALUE[kv_precision]
     local = a.local_layers if a.sliding_window else 0
     local_tokens = min(tokens, a.sliding_window) if a.sliding_window else tokens

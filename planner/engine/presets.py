@@ -196,6 +196,12 @@ def preset_arch(preset_id: str) -> ModelArch:
             linear_attention_layers=_int(r.get("linear_attention_layers", "")) or 0,
             linear_state_values_per_layer=_int(r.get("linear_state_values_per_layer", "")) or 0,
             mtp_layers=_int(r.get("mtp_layers", "")) or 0,
+            compress_ratios=tuple(int(x) for x in (r.get("compress_ratios") or "").split()),
+            index_topk=_int(r.get("index_topk", "")) or 0,
+            index_heads=_int(r.get("index_heads", "")) or 0,
+            index_head_dim=_int(r.get("index_head_dim", "")) or 0,
+            o_lora_rank=_int(r.get("o_lora_rank", "")),
+            o_groups=_int(r.get("o_groups", "")) or 0,
             checkpoint_weights=r.get("checkpoint_weights", ""),
             checkpoint_weights_source=r.get("checkpoint_weights_source", ""),
         )

@@ -142,7 +142,7 @@ def _reference_unloaded(ttft1, tpot1, idx, shape, v):
 def _compress(eng, idx, shape):
     """The engine restricted to the (accelerator, layout) pairs at `idx` (1-D arrays)."""
     return type(eng)(**{f: np.broadcast_to(np.asarray(getattr(eng, f), dtype=float), shape)[idx]
-                        for f in eng.__dataclass_fields__})
+                        for f in eng.__dataclass_fields__ if getattr(eng, f) is not None})  # None: linear default
 
 
 OP_KEYS = ("T", "tpot", "ttft", "ttft_p50", "ttft_p95", "ttft_p99", "tpot_p95", "tpot_p99", "n_running", "compute_s",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import compressed_attention
 from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_per_token
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
@@ -48,6 +49,12 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     if arch.is_transformer and arch.attention_heads:
         qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
         attn = 4.0 * layers * arch.attention_heads * qk
+    variant = {}
+    if arch.is_compressed_attention:  # DeepSeek-V4: per-layer window / CSA / HCA (compressed_attention.py)
+        ctx_d = f(isl) + f(osl) / 2.0
+        dec_flops, dec_read = compressed_attention.decode_attention(arch, ctx_d, kv_precision=kv_precision)
+        variant = dict(attn_flops_decode=dec_flops, kv_read_decode_gpu=dec_read / (kv_split * pp),
+                       attn_flops_prefill=compressed_attention.prefill_attention_flops(arch, f(isl)))
     c = {k: f(v) for k, v in consts.items()}
     lat = np.where(np.isnan(f(link_latency_s)), c["allreduce_latency_s"], f(link_latency_s))
     # Ring all-reduces (2 per layer) or, with DPA, the MoE all-to-all (serving_moe.collectives).
@@ -68,5 +75,5 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
-        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0),
+        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), **variant,
     )

@@ -98,7 +98,7 @@ def curve(res, ai: int, li: int, s) -> list[dict]:
         if x.ndim == 1:  # a layouts-only array broadcasts along the last axis
             return x[min(li, x.shape[0] - 1)]
         return x[min(ai, x.shape[0] - 1), min(li, x.shape[1] - 1)]
-    one = {f: pick(getattr(eng, f)) for f in eng.__dataclass_fields__}
+    one = {f: pick(getattr(eng, f)) for f in eng.__dataclass_fields__ if getattr(eng, f) is not None}
     e1 = type(eng)(**one)
     lam = lam_max * np.array(CURVE_POINTS)
     st = e1.steady(lam)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .architecture import ModelArch, kv_cache_bytes_per_token
+from .architecture import ModelArch, kv_cache_bytes_per_token, kv_fixed_bytes_per_sequence
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .serving_constants import link
@@ -52,7 +52,8 @@ class Pool:
 def kv_transfer_s(arch: ModelArch, acc: AcceleratorSpec, *, isl, kv_precision: str, prefill: Pool, decode: Pool,
                   efficiency: float = 1.0):
     """Seconds to move one prompt's KV cache from a prefill engine to a decode engine."""
-    kv = np.asarray(isl, dtype=float) * kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
+    kv = (np.asarray(isl, dtype=float) * kv_cache_bytes_per_token(arch, kv_precision=kv_precision)
+          + kv_fixed_bytes_per_sequence(arch, kv_precision=kv_precision))
     if prefill.gpus + decode.gpus <= scale_up_domain(acc) and scale_up_domain(acc) > 8:
         bw = link(acc, 2)[0]  # NVL72: the pools share the NVLink domain (NIXL over NVLink)
     else:

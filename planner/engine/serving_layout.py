@@ -13,7 +13,12 @@ from dataclasses import fields, replace
 import numpy as np
 
 from . import hf_eager_memory, memory
-from .architecture import ModelArch, kv_cache_bytes_per_token, linear_state_bytes_per_sequence
+from .architecture import (
+    ModelArch,
+    kv_cache_bytes_per_token,
+    kv_fixed_bytes_per_sequence,
+    linear_state_bytes_per_sequence,
+)
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import weight_part_bytes
@@ -87,7 +92,9 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     kvpt_gpu = kvpt / (kv_split * pp)
     reserve = isl + osl if rt.kv_reservation == "full" else isl + osl / 2.0
     # + the fixed state of linear-attention layers (hybrid models), split like the heads and layers
-    per_seq = kvpt_gpu * reserve + linear_state_bytes_per_sequence(arch) / (tp * pp)
+    # (compressed attention: + the full windows and compressor state, split like the KV)
+    per_seq = (kvpt_gpu * reserve + linear_state_bytes_per_sequence(arch) / (tp * pp)
+               + kv_fixed_bytes_per_sequence(arch, kv_precision=kv_precision) / (kv_split * pp))
     if runtime in hf_eager_memory.EAGER_ATTENTION_RUNTIMES:  # DynamicCache's torch.cat: one layer twice
         per_seq = per_seq * (1.0 + hf_eager_memory.dynamic_cache_transient_share(arch))
     n_kv = np.where(per_seq > 0, np.floor(np.maximum(pool, 0.0) / np.where(per_seq > 0, per_seq, 1.0)),
@@ -181,9 +188,9 @@ def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights:
     eng, mem, notes = make_engines(arch=arch, accs=[acc], runtime=runtime, weights=weights, compute=compute,
                                    kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
                                    calibrations=calibrations, consts=consts, **mechanisms)
-    full = np.broadcast_shapes(*(np.shape(getattr(eng, f.name)) for f in fields(eng)))
-    eng = replace(eng, **{f.name: np.broadcast_to(np.asarray(getattr(eng, f.name), dtype=float), full)[0]
-                          for f in fields(eng)})
+    given = [f.name for f in fields(eng) if getattr(eng, f.name) is not None]  # None: the linear-attention default
+    full = np.broadcast_shapes(*(np.shape(getattr(eng, k)) for k in given))
+    eng = replace(eng, **{k: np.broadcast_to(np.asarray(getattr(eng, k), dtype=float), full)[0] for k in given})
     mshape = np.broadcast_shapes(*(np.shape(v) for v in mem.values()))
     mem = {k: np.broadcast_to(np.asarray(v), mshape)[0] for k, v in mem.items()}
     return eng, mem, notes[0]

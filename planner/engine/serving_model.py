@@ -96,6 +96,34 @@ class Engine:
     # request is scheduled once every one of the dp_balance_ranks ranks has one, or after
     # DP_BALANCE_TIMEOUT_STEPS steps (1: no balancing).
     dp_balance_ranks: np.ndarray = 1.0
+    # Attention whose work is not linear in the context (DeepSeek-V4 compressed attention,
+    # compressed_attention.py): FLOPs per decoded token, mean FLOPs per prompt token and KV bytes read
+    # per decoding sequence per step (per GPU), evaluated at this engine's lengths; None: linear in the
+    # context (attn_flops_per_ctx, kv_bytes_per_token_gpu).
+    attn_flops_decode: np.ndarray | None = None
+    attn_flops_prefill: np.ndarray | None = None
+    kv_read_decode_gpu: np.ndarray | None = None
+
+    @cached_property
+    def dec_attn(self):
+        """Attention FLOPs of one decoded token (at the mean decode context isl + osl / 2)."""
+        if self.attn_flops_decode is not None:
+            return self.attn_flops_decode
+        return self.attn_flops_per_ctx * (self.isl + self.osl / 2.0)
+
+    @cached_property
+    def pre_attn(self):
+        """Attention FLOPs of one prompt token, averaged over the prompt (context isl / 2)."""
+        if self.attn_flops_prefill is not None:
+            return self.attn_flops_prefill
+        return self.attn_flops_per_ctx * (self.isl / 2.0)
+
+    @cached_property
+    def dec_kv(self):
+        """KV bytes one decoding sequence reads per step, per GPU."""
+        if self.kv_read_decode_gpu is not None:
+            return self.kv_read_decode_gpu
+        return self.kv_bytes_per_token_gpu * (self.isl + self.osl / 2.0)
 
     @cached_property
     def prompt(self):
@@ -114,8 +142,9 @@ class Engine:
 
     # ------------------------------------------------------------------ one step
 
-    def compute_s_per_token(self, ctx):
-        return (self.flops_per_token + self.attn_flops_per_ctx * ctx) / (self.tp * self.pp * self.flops_s)
+    def prefill_s_per_token(self):
+        """Compute seconds of one prompt token (matmuls + its mean attention)."""
+        return (self.flops_per_token + self.pre_attn) / (self.tp * self.pp * self.flops_s)
 
     def weight_read_s(self, tokens):
         """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
@@ -158,12 +187,11 @@ class Engine:
 
         The matmuls (bounded by their FLOPs or by reading the weights) and attention (bounded by
         its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
-        ctx_d = self.isl + self.osl / 2.0
         tokens = n_decode * self.dq + prefill_tokens
         gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s) + self.moe_padding_s(tokens)
-        attn_c = (n_decode * self.spec_q * ctx_d + prefill_tokens * self.isl / 2.0) * self.attn_flops_per_ctx / (
+        attn_c = (n_decode * self.spec_q * self.dec_attn + prefill_tokens * self.pre_attn) / (
             self.tp * self.pp * self.flops_s)
-        kv = (n_decode * ctx_d + prefill_tokens) * self.kv_bytes_per_token_gpu / self.bytes_s
+        kv = (n_decode * self.dec_kv + prefill_tokens * self.kv_bytes_per_token_gpu) / self.bytes_s
         w = self.weight_read_s(tokens)
         comm = self.comm_fixed_s + tokens * self.comm_per_token_s
         t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm
@@ -174,15 +202,14 @@ class Engine:
     @cached_property
     def _k(self) -> dict:
         """Per-engine invariants of the steady state (computed once; steady() runs inside bisections)."""
-        ctx_d = self.isl + self.osl / 2.0
         per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
         P, S = self.prompt, self.steps
         g = (P + S * self.dq) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
-        a = (S * self.spec_q * ctx_d + P * self.isl / 2.0) * self.attn_flops_per_ctx * per_flop
-        kv = (S * ctx_d + P) * self.kv_bytes_per_token_gpu / self.bytes_s
+        a = (S * self.spec_q * self.dec_attn + P * self.pre_attn) * per_flop
+        kv = (S * self.dec_kv + P * self.kv_bytes_per_token_gpu) / self.bytes_s
         k = (P + S * self.dq) * self.comm_per_token_s
         fixed = self.overhead_s + self.comm_fixed_s
-        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        c_pre = self.prefill_s_per_token()
         chunks = np.ceil(P / self.budget)
         w1 = self.weight_read_s(1.0)
         return {"g": g, "m": np.maximum(a, kv), "k": k, "fixed": fixed, "c_pre": c_pre, "chunks": chunks,
@@ -289,7 +316,7 @@ class Engine:
     def unloaded(self):
         """One request alone: TTFT = its prefill, TPOT = one decode step."""
         T1, *_ = self.step_s(np.ones_like(self.isl * 1.0), 0.0)
-        c_pre = self.compute_s_per_token(self.isl / 2.0)
+        c_pre = self.prefill_s_per_token()
         chunks = np.ceil(self.prompt / self.budget)
         pad = chunks * self.moe_padding_s(np.minimum(self.prompt, self.budget))
         pre = (np.maximum(self.prompt * c_pre + pad, chunks * self.weight_read_s(np.minimum(self.prompt, self.budget)))
@@ -326,7 +353,7 @@ class Engine:
         together and send their next prompts together, so a prompt shares its prefill with others
         (ttft_cohort_factor x sqrt(clients - 1) prompts' worth, fitted on the measured closed loops)."""
         c = np.maximum(np.minimum(clients, self.n_max) - 1.0, 0.0)
-        return self.cohort_factor * np.sqrt(c) * self.prompt * self.compute_s_per_token(self.isl / 2.0)
+        return self.cohort_factor * np.sqrt(c) * self.prompt * self.prefill_s_per_token()
 
     def rate_meeting(self, ttft_s, tpot_s, *, closed=False, hi=None):
         """Highest rate per replica whose p95 TTFT and TPOT stay within the targets (0: never).

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import compressed_attention
 from .architecture import ModelArch, _attention_params
 from .hardware import AcceleratorSpec
 from .moe_comm import COMBINE_BYTES, DISPATCH_BYTES
@@ -81,6 +82,8 @@ def attention_weight_params(a: ModelArch) -> float:
     """Attention projection parameters of all layers (replicated on every rank with DPA)."""
     if not a.is_transformer or not a.attention_heads:
         return 0.0
+    if a.is_compressed_attention:
+        return float(compressed_attention.attention_params_total(a))
     return float(a.layers * _attention_params(a))
 
 

@@ -36,7 +36,8 @@ if not FIT_CSV.exists():  # a git worktree under /work/wt/<name>: the shared dat
 GPU = {"h100": "nvidia-h100-sxm5-80gb", "h200": "nvidia-h200-sxm-141gb", "b200": "nvidia-b200-sxm-180gb",
        "b300": "nvidia-b300-sxm-288gb", "gb200": "nvidia-gb200-186gb", "mi300x": "amd-mi300x-192gb",
        "mi355x": "amd-mi355x-288gb", "mi325x": "amd-mi325x-256gb"}
-MODEL = {"dsr1": "deepseek-r1-0528", "gptoss120b": "gpt-oss-120b", "qwen3.5": "qwen3.5-397b-a17b"}
+MODEL = {"dsr1": "deepseek-r1-0528", "gptoss120b": "gpt-oss-120b", "qwen3.5": "qwen3.5-397b-a17b",
+         "dsv4": "deepseek-v4-pro"}
 RUNTIME = {"sglang": "sglang", "vllm": "vllm", "trt": "trtllm", "atom": "atom", "dynamo-sglang": "sglang",
            "dynamo-trt": "trtllm", "dynamo-vllm": "vllm", "mori-sglang": "sglang"}
 PREC = {"fp4": ("fp4", "fp4", "fp8"), "fp8": ("fp8", "fp8", "fp8"), "bf16": ("bf16", "bf16", "bf16")}

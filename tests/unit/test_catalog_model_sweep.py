@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACCELERATORS = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
 
 MODELS = ["gpt-oss-120b", "gpt-oss-20b", "deepseek-r1-0528", "qwen3.5-397b-a17b", "kimi-k2.5", "glm-5",
-          "glm-5.1", "minimax-m2.5"]
+          "glm-5.1", "minimax-m2.5", "deepseek-v4-pro"]
 MAX_GPUS = 64  # the search's reach: up to 8-way tensor x 8-way pipeline parallelism
 FP8_BYTES = 1.0
 GIB = 1024**3
