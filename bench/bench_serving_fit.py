@@ -21,7 +21,14 @@ sys.path.insert(0, str(ROOT))
 from planner.engine import serving_constants  # noqa: E402
 from planner.engine.hardware import generation_of  # noqa: E402
 from planner.engine.serving_fit_errors import ERRORS_JSON, write_group_errors  # noqa: E402
-from planner.engine.serving_replay_ix import RUNTIME, accelerator, load_rows, replay, summary  # noqa: E402
+from planner.engine.serving_replay_ix import (  # noqa: E402
+    MODEL,
+    RUNTIME,
+    accelerator,
+    load_rows,
+    replay,
+    summary,
+)
 
 KEYS = {
     "engine": lambda x: (x["row"]["framework"]),
@@ -31,6 +38,7 @@ KEYS = {
     "model": lambda x: x["row"]["model_key"],
     # the groups the constants are fitted per (FITTED_IX): what a plan on that runtime and chip says of its error
     "runtime_generation": lambda x: (RUNTIME[x["row"]["framework"]], generation_of(accelerator(x["row"]["gpu"]).architecture)),
+    "model_runtime_generation": lambda x: (MODEL[x["row"]["model_key"]], *KEYS["runtime_generation"](x)),
     "engine_gpu_precision_mode": lambda x: (x["row"]["framework"], x["row"]["gpu"], x["row"]["precision"],
                                             x.get("mode") or "refused"),
 }
@@ -49,7 +57,7 @@ def main(argv=None):
     ap.add_argument("--by", default="engine,gpu,precision,mode,model")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--write-group-errors", action="store_true",
-                    help=f"write the MdAPE per (runtime, generation) to {ERRORS_JSON.relative_to(ROOT)} (plans quote it)")
+                    help=f"write the MdAPE per (runtime, generation) and per (model, runtime, generation) to {ERRORS_JSON.relative_to(ROOT)} (plans quote it)")
     args = ap.parse_args(argv)
     if args.no_fit:
         serving_constants.FITTED_IX.clear()
@@ -65,7 +73,7 @@ def main(argv=None):
         if k in KEYS:
             table(f"By {k}", summary(res, KEYS[k]))
     if args.write_group_errors and not args.no_fit:
-        write_group_errors(summary(res, KEYS["runtime_generation"]))
+        write_group_errors(summary(res, KEYS["runtime_generation"]), summary(res, KEYS["model_runtime_generation"]))
         print(f"\nwrote {ERRORS_JSON.relative_to(ROOT)}")
     reasons = collections.Counter(x["refused"] for x in res if x["refused"])
     print("\nRefused rows by reason\n")

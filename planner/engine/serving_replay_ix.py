@@ -206,5 +206,7 @@ def summary(results: list[dict], by=None) -> list[dict]:
         v = groups[k]
         ok = [x for x in v if not x["refused"]]
         table.append({"group": k, "rows": len(v), "evaluated": len(ok), "ttft": mdape(ok, "ttft_err"),
-                      "tpot": mdape(ok, "tpot_err"), "out": mdape(ok, "out_err")})
+                      "tpot": mdape(ok, "tpot_err"), "out": mdape(ok, "out_err"),
+                      # signed: above 0 the model promises more output tokens/s than was measured
+                      "out_signed": float(np.median([x["out_err"] for x in ok])) if ok else float("nan")})
     return table

@@ -121,7 +121,7 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
         warnings.append(fine_grained_moe_note(
             experts=a.experts, k=a.experts_per_token, runtime=spec.serving.runtime,
             runtime_label=RUNTIME_SPECS[spec.serving.runtime].label,
-            architecture=cat.accelerators[rec[0]].architecture))
+            architecture=cat.accelerators[rec[0]].architecture, model=a.preset_id))
     fl_tok = 2.0 * a.active_params
     compute_section = {
         "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),

@@ -255,6 +255,28 @@ def test_fine_grained_moe_plans_quote_the_measured_error_of_their_engine_and_gen
     assert "not fitted on MoE runs" in measured and "keep headroom" in measured and "upper bound" not in measured
 
 
+def test_a_moe_plan_quotes_its_own_models_measured_error_and_says_when_it_is_overrated():
+    """Where the replay has this model's own runs on the engine and chip generation (at least
+    MIN_OWN_RUNS), the plan quotes them, not the group's, which other models' runs make up; a model the
+    engine overrates by more than OVERRATED in output tokens/s (DeepSeek-V4-Pro's compressed attention,
+    not in the fitted constants) is told to treat its capacity as an upper bound."""
+    from planner.engine.serving_fit_errors import MIN_OWN_RUNS, OVERRATED, model_errors
+
+    v4 = model_errors()[("deepseek-v4-pro", "vllm", "blackwell")]
+    assert v4["evaluated"] >= MIN_OWN_RUNS and v4["out_signed"] > OVERRATED
+    spec = {"kind": "inference", "model": {"preset": "deepseek-v4-pro"},
+            "serving": {"requests_per_second": 1, "input_tokens": 1000, "output_tokens": 500, "runtime": "vllm"},
+            "hardware": {"accelerator": "nvidia-b200-sxm-180gb"}}
+    (warning,) = _moe_warning(run(spec))
+    assert f"on {v4['evaluated']} measured InferenceX runs of this model" in warning and "upper bound" in warning
+    assert f"{v4['out_signed'] * 100:.0f} % more output tokens/s" in warning
+    r1 = model_errors()[("deepseek-r1-0528", "sglang", "blackwell")]
+    assert r1["out_signed"] < OVERRATED
+    (warning,) = _moe_warning(run({**spec, "model": {"preset": "deepseek-r1-0528"},
+                                   "serving": {**spec["serving"], "runtime": "sglang"}}))
+    assert f"{r1['evaluated']} measured InferenceX runs" in warning and f"TPOT {r1['tpot_mdape'] * 100:.0f} %" in warning
+
+
 def test_a_transformer_without_a_head_count_gets_layouts_instead_of_a_crash():
     """Found by schemathesis: layers and width known, heads not; no TP divisibility rule then."""
     import dataclasses
