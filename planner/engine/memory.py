@@ -160,10 +160,43 @@ def cross_entropy_path(kind: str) -> str:
     return "fused" if kind == "pretraining" else "unfused"
 
 
+def inflight_layer_microbatches(a: ModelArch, *, pp, vpp, microbatches=None):
+    """Layer x micro-batch activation sets the fullest pipeline stage holds at its peak (the multiplier of
+    activation_bytes_per_layer), from the schedule's in-flight counts (Megatron-Core
+    pipeline_parallel/schedules.py; Narayanan et al. 2021, arXiv:2104.04473; Korthikanti et al. 2022, sec. 4.2.3):
+
+    1F1B (vpp = 1):   rank r runs min(pp - r - 1, M) warm-up forwards, then one more before its first
+                      backward: min(pp - r, M) micro-batches of its layers in flight
+    interleaved:      min(2 (pp - r - 1) + (vpp - 1) pp + 1, M vpp) model chunks of layers/vpp layers each
+                      (all M vpp chunks when M = pp: "run all forward passes and then all backward passes")
+
+    M = micro-batches per pipeline per step (None: not capped). Rank 0 uncapped is the classic
+    pp x L/pp layers, x (1 + (pp-1)/(pp vpp)) when interleaved. Layers that do not split evenly
+    (ceil(L/pp) on the fullest stage) leave deficit stages of one layer less; the first of them is the first
+    stage, which holds the embedding and the most micro-batches (the Llama 3 paper, arXiv:2407.21783,
+    sec. 3.3.2: "we reduce one Transformer layer each from the first and the last stages"; Megatron-Core's
+    account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split), so the fullest stage is the
+    larger of rank 0 (one layer less) and rank 1 (ceil(L/pp) layers)."""
+    p = np.asarray(pp, dtype=float)
+    v = np.maximum(np.asarray(vpp, dtype=float), 1.0)
+    most = fullest_stage_layers(a, p)
+    q = (float(a.layers or 0) / p) if most is None else most
+    first = q - np.where(q * p > float(a.layers or 0), 1.0, 0.0) if most is not None else q
+    m = np.inf if microbatches is None else np.asarray(microbatches, dtype=float)
+
+    def sets(rank, layers):
+        chunks = np.minimum(2.0 * (p - rank - 1.0) + (v - 1.0) * p + 1.0, m * v)
+        plain = np.minimum(p - rank, m)
+        return np.where(v > 1, chunks * layers / v, plain * layers)
+
+    return np.maximum(sets(0.0, first), np.where(p > 1, sets(1.0, q), 0.0))
+
+
 def training_activation_bytes(a: ModelArch, *, seq, micro_batch, tp, pp, vpp, checkpointing,
-                              sequence_parallel, compute_precision, cross_entropy="fused", attention="fused"):
-    """Activations on the first pipeline stage (the largest): with 1F1B it holds pp micro-batches
-    of L/pp layers = L layers' worth; interleaving (vpp > 1) multiplies by 1 + (pp-1)/(pp*vpp).
+                              sequence_parallel, compute_precision, cross_entropy="fused", attention="fused",
+                              microbatches=None):
+    """Activations on the fullest pipeline stage: per-layer activations x the layer x micro-batch sets
+    in flight (inflight_layer_microbatches; M = `microbatches` per pipeline and step caps them).
     The logits and cross-entropy transient is added (with 100k+ vocabularies it is GBs at long
     context): LOGITS_BYTES_PER_VALUE bytes per token and vocabulary entry, split by t."""
     if not a.is_transformer:
@@ -173,13 +206,8 @@ def training_activation_bytes(a: ModelArch, *, seq, micro_batch, tp, pp, vpp, ch
                                            checkpointing=checkpointing,
                                            sequence_parallel=sequence_parallel, bytes_per_value=bpv,
                                            attention=attention)
-    pp_arr = np.asarray(pp, dtype=float)
-    interleave = np.where(vpp > 1, 1.0 + (pp_arr - 1.0) / (pp_arr * vpp), 1.0)
     logits = LOGITS_BYTES_PER_VALUE[cross_entropy] * seq * micro_batch * (a.vocab_size or 0) / tp
-    # pp micro-batches in flight of the first (fullest) stage's ceil(L/pp) layers
-    most = fullest_stage_layers(a, pp_arr)
-    layers = a.layers if most is None else most * pp_arr
-    return layers * per_layer * interleave + logits
+    return inflight_layer_microbatches(a, pp=pp, vpp=vpp, microbatches=microbatches) * per_layer + logits
 
 
 def training_model_state_bytes(*, params_gpu, trainable_gpu, frozen_weight_bytes_pp, trainable_weight_bytes_pp,

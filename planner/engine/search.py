@@ -265,12 +265,14 @@ def training_memory(t: TrainingInputs, lay: dict[str, np.ndarray]) -> dict[str, 
     grads_transient = g + (trainable_gpu * bpp["gradients"] / np.where(zero >= 2, shard, 1.0) if t.method != "full" else 0.0)
     if a.is_transformer:
         act = np.zeros_like(tp)
+        m = compute.microbatches_per_pipeline(global_batch_tokens=t.global_batch_tokens or t.seq * t.micro_batch,
+                                              seq=t.seq, micro_batch=t.micro_batch, dp=dp)
         for code in np.unique(lay["ckpt"]).tolist():
             here = lay["ckpt"] == code
             act = np.where(here, memory.training_activation_bytes(
                 a, seq=t.seq, micro_batch=t.micro_batch, tp=tp, pp=pp, vpp=vpp, checkpointing=CKPT_NAMES[code],
                 sequence_parallel=t.sequence_parallel, compute_precision=t.compute_precision,
-                cross_entropy=memory.cross_entropy_path(t.kind), attention=t.attention,
+                cross_entropy=memory.cross_entropy_path(t.kind), attention=t.attention, microbatches=m,
             ), act)
         act = act / cp  # context parallelism splits every activation along the sequence
     else:

@@ -256,6 +256,9 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
     zero_txt = {0: Msg("replicated"), 1: Msg("optimizer sharded (ZeRO-1)"), 2: Msg("optimizer+gradients sharded (ZeRO-2)"),
                 3: Msg("weights+gradients+optimizer sharded (ZeRO-3/FSDP)")}[lay["zero"]]
     cp = lay.get("cp", 1)
+    m = float(compute.microbatches_per_pipeline(global_batch_tokens=ti.global_batch_tokens or ti.seq * ti.micro_batch,
+                                                seq=ti.seq, micro_batch=ti.micro_batch, dp=lay["dp"]))
+    sets = float(memory.inflight_layer_microbatches(ti.arch, pp=lay["pp"], vpp=lay.get("vpp", 1), microbatches=m))
     where = Msg("TP{tp} × PP{pp} × CP{cp} × DP{dp}, {zero_txt}", tp=lay["tp"], pp=lay["pp"], cp=cp, dp=lay["dp"],
                 zero_txt=zero_txt)
     if t.method == "qlora":
@@ -277,11 +280,14 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
                            if t.method != "full" else Msg("no adapters (full training)")),
         "activations_bytes": q(mem["activations"], "bytes",
                                Msg("Korthikanti et al. 2022, activation recomputation: {ckpt_names}, sequence parallel {sp}, "
-                                   "micro-batch {micro_batch_size} x {sequence_length} tokens{cp_split}, first pipeline stage",
+                                   "micro-batch {micro_batch_size} x {sequence_length} tokens{cp_split}, fullest pipeline "
+                                   "stage: {sets:.4g} layer x micro-batch activation sets in flight (PP{pp}, VP{vpp}, "
+                                   "{m:.4g} micro-batches per pipeline)",
                                    ckpt_names=CKPT_TEXT[search.CKPT_NAMES[lay["ckpt"]]],
                                    sp=Msg("on") if t.sequence_parallel and lay["tp"] > 1 else Msg("off"),
                                    micro_batch_size=t.micro_batch_size, sequence_length=t.sequence_length,
-                                   cp_split=Msg(" split over CP{cp}", cp=cp) if cp > 1 else "")),
+                                   cp_split=Msg(" split over CP{cp}", cp=cp) if cp > 1 else "", sets=sets, pp=lay["pp"],
+                                   vpp=lay.get("vpp", 1), m=m)),
         "kv_cache_bytes": q(0, "bytes", Msg("no KV cache in training")),
         "overhead_bytes": q(mem["overhead"], "bytes", Msg("CUDA context + NCCL buffers (1.5 GiB) + {frag:.0%} allocator "
                                                           "fragmentation on the transient tensors (activations, gradients)",
