@@ -64,6 +64,9 @@ class ModelArch:
     index_head_dim: int = 0
     o_lora_rank: int | None = None
     o_groups: int = 0
+    # Hyper-connections (DeepSeek-V4 mHC, hyper_connections.py): residual streams per token (config
+    # hc_mult); 0 or 1: a plain residual.
+    hc_mult: int = 0
     checkpoint_weights: str = ""  # the published checkpoint's storage per part (precision.WeightFormat); "" = 16-bit
     checkpoint_weights_source: str = ""  # the config it was read from, and when
     preset_id: str = ""

@@ -202,6 +202,7 @@ def preset_arch(preset_id: str) -> ModelArch:
             index_head_dim=_int(r.get("index_head_dim", "")) or 0,
             o_lora_rank=_int(r.get("o_lora_rank", "")),
             o_groups=_int(r.get("o_groups", "")) or 0,
+            hc_mult=_int(r.get("hc_mult", "")) or 0,
             checkpoint_weights=r.get("checkpoint_weights", ""),
             checkpoint_weights_source=r.get("checkpoint_weights_source", ""),
         )

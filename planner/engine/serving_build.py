@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import compressed_attention
+from . import compressed_attention, hyper_connections
 from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_per_token
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
@@ -62,6 +62,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
                                 a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
                                 allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
     q, acc, draft = speculative(arch, mtp_accepted, mtp_draft, on=mtp_on)
+    bytes_s = f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel
+    # DeepSeek-V4 hyper-connections: a latency per layer per step + bytes per token (hyper_connections.py)
+    hc_fixed, hc_token = hyper_connections.step_costs(arch, bytes_s=bytes_s, tp=tp, dpa=dpa, draft_share=draft)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
@@ -70,9 +73,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
-        bytes_s=f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel,
-        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S,
-        comm_fixed_s=ar * lat, comm_per_token_s=per_token, budget=f(budget), n_max=f(n_max),
+        bytes_s=bytes_s,
+        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed,
+        comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
         dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), **variant,

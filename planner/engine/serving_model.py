@@ -79,6 +79,7 @@ class Engine:
     overhead_s: np.ndarray  # per step: step_overhead_s + layers x layer_overhead_s (+ PP hops)
     comm_fixed_s: np.ndarray  # per step: all-reduce latencies
     comm_per_token_s: np.ndarray  # per step token: all-reduce bytes over the link
+    hc_per_token_s: np.ndarray = 0.0  # per step token: hyper-connection streams through memory (hyper_connections.py)
     budget: np.ndarray  # tokens per step
     n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
     cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
@@ -194,8 +195,9 @@ class Engine:
         kv = (n_decode * self.dec_kv + prefill_tokens * self.kv_bytes_per_token_gpu) / self.bytes_s
         w = self.weight_read_s(tokens)
         comm = self.comm_fixed_s + tokens * self.comm_per_token_s
-        t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm
-        return t, gemm_c + attn_c, w + kv, comm
+        hc = tokens * self.hc_per_token_s
+        t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm + hc
+        return t, gemm_c + attn_c, w + kv + hc, comm
 
     # ------------------------------------------------------------ steady state at a rate
 
@@ -207,13 +209,13 @@ class Engine:
         g = (P + S * self.dq) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
         a = (S * self.spec_q * self.dec_attn + P * self.pre_attn) * per_flop
         kv = (S * self.dec_kv + P * self.kv_bytes_per_token_gpu) / self.bytes_s
-        k = (P + S * self.dq) * self.comm_per_token_s
+        k = (P + S * self.dq) * (self.comm_per_token_s + self.hc_per_token_s)
         fixed = self.overhead_s + self.comm_fixed_s
         c_pre = self.prefill_s_per_token()
         chunks = np.ceil(P / self.budget)
         w1 = self.weight_read_s(1.0)
         return {"g": g, "m": np.maximum(a, kv), "k": k, "fixed": fixed, "c_pre": c_pre, "chunks": chunks,
-                "own": P * (c_pre + self.comm_per_token_s) + np.maximum(chunks - 1.0, 0.0) * (fixed + w1), "w1": w1,
+                "own": P * (c_pre + self.comm_per_token_s + self.hc_per_token_s) + np.maximum(chunks - 1.0, 0.0) * (fixed + w1), "w1": w1,
                 "moe": bool(np.any(self.expert_weight_bytes)), "slots": np.maximum(self.n_max, 1.0),
                 "slot_exp": np.sqrt(2.0 * (np.maximum(self.n_max, 1.0) + 1.0)) - 1.0,
                 "tpot_sd": P * c_pre / np.sqrt(np.maximum(S, 1.0))}
@@ -320,7 +322,8 @@ class Engine:
         chunks = np.ceil(self.prompt / self.budget)
         pad = chunks * self.moe_padding_s(np.minimum(self.prompt, self.budget))
         pre = (np.maximum(self.prompt * c_pre + pad, chunks * self.weight_read_s(np.minimum(self.prompt, self.budget)))
-               + chunks * (self.overhead_s + self.comm_fixed_s) + self.prompt * self.comm_per_token_s)
+               + chunks * (self.overhead_s + self.comm_fixed_s)
+               + self.prompt * (self.comm_per_token_s + self.hc_per_token_s))
         return pre + self.request_overhead_s, T1 / self.spec_a
 
     def max_stable_rate(self):

@@ -16,7 +16,7 @@ extra = ["model_type", "attention_bias", "qk_norm", "norms_per_layer", "q_lora_r
          "qk_rope_head_dim", "v_head_dim", "dense_layers", "local_layers", "flops_per_sample",
          "embedding_dim", "derived_note", "hf_id", "linear_attention_layers",
          "linear_state_values_per_layer", "mtp_layers", "checkpoint_weights", "checkpoint_weights_source",
-         "compress_ratios", "index_topk", "index_heads", "index_head_dim", "o_lora_rank", "o_groups"]
+         "compress_ratios", "index_topk", "index_heads", "index_head_dim", "o_lora_rank", "o_groups", "hc_mult"]
 # The published checkpoint's own weight format per part, read from each config.json (data/README.md).
 CHECKPOINT = {r["id"]: r for r in csv.DictReader(open(Path(__file__).with_name("checkpoint_weights.csv"),
                                                       encoding="utf-8"))}
