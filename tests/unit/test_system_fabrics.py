@@ -103,3 +103,13 @@ def test_all_to_all_across_two_hgx_servers_is_slower_and_hand_computed():
 
 def test_unknown_scale_out_keeps_the_scale_up_link():
     assert fabrics.all_to_all_link_gb_s(ep=16, tp=1, domain=8, scale_up_gb_s=900.0, scale_out_gb_s=None) == 900.0
+
+
+def test_search_catalog_carries_the_domain():
+    from planner.engine.search_catalog import catalog_arrays
+
+    accs = [ACCS["nvidia-gb200-186gb"], ACCS["nvidia-h100-sxm5-80gb"], ACCS["nvidia-a100-sxm4-80gb"]]
+    cat = catalog_arrays(accs, compute_precision="bf16")
+    assert cat.scale_up_domain.tolist() == [72, 8, 8]
+    assert cat.scale_out_gb_s[:2].tolist() == [50.0, 50.0] and cat.scale_out_gb_s[2] != cat.scale_out_gb_s[2]  # NaN: unknown
+    assert catalog_arrays(accs, compute_precision="bf16", gpus_per_server_pin=4).scale_up_domain.tolist() == [72, 4, 4]
