@@ -93,11 +93,10 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
     base, _ = base_efficiency(gen, compute_precision)
     ep_moe = 1
     if accelerator is not None and arch.is_moe and arch.model_type != "vision":
-        from . import moe_comm
-        from .hardware import gpus_per_server
+        from . import fabrics, moe_comm
 
         ep_moe = int(moe_comm.expert_parallel(arch, dp=dp, cp=context_parallel, tp=tensor_parallel,
-                                              gpus_per_server=gpus_per_server(accelerator)))
+                                              domain=fabrics.scale_up_domain(accelerator)))
     ratio = peak_tflops / peak_bf16_tflops if peak_bf16_tflops else 1.0
     predicted = float(training_efficiency(base=base, hidden_size=model_width(arch), tp=tensor_parallel,
                                           x_attn=attention_ratio(arch, seq=sequence_length) / attention_speedup(architecture),
@@ -116,11 +115,10 @@ def implied_training_efficiency(*, arch: ModelArch, peak_tflops: float, peak_bf1
                                         bandwidth_gb_s=bandwidth_gb_s, exec_flops_per_token=flops_per_token,
                                         tokens_per_microbatch=sequence_length * micro_batch_size, cp=context_parallel))
     if accelerator is not None and arch.is_moe and arch.model_type != "vision":
-        from . import moe_comm
-        from .hardware import gpus_per_server
+        from . import fabrics, moe_comm
 
         ep = int(moe_comm.expert_parallel(arch, dp=dp, cp=context_parallel, tp=tensor_parallel,
-                                          gpus_per_server=gpus_per_server(accelerator)))
+                                          domain=fabrics.scale_up_domain(accelerator)))
         nbytes = float(moe_comm.all_to_all_bytes_per_token(arch, ep=ep, full_recompute=checkpointing == "full"))
         if nbytes > 0:
             predicted *= float(moe_comm.all_to_all_factor(

@@ -10,7 +10,9 @@ the architecture and the time from the catalog's link bandwidth.
     b_dispatch = b_combine = 2: Megatron-Core's default `alltoall` token dispatcher moves the bf16 hidden
                       states (fp8 dispatch is an option of DeepEP only), whatever the GEMM format
     time per token  = bytes per token / one-way link bandwidth (serving_constants.link: catalog
-                      interconnect_gb_s / 2 on NVLink-class links, PCIe otherwise)
+                      interconnect_gb_s / 2 on NVLink-class links, PCIe otherwise), also for a group that
+                      spans scale-up domains: the scale-out bound (fabrics.all_to_all_link_gb_s) is not
+                      charged, see docs/SIZING.md "Scale-up domains and scale-out links"
     factor          = 1 / (1 + all-to-all time / compute time), compute time = executed FLOPs per token /
                       (peak x E): the all-to-all is **not overlapped** with compute. Megatron-Bridge runs it
                       in the compute stream unless `overlap_moe_expert_parallel_comm` is set (an opt-in
@@ -24,10 +26,11 @@ computation-communication phases", arXiv:2412.19437 sec. 3.2.1; Megatron-Bridge 
 overlap_moe_expert_parallel_comm) the step is the longer of the two: factor = min(1, compute / all-to-all).
 
 EP is not a WorkloadSpec field; it is chosen as Megatron-Core lays it out: expert-parallel ranks are
-taken from the data-parallel (x context-parallel) ranks of one pipeline stage, kept inside one server
-so the all-to-all runs on the scale-up link: EP = the largest power of two that divides the experts,
-is <= DP x CP and <= GPUs per server / TP (EP8 for every 8-GPU-server Megatron-Bridge 25.11 recipe of
-Qwen3-30B-A3B, Qwen3-235B-A22B and DeepSeek-V3 on H100/B200). Only the all-to-all time depends on it,
+taken from the data-parallel (x context-parallel) ranks of one pipeline stage, kept inside one scale-up
+domain so the all-to-all runs on the scale-up link: EP = the largest power of two that divides the experts,
+is <= DP x CP and <= domain / TP (the domain is the server, 8 on HGX / OAM boards, and the NVL72 rack, 72,
+on GB200 / GB300: fabrics.scale_up_domain; EP8 for every 8-GPU-server Megatron-Bridge 25.11 recipe of
+Qwen3-30B-A3B, Qwen3-235B-A22B and DeepSeek-V3 on H100/B200, EP32/EP64 on GB200/GB300). Only the all-to-all time depends on it,
 through (EP - 1) / EP. Expert weights are still counted in memory as split by TP x PP only.
 """
 
@@ -44,10 +47,11 @@ DISPATCH_BYTES = BYTES_PER_VALUE["bf16"]  # Megatron-Core alltoall dispatcher: b
 COMBINE_BYTES = BYTES_PER_VALUE["bf16"]
 
 
-def expert_parallel(a: ModelArch, *, dp, cp, tp, gpus_per_server):
-    """EP per layout: largest power of two dividing the experts, <= DP x CP and <= GPUs per server / TP."""
+def expert_parallel(a: ModelArch, *, dp, cp, tp, domain):
+    """EP per layout: largest power of two dividing the experts, <= DP x CP and <= scale-up domain / TP
+    (fabrics.scale_up_domain: the server, or the NVL72 rack)."""
     dp, cp, tp = (np.asarray(x, dtype=np.int64) for x in (dp, cp, tp))
-    limit = np.minimum(dp * cp, np.maximum(np.asarray(gpus_per_server, dtype=np.int64) // np.maximum(tp, 1), 1))
+    limit = np.minimum(dp * cp, np.maximum(np.asarray(domain, dtype=np.int64) // np.maximum(tp, 1), 1))
     ep = np.ones(np.broadcast(limit, dp).shape, dtype=np.int64)
     if not a.is_moe:
         return ep
@@ -71,7 +75,10 @@ def all_to_all_bytes_per_token(a: ModelArch, *, ep, full_recompute) -> np.ndarra
 
 
 def link_one_way_gb_s(acc: AcceleratorSpec, ep: int) -> tuple[float, str]:
-    """One-way bandwidth of the link the EP group's all-to-all uses, and its kind."""
+    """One-way bandwidth of the link the EP group's all-to-all is charged at, and its kind: the scale-up link,
+    also for a group that spans scale-up domains (fabrics.all_to_all_link_gb_s is the bound a scale-out NIC
+    would set; not charged: it contradicts the published B200 EP8/EP32 pair, docs/SIZING.md "Scale-up domains
+    and scale-out links")."""
     bw, _, kind = link(acc, int(ep))
     return float(bw), kind
 

@@ -354,7 +354,7 @@ def training_efficiency_and_goodput(t: TrainingInputs, cat: CatalogArrays, lay: 
                                           t.arch, t.seq * t.micro_batch / lay["cp"][lay_idx],
                                           # a pinned EP (exact layout) sets the tokens per expert, as it sets the all-to-all
                                           t.ep_pin or moe_comm.expert_parallel(t.arch, dp=dp, cp=lay["cp"][lay_idx], tp=tp,
-                                                                               gpus_per_server=cat.gpus_per_server[a_idx])),
+                                                                               domain=cat.scale_up_domain[a_idx])),
                                       tp_comm=tp_comm_coefficients(t, cat, a_idx, tp))
     if t.method == "qlora" and not t.vision:
         ck = lay["ckpt"][lay_idx]
@@ -396,8 +396,9 @@ def moe_all_to_all(t: TrainingInputs, cat: CatalogArrays, lay: dict, a_idx, lay_
     """Expert-parallel all-to-all per (accelerator, layout) option (planner/engine/moe_comm.py): EP, bytes
     per token, one-way link GB/s and the step-time factor at efficiency `mfu` (before the factor)."""
     a_idx, lay_idx = np.asarray(a_idx), np.asarray(lay_idx)
-    ep = moe_comm.expert_parallel(t.arch, dp=lay["dp"][lay_idx], cp=lay["cp"][lay_idx], tp=lay["tp"][lay_idx],
-                                  gpus_per_server=cat.gpus_per_server[a_idx])
+    tp = lay["tp"][lay_idx]
+    ep = moe_comm.expert_parallel(t.arch, dp=lay["dp"][lay_idx], cp=lay["cp"][lay_idx], tp=tp,
+                                  domain=cat.scale_up_domain[a_idx])
     if t.ep_pin:
         ep = np.full(np.shape(ep), t.ep_pin, dtype=np.int64)
     ck = lay["ckpt"][lay_idx]

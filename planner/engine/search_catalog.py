@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compute, memory
+from . import compute, fabrics, memory
 from .hardware import AcceleratorSpec, gpus_per_server
 from .precision import has_eight_bit_units, peak_tflops
 
@@ -38,6 +38,8 @@ class CatalogArrays:
     tp_link_small_gb_s: np.ndarray  # the same for TP <= 2 (a two-card bridge counts)
     tp_overlapped: np.ndarray  # the generation's stack overlaps TP traffic (compute.TP_COMM_OVERLAPPED)
     gpus_per_server: np.ndarray
+    scale_up_domain: np.ndarray  # GPUs on one scale-up fabric (fabrics.scale_up_domain: the server or the NVL72 rack)
+    scale_out_gb_s: np.ndarray  # one-way GB/s per GPU of the compute fabric (fabrics.scale_out_gb_s; NaN unknown)
     price_gpu_hour_usd: np.ndarray  # NaN where unknown
 
 
@@ -75,6 +77,9 @@ def catalog_arrays(accelerators: Sequence[AcceleratorSpec], *, compute_precision
         tp_link_small_gb_s=np.array(links2, dtype=float),
         tp_overlapped=np.array(overlapped, dtype=bool),
         gpus_per_server=np.array([gpus_per_server_pin or gpus_per_server(a) for a in accelerators], dtype=np.int64),
+        scale_up_domain=np.array([fabrics.scale_up_domain(a, gpus_per_server_pin) for a in accelerators], dtype=np.int64),
+        scale_out_gb_s=np.array([np.nan if fabrics.scale_out_gb_s(a) is None else fabrics.scale_out_gb_s(a)
+                                 for a in accelerators], dtype=float),
         price_gpu_hour_usd=np.array(
             [np.nan if a.cloud_price_per_gpu_hour_usd is None else a.cloud_price_per_gpu_hour_usd for a in accelerators],
             dtype=float,

@@ -211,7 +211,7 @@ def _training_efficiency_explained(spec, ti, acc, lay, cat, res, i, calibrations
                 peak_ratio=float(cat.peak_ratio[res["a"][i]]), pp=lay["pp"], microbatches=m, vpp=lay.get("vpp", 1),
                 layers=search.stage_layers(a), method=t.method, vision=ti.vision,
                 tokens_per_gpu=float(compute.gemm_tokens(a, ti.seq * ti.micro_batch / lay.get("cp", 1), moe_comm.expert_parallel(
-                    a, dp=lay["dp"], cp=lay.get("cp", 1), tp=lay["tp"], gpus_per_server=int(cat.gpus_per_server[res["a"][i]])))),
+                    a, dp=lay["dp"], cp=lay.get("cp", 1), tp=lay["tp"], domain=int(cat.scale_up_domain[res["a"][i]])))),
                 attention_speedup=compute.attention_speedup(acc.architecture),
                 tp_comm=float(compute.tp_comm_coefficient(
                     generation=compute.training_generation(acc.architecture), tp=lay["tp"], hidden_size=compute.model_width(a),

@@ -76,7 +76,7 @@ def test_all_to_all_bytes_per_token_from_the_architecture():
 def test_expert_parallel_stays_in_one_server_and_within_data_parallel_ranks():
     a = qwen3_30b()  # 128 experts
     ep = moe_comm.expert_parallel(a, dp=np.array([1, 2, 8, 64, 64]), cp=1, tp=np.array([1, 1, 1, 1, 2]),
-                                  gpus_per_server=8)
+                                  domain=8)
     assert ep.tolist() == [1, 2, 8, 8, 4]
 
 
