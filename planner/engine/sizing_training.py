@@ -281,7 +281,7 @@ def _training_memory_section(mem: dict, lay: dict, t, p, ti) -> dict:
         "activations_bytes": q(mem["activations"], "bytes",
                                Msg("Korthikanti et al. 2022, activation recomputation: {ckpt_names}, sequence parallel {sp}, "
                                    "micro-batch {micro_batch_size} x {sequence_length} tokens{cp_split}, fullest pipeline "
-                                   "stage: {sets:.4g} layer x micro-batch activation sets in flight (PP{pp}, VP{vpp}, "
+                                   "stage: {sets:.4g} layer x micro-batch activation sets in flight (PP{pp}, VPP{vpp}, "
                                    "{m:.4g} micro-batches per pipeline)",
                                    ckpt_names=CKPT_TEXT[search.CKPT_NAMES[lay["ckpt"]]],
                                    sp=Msg("on") if t.sequence_parallel and lay["tp"] > 1 else Msg("off"),

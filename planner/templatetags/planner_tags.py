@@ -140,6 +140,19 @@ def decimal_figure(value):
     return number_format(number, places, use_l10n=True, force_grouping=True)
 
 
+@register.filter
+def share_pct(value):
+    """A share (0.4167, "0.0000611") as a percentage with 3 significant digits, at most one decimal
+    from 1 % up ("41,7 %", "80 %", "0,00611 %": a short job's utilisation over a horizon)."""
+    amount = _dec(value)
+    if amount is None:
+        return _unknown()
+    percent = amount * 100
+    places = 1 if abs(percent) >= 1 or not percent else max(1, 2 - percent.adjusted())
+    text = number_format(_half_up(percent, places).normalize(), None, use_l10n=True)
+    return f"{text} %"
+
+
 # == whole-unit money for headlines (h/card) ==
 @register.filter
 def money_whole(value, currency=""):

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.utils import translation
 
-from planner.templatetags.planner_tags import gib, money, money_whole, num, pct
+from planner.templatetags.planner_tags import gib, money, money_whole, num, pct, share_pct
 
 
 @pytest.mark.parametrize(("value", "digits", "en"), [
@@ -35,3 +35,15 @@ def test_pct_money_and_gib_round_half_up():
         assert pct("0.7985", 1) == "79,9 %"
         assert money("10.005", "RUB") == "10,01 RUB"
         assert gib(str(int(1.25 * (1 << 30)) + 1)) == "1,3 GiB"
+
+
+@pytest.mark.parametrize(("share", "ru"), [
+    ("0.4166666666666666666666666666666666666667", "41,7 %"), ("0.8", "80 %"), ("1", "100 %"),
+    # a 1-hour job's utilisation over 24 months: a percentage, 3 significant digits (was "0,0000611")
+    ("0.0000611", "0,00611 %"), ("0.0123", "1,2 %"),
+])
+def test_a_share_reads_as_a_percentage(share, ru):
+    with translation.override("ru"):
+        assert share_pct(share) == ru
+    with translation.override("en"):
+        assert share_pct(share) == ru.replace(",", ".")
