@@ -16,14 +16,32 @@ schemathesis failure instead of being hidden.
 
 from __future__ import annotations
 
+import ast
 import copy
 import datetime as dt
 import math
 import os
 import re
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# CPython 3.11 keeps the AST validator's recursion depth in state its threads share: two threads in
+# ast.parse at once can fail with "SystemError: AST constructor recursion depth mismatch". With
+# --workers 2, Hypothesis parses a strategy module's source in both threads to describe its lambdas
+# (hypothesis.internal.lambda_sources), and a CI run failed on that once, a runtime error of the test
+# runner with nothing to do with the API. One parse at a time in this process (the runner's own).
+_AST_PARSE = ast.parse
+_AST_LOCK = threading.Lock()
+
+
+def _parse_one_at_a_time(*args, **kwargs):
+    with _AST_LOCK:
+        return _AST_PARSE(*args, **kwargs)
+
+
+ast.parse = _parse_one_at_a_time
 
 import schemathesis  # noqa: E402
 
