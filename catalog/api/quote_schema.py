@@ -8,9 +8,11 @@ from django.utils.translation import gettext as _
 from catalog.choices import Currency, QuoteItemKind
 from catalog.models import Accelerator
 from planner.api.body_schema import catalog_enum
+from planner.api.input_schema_parts import _visible
 
 # A price: up to 12 whole digits and 6 decimals (catalog.models.MONEY), above zero.
-PRICE_PATTERN = r"^(?=[0-9.]*[1-9])[0-9]{1,12}(\.[0-9]{1,6})?$"
+# The end is "(?![\s\S])", not "$": Python's "$" also matches before a final newline, ECMA's does not.
+PRICE_PATTERN = r"^(?=[0-9.]*[1-9])[0-9]{1,12}(\.[0-9]{1,6})?(?![\s\S])"
 QUOTE_REQUIRED = ["team", "supplier", "item_kind", "accelerator", "unit_price", "currency", "includes_vat",
                   "quote_date", "valid_until"]
 
@@ -26,7 +28,7 @@ def quote_body_schema() -> dict:
         "required": QUOTE_REQUIRED,
         "properties": {
             "team": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
-            "supplier": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
+            "supplier": _visible(200),
             "item_kind": {"type": "string", "enum": list(QuoteItemKind.values)},
             "accelerator": {"type": "string", "minLength": 1, "description": "A catalog id (GET /api/v1/accelerators/).",
                             **catalog_enum(lambda: Accelerator.objects.order_by("slug").values_list("slug", flat=True))},

@@ -21,6 +21,7 @@ from django.utils.translation import ngettext
 from jsonschema import Draft4Validator, FormatChecker
 
 from .errors import FieldErrors
+from .input_schema_parts import VISIBLE_PATTERN
 
 FORMATS = FormatChecker(formats=("date",))
 MAX_ERRORS = 20
@@ -105,6 +106,8 @@ def _message(error) -> list[tuple[str | None, str]]:
         return [(_path(where), ngettext("At most %(n)s character.", "At most %(n)s characters.", value)
                  % {"n": value})]
     if rule == "pattern":
+        if value == VISIBLE_PATTERN:
+            return [(_path(where), _("Must contain a visible character."))]
         return [(_path(where), error.schema.get("x-pattern-message") or
                  _("Does not match the pattern %(pattern)s.") % {"pattern": value})]
     if rule == "format" and value == "date":

@@ -25,6 +25,7 @@ from .base import PAGE_PARAMS, ApiView, _editable_team, _int_query, _paginate, _
 from .body_schema import check_body
 from .calibration_schema import envelope_schema, run_schema, upload_body_schema
 from .errors import FieldConflict, FieldErrors, FieldNotFound
+from .input_schema_parts import VISIBLE_PATTERN
 from .serializers import paginated
 
 TAGS = ["calibration"]
@@ -39,7 +40,7 @@ ACTIVATE_EXAMPLE = OpenApiExample("Activate a serving group", request_only=True,
 class ActivateIn(serializers.Serializer):
     team = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     # pattern: not only spaces (the field trims them, then a blank key is refused)
-    key = serializers.CharField(min_length=1, max_length=400, validators=[RegexValidator(r"\S")],
+    key = serializers.CharField(min_length=1, max_length=400, validators=[RegexValidator(VISIBLE_PATTERN)],
                                 help_text="A scoreboard group's key: kind|accelerator|runtime|precision.")
 
 

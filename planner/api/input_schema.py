@@ -25,7 +25,7 @@ from planner.engine.spec_mechanisms import SPECULATIVE
 
 from .input_schema_costs import cost_options_schema
 from .input_schema_model import _model, _presets
-from .input_schema_parts import _bool, _enum, _int, _not_null, _num, _obj, _text
+from .input_schema_parts import MODEL_API_PATTERN, _bool, _enum, _int, _not_null, _num, _obj, _text
 
 DESCRIPTION_MAX = 2000
 
@@ -124,7 +124,7 @@ def _pool() -> dict:
 
 def _model_api() -> dict:
     # planner.api.schema adds the enum of the model APIs the catalog prices today (a database read).
-    one = {"type": "string", "maxLength": 200, "pattern": r"^\s*[^/]*[^/\s][^/]*/.*\S.*$",
+    one = {"type": "string", "maxLength": 200, "pattern": MODEL_API_PATTERN,
            "example": "OpenAI/gpt-4o-mini"}
     return {
         "nullable": True,

@@ -19,7 +19,7 @@ from costs.engine.options import (
 from costs.engine.rates import RATE_SCHEMA
 from planner.engine.presets import preset_ids
 
-from .input_schema_parts import _bool, _int, _not_null, _num, _obj
+from .input_schema_parts import _bool, _int, _not_null, _num, _obj, _visible
 
 
 def _rate_override(kind: str) -> dict:
@@ -73,7 +73,7 @@ def _cost_options_schema() -> dict:
         "seed": _not_null(_int(0, 2**63 - 1)),
         "overrides": _obj(overrides, nullable=False, description="Rate-card values to replace, by rate name."),
         "server_prices": {"type": "array", "items": price_item({
-            "accelerator": {"type": "string", "minLength": 1, "pattern": r"\S"},
+            "accelerator": _visible(),
             "gpus_per_server": _not_null(_int(1, 64)), "amount": amount, "currency": currency,
             "includes_vat": {}, "source": {}, "name": {}, "power_w": _not_null(_num(0, exclusive_min=True)),
             "rack_units": _not_null(_int(1, 60)), "date": {"type": "string", "format": "date", "nullable": True},
@@ -82,8 +82,8 @@ def _cost_options_schema() -> dict:
             "type": "object",
             "required": ["provider", "model", "currency", "input_per_1m_tokens", "output_per_1m_tokens"],
             "properties": {
-                "provider": {"type": "string", "minLength": 1, "pattern": r"\S"},
-                "model": {"type": "string", "minLength": 1, "pattern": r"\S"},
+                "provider": _visible(),
+                "model": _visible(),
                 "currency": currency, "input_per_1m_tokens": amount, "output_per_1m_tokens": amount,
                 "open_weights_model": {"type": "string", "enum": preset_ids(), "nullable": True,
                                        "description": "The preset id when the API serves that open-weights "
@@ -94,7 +94,7 @@ def _cost_options_schema() -> dict:
         "providers": {"type": "array", "maxItems": 100, "description": (
             "Providers the plan may buy from, by their catalog names (e.g. \"Yandex Cloud\"); empty or absent: "
             "any. A team's procurement settings narrow it further."),
-            "items": {"type": "string", "minLength": 1, "maxLength": 120, "pattern": r"\S"}},
+            "items": _visible(120)},
         "egress_gb_per_month": _num(0),
         "inter_zone_gb_per_month": _num(0),
         "runs": _int(1, 100_000),
@@ -107,7 +107,7 @@ def _cost_options_schema() -> dict:
                                           "(budget + expected cost of downtime; needs downtime_cost_per_hour), "
                                           "fewest_gpus (then the cheapest)."},
         "support_lines": {"type": "array", "items": price_item({
-            "label": {"type": "string", "minLength": 1, "pattern": r"\S"},
+            "label": _visible(),
             "amount": amount, "currency": currency,
             "per": {"type": "string", "enum": list(SUPPORT_PER)},
             "scale": {"type": "string", "enum": list(SUPPORT_SCALE)},

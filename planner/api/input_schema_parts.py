@@ -7,6 +7,24 @@ from __future__ import annotations
 
 NAME_MAX = 200  # _Reader.text default
 
+# "Has a visible character", written so that Python's re (the server's validator) and ECMA-262 (what
+# JSON Schema patterns mean, and what generated clients and schemathesis use) agree on every code
+# point: the two engines' \s differ (Python's counts U+001C..U+001F and U+0085, ECMA's U+FEFF), so
+# both sets and the control characters are excluded by name. Never a bare \s, \S, "." or "$" in a
+# published pattern: tests/unit/test_schema_patterns.py compares the two engines on each one.
+_INVISIBLE = r"\s\x00-\x1f\x7f-\x9f\ufeff"
+VISIBLE_PATTERN = rf"[^{_INVISIBLE}]"
+# "provider/model": a visible character before the first "/", one after it.
+MODEL_API_PATTERN = rf"^[^/]*[^/{_INVISIBLE}][^/]*/[\s\S]*{VISIBLE_PATTERN}"
+
+
+def _visible(max_length=None) -> dict:
+    """A required name: a string with a visible character."""
+    out: dict = {"type": "string", "minLength": 1, "pattern": VISIBLE_PATTERN}
+    if max_length:
+        out["maxLength"] = max_length
+    return out
+
 
 def _num(lo=None, hi=None, *, integer=False, exclusive_min=False, nullable=True, description=None) -> dict:
     out: dict = {"type": "integer" if integer else "number"}
