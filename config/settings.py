@@ -66,6 +66,9 @@ MIDDLEWARE = [
     # 400 for NUL / unpaired surrogates in the path, query parameters and API form fields.
     "config.middleware.UnsafeTextMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # gzip of the API's JSON (a plan's result: ~450 KB, ~55 KB compressed); below the middleware that
+    # read a body (ApiHtmlNotFound reads a 404's HTML), so they see it plain
+    "config.middleware.ApiGZipMiddleware",
     # Database down: a plain 503 page or JSON instead of a stack trace (config/middleware.py).
     "config.middleware.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

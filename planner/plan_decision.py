@@ -39,7 +39,8 @@ def configuration_of(sizing: dict, candidate_id: str | None, detail: dict | None
     detail = detail or {}
     per_server = detail.get("gpus_per_server") or detail.get("gpus_per_instance")
     cands = sizing.get("candidates") or {}
-    rows = [sizing.get("recommendation") or {}, *(cands.get("best_per_accelerator") or []), *(cands.get("ranked") or [])]
+    rows = [sizing.get("recommendation") or {}, *(cands.get("best_per_accelerator") or []),
+            *(cands.get("one_server_per_accelerator") or []), *(cands.get("ranked") or [])]
     for row in rows:
         if row.get("accelerator_id") and row.get("count") and f"{row['accelerator_id']} x{row['count']}" == candidate_id:
             c = Configuration.of_candidate(row)
@@ -126,7 +127,8 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
     met = serving.get("meets_targets") if kind in SERVICE_KINDS else None
     if kind in TRAINING_KINDS:
         cands = sizing.get("candidates") or {}
-        ranked = [*(cands.get("best_per_accelerator") or []), *(cands.get("ranked") or [])]
+        ranked = [*(cands.get("best_per_accelerator") or []), *(cands.get("one_server_per_accelerator") or []),
+                  *(cands.get("ranked") or [])]
         row = next((r for r in ranked if r.get("accelerator_id") == rec.get("accelerator_id")
                     and r.get("count") == rec.get("count")), None)
         met = row.get("meets_target") if row else None

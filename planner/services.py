@@ -326,9 +326,12 @@ def _listed(sizing_dict: dict, costs: dict) -> dict:
     listed = {o.get("candidate") for o in costs.get("options") or []}
     if not isinstance(best, list) or not listed - {"api"}:
         return sizing_dict
-    kept = [c for c in best if f"{c.get('accelerator_id')} x{c.get('count')}" in listed]
-    return {**sizing_dict, "candidates": {**cands, "best_per_accelerator": kept,
-                                          "best_per_accelerator_total": len(best)}}
+    def _kept(rows):
+        return [c for c in rows or [] if f"{c.get('accelerator_id')} x{c.get('count')}" in listed]
+    out = {**cands, "best_per_accelerator": _kept(best), "best_per_accelerator_total": len(best)}
+    if "one_server_per_accelerator" in cands:
+        out["one_server_per_accelerator"] = _kept(cands["one_server_per_accelerator"])
+    return {**sizing_dict, "candidates": out}
 
 
 def _describe_decided(sizing_dict: dict, costs: dict, *, spec, accelerators, calibrations,

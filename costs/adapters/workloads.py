@@ -124,7 +124,8 @@ MAX_CONFIGURATIONS = 16  # the recommendation + one per fitting accelerator, bou
 
 def configurations_to_price(sizing: dict) -> list[dict]:
     """The recommendation's configuration first, then ``candidates.best_per_accelerator`` (one
-    per fitting accelerator, chosen by the recommendation rule). Not ``ranked``: for training it
+    per fitting accelerator, chosen by the recommendation rule) and, for training,
+    ``one_server_per_accelerator``. Not ``ranked``: for training it
     favours the biggest, fastest clusters, which is not what a budget compares."""
     rec = sizing.get("recommendation") or {}
     cands = sizing.get("candidates") or {}
@@ -148,7 +149,14 @@ def configurations_to_price(sizing: dict) -> list[dict]:
     out += best
     if not out:  # an older sizing result without best_per_accelerator
         out = [r for r in cands.get("ranked") or [] if r.get("fits", True)][:MAX_CONFIGURATIONS]
-    return out[:MAX_CONFIGURATIONS]
+    out = out[:MAX_CONFIGURATIONS]
+    # training: also each of these accelerators' best on one server (the sizing's best is chosen on GPU
+    # time alone; what grows with the servers, only the cost engine prices)
+    kept = {r.get("accelerator_id") for r in out}
+    seen = {(r.get("accelerator_id"), r.get("count")) for r in out}
+    extra = [r for r in cands.get("one_server_per_accelerator") or [] if isinstance(r, dict)
+             and r.get("accelerator_id") in kept and (r.get("accelerator_id"), r.get("count")) not in seen]
+    return out + extra
 
 
 def _user_egress_gb(tokens_out: Decimal | None, rates: dict[str, Rate] | None) -> Decimal:

@@ -323,13 +323,13 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
                 "The configuration with the fewest GPUs meeting the targets ({sizing}) is not the decision: on the "
                 "decision's rule ({basis}) another option comes first. Every section of this plan describes the "
                 "decision.",
-                sizing=f"{w.gpu_count} x {w.accelerator_name or w.accelerator_id}",
+                sizing=f"{w.gpu_count} × {w.accelerator_name or w.accelerator_id}",
                 basis=basis.text(),
             )
         if not priced_here:
             entry["text"] = Msg(
                 "The sizing's recommendation ({sizing}) could not be priced: {reasons}",
-                sizing=f"{w.gpu_count} x {w.accelerator_name or w.accelerator_id}",
+                sizing=f"{w.gpu_count} × {w.accelerator_name or w.accelerator_id}",
                 reasons=join_texts(entry["why_not_priced"][:3], "; ") or Msg("no price"),
             )
         out["sizing_recommendation"] = entry

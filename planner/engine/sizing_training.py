@@ -19,6 +19,7 @@ from .sizing_training_rank import (
     _cost_or_gpu_hours,
     _first_per_accelerator,
     _no_layout_reason,
+    _one_server_rows,
     _pick_training,
     _searched_counts,
     _tie_bucket,
@@ -76,6 +77,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
 
     candidates: list[dict] = []
     best: list[dict] = []
+    one_server: list[dict] = []
     rec_i = None
     if res is not None and res.get("mem") is not None and len(res["a"]):
         # what a team would run: within the deadline (30 days without one), then the cheapest where
@@ -87,6 +89,8 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         best_rows = _first_per_accelerator(
             res["a"], ~res["meets"], np.where(res["meets"], _cost_or_gpu_hours(res), res["wall"]), res["count"])
         best = _training_rows(res, cat, best_rows[np.argsort(res["wall"][best_rows], kind="stable")])
+        one_server = _one_server_rows(res, cat, best_rows)
+        one_server = _training_rows(res, cat, one_server[np.argsort(res["wall"][one_server], kind="stable")])
         rec_i = _chosen_training_row(res, cat, chosen)
         if rec_i is None:
             rec_i = _pick_training(res, best_rows)
@@ -175,6 +179,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
                        "first; within 2 % a tie), then fewer GPUs, then fewer GPU-hours, then shorter wall-clock"),
         "ranked": candidates,
         "best_per_accelerator": best,
+        "one_server_per_accelerator": one_server,
         "not_fitting": not_fitting,
     }
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True,

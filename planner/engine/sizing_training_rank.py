@@ -42,6 +42,21 @@ def _cost_or_gpu_hours(res: dict) -> np.ndarray:
     return np.where(np.isfinite(res["cost"]), res["cost"], res["gpu_hours"]).astype(np.float32)
 
 
+def _one_server_rows(res: dict, cat: search.CatalogArrays, best_rows: np.ndarray) -> np.ndarray:
+    """Per accelerator, the cheapest option (else the fewest GPU-hours) on one server that meets the
+    deadline, and the cheapest on one full server, where these are not already its best. The sizing's
+    cost is GPU time alone; the cost engine also charges what grows with the servers (each node's disks,
+    a cluster's setup, whole instances paid while part of them works), so it gets these to choose from:
+    a QLoRA that 352 GPUs finish in an hour costs more than 8 for three days."""
+    per_server = cat.gpus_per_server[res["a"]]
+    rows = []
+    for on_one in (res["count"] <= per_server, res["count"] == per_server):
+        idx = np.flatnonzero(on_one & res["meets"])
+        if len(idx):
+            rows.append(idx[_first_per_accelerator(res["a"][idx], _cost_or_gpu_hours(res)[idx], res["count"][idx])])
+    return np.setdiff1d(np.concatenate(rows), best_rows) if rows else np.array([], dtype=int)
+
+
 def _pick_training(res: dict, best_rows: np.ndarray) -> int:
     """The best option of each accelerator competes: among those meeting the target, the cheapest
     where prices are known, else the fewest GPU-hours, then the fewest GPUs. Without any option
