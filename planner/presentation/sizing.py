@@ -267,7 +267,8 @@ def meets_by_candidate(sizing: dict) -> dict[str, bool]:
     out = {}
     cands = sizing.get("candidates") or {}
     # the best configuration of each accelerator too: the decision of a training plan reads it (plan_decision)
-    for c in [*(cands.get("best_per_accelerator") or []), *(cands.get("ranked") or [])]:
+    for c in [*(cands.get("best_per_accelerator") or []), *(cands.get("one_server_per_accelerator") or []),
+              *(cands.get("ranked") or [])]:
         met = next((c[k] for k in ("meets_target", "meets_targets", "meets_deadline") if k in c), None)
         if c.get("accelerator_id") and c.get("count") is not None and met is not None:
             out[f"{c['accelerator_id']} x{c['count']}"] = bool(met)

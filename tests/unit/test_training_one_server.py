@@ -51,3 +51,13 @@ def test_a_pinned_count_adds_nothing():
     pinned = {**QLORA, "hardware": {"accelerator": "nvidia-a100-sxm4-40gb", "count": 16}}
     cands = _sizing(pinned)["candidates"]
     assert all(r["count"] == 16 for r in cands["best_per_accelerator"] + cands["one_server_per_accelerator"])
+
+
+def test_the_plan_knows_the_one_server_rows_meet_the_deadline():
+    # the PDF's and the compare pages' "targets met" column reads it: "—" for these rows before
+    from planner.presentation import meets_by_candidate
+
+    sizing = _sizing(QLORA)
+    meets = meets_by_candidate(sizing)
+    for r in sizing["candidates"]["one_server_per_accelerator"]:
+        assert meets[f"{r['accelerator_id']} x{r['count']}"] is True
