@@ -194,7 +194,7 @@ def _break_even(a: str | None, b: str | None, analysis: dict, linear: dict, jobs
         num = la["a"] - lb["a"]
         if den > 0 and num > 0:
             out["runs"] = {"state": "crossing", "runs": f"{num / den:.2f}",
-                           "text": Msg("{a} is cheaper from {runs} runs over the horizon (net)",
+                           "text": Msg("{a} is cheaper from {runs:,.1f} runs over the horizon (net)",
                                        a=by_id[a].option.label, runs=round(num / den, 1))}
         elif num <= 0 and den >= 0:
             out["runs"] = {"state": "a_cheaper_at_any_number_of_runs", "runs": None}
@@ -319,7 +319,11 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
             "why_not_priced": sorted({s["reason"] for s in skipped if s["candidate"] == sizing}),
         }
         if rec and by_id[rec].option.candidate_id != sizing and by_id[rec].option.kind != "api":
+            # a training sizing picks the lowest GPU-time cost within the deadline, not the fewest GPUs
             entry["differs"] = Msg(
+                "The sizing's pick ({sizing}: the lowest GPU-time cost within the deadline) is not the decision: on "
+                "the decision's rule ({basis}) another option comes first. Every section of this plan describes the "
+                "decision." if w.is_training else
                 "The configuration with the fewest GPUs meeting the targets ({sizing}) is not the decision: on the "
                 "decision's rule ({basis}) another option comes first. Every section of this plan describes the "
                 "decision.",
