@@ -31,6 +31,7 @@ from planner.engine.training_reference import (  # noqa: E402
     load_rows,
     published_goodput,
     qlora_pairs,
+    run_goodput,
     throughput_rows,
     whole_run_spec,
 )
@@ -182,10 +183,11 @@ def main():
     runs = whole_runs(accs)
     print(f"GOODPUT_BASE = {fit_goodput(runs):.3f}\n")
     print("Whole runs with the constants as rounded in compute.py (GPU-hours incl. goodput):\n")
-    print("| row | role | GPUs | implied goodput | default goodput | published GPU-h | estimate | error |\n"
+    print("| row | role | GPUs | implied goodput | goodput used | published GPU-h | estimate | error |\n"
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r, step, n in runs:
-        good = float(training_goodput.default_goodput(n))
+        # the run's published effective training time where it has one (once, not x the default), else the default
+        good = run_goodput(r) or float(training_goodput.default_goodput(n))
         est = step / good
         print(f"| {r['id']} | {r['role']} | {n} | {implied_goodput(r, step, n):.3f} | {good:.3f} | "
               f"{r['observed']['gpu_hours']:,.0f} | {est:,.0f} | {est / r['observed']['gpu_hours'] - 1:+.1%} |")

@@ -12,7 +12,10 @@ import numpy as np
 # Interruptions scale with the GPU count. Llama 3 (Dubey et al. 2024, sec. 3.3.4): 466 job
 # interruptions in 54 days of pre-training on 16,384 H100 GPUs, and "higher than 90% effective
 # training time". LOST_HOURS_PER_INTERRUPTION is the mean useful time one interruption costs (lost
-# work since the last checkpoint + restart) that turns that rate into 90%.
+# work since the last checkpoint + restart) that turns that rate into 90%. The 90% is Llama 3's whole
+# effective training time (useful training over elapsed, every loss), so L charges all of it to
+# interruptions: Llama 3's own run is not also given GOODPUT_BASE (that counted its losses twice, 0.72;
+# its published figure is its goodput: training_reference.run_goodput, docs/BENCHMARKS.md h/train6).
 INTERRUPTIONS_PER_GPU_HOUR = 466 / (54 * 24 * 16384)
 LOST_HOURS_PER_INTERRUPTION = (1 / 0.90 - 1) / (INTERRUPTIONS_PER_GPU_HOUR * 16384)
 # The rest of the wall-clock a whole run loses at any scale (evaluation, checkpoint stalls, data and

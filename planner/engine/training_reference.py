@@ -163,8 +163,17 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
     return out
 
 
+def run_goodput(row: dict) -> float | None:
+    """The goodput a whole-run row publishes as an input (its effective training time: useful training over
+    elapsed, every loss included), else None (the planner's default by GPU count applies)."""
+    e = row.get("effective_training_time")
+    return None if e is None else float(e["value"])
+
+
 def whole_run_spec(row: dict, goodput: float | None = None) -> dict:
-    """The WorkloadSpec a whole-run row describes (layout pins where published)."""
+    """The WorkloadSpec a whole-run row describes (layout pins where published; goodput: the argument, else the
+    row's published effective training time, else the default). A published effective training time already holds
+    every loss of the run, so it replaces the default rather than multiplying it: goodput enters once."""
     t = {"tokens": row["observed"]["tokens"], "sequence_length": row["sequence_length"],
          "global_batch_tokens": int(row["global_batch_tokens"])}
     for k, key in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"), ("cp", "context_parallel"),
@@ -173,6 +182,8 @@ def whole_run_spec(row: dict, goodput: float | None = None) -> dict:
             t[key] = row[k]
     if row.get("expert_overlap"):  # published schedule overlaps the MoE all-to-all (DeepSeek-V3: DualPipe)
         t["expert_overlap"] = True
+    if goodput is None:
+        goodput = run_goodput(row)
     if goodput is not None:
         t["goodput"] = goodput
     hw = {"accelerator": row["accelerator"]}
