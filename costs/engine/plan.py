@@ -182,7 +182,13 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
                         or Msg("no purchase price of a server with {accelerator_id}; enter a quote in costs.server_prices", accelerator_id=_accelerator_text(w)),
                     }
                 )
-        if "hybrid" in o.options:
+        if "hybrid" in o.options and w.is_training:
+            # one synchronous job cannot span own servers and a cloud region: its gradients cross every
+            # GPU each step, over one fabric (a service's replicas can be split; a training run cannot)
+            skipped.append({"candidate": w.candidate_id, "kind": "hybrid", "reason": Msg(
+                "a training run cannot be split between own servers and the cloud: its GPUs exchange "
+                "gradients every step over one network")})
+        elif "hybrid" in o.options:
             od = [x for x in offers if x.on_demand is not None]
             best = min(
                 od, key=lambda x: ctx.net(x.on_demand, path="prices") / x.gpus_per_instance, default=None

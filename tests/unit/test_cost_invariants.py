@@ -190,6 +190,16 @@ def test_hybrid_splits_owned_baseline_and_cloud_burst():
     assert {"gpu_time.useful.owned", "gpu_time.useful.cloud"} <= keys
 
 
+def test_a_training_run_is_never_split_between_own_servers_and_the_cloud():
+    # the same 16 GPUs as above, as a training job: one synchronous run cannot span two networks
+    w = workload(gpu_count=16, server_count=2, is_training=True, training_gpu_hours_per_run=D("100"))
+    res = cost_plan(inputs=inputs(workloads=[w], options=("hybrid", "onprem")))
+    assert not [p for p in res.options if p.option.kind == "hybrid"]
+    assert [p for p in res.options if p.option.kind == "onprem"]
+    reasons = [str(s["reason"]) for s in res.skipped if s["kind"] == "hybrid"]
+    assert reasons and "gradients" in reasons[0]
+
+
 def test_result_is_json_serialisable():
     import json
 
