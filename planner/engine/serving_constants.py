@@ -224,8 +224,9 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g
     base["decode_bandwidth_efficiency"] *= g
-    if async_scheduling and runtime in ASYNC_STEP_OVERHEAD_FROM:
-        base["step_overhead_s"] = FITTED_IX[ASYNC_STEP_OVERHEAD_FROM[runtime]]["step_overhead_s"]
+    if async_scheduling and runtime in ASYNC_STEP_OVERHEAD_FROM:  # without that fit (--no-fit): the synchronous value
+        fitted = FITTED_IX.get(ASYNC_STEP_OVERHEAD_FROM[runtime], {})
+        base["step_overhead_s"] = fitted.get("step_overhead_s", base["step_overhead_s"])
     # Constants fitted on the InferenceX rows for this runtime and chip generation (serving_constants_ix.py)
     base.update(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}))
     return base

@@ -24,6 +24,14 @@ def test_async_scheduling_takes_the_async_step_overhead_only_for_vllm():
             == serving_constants(h100, "sglang", "fp8"))
 
 
+def test_without_the_inferencex_fit_the_synchronous_value_stands(monkeypatch):
+    from planner.engine import serving_constants as sc
+    monkeypatch.setattr(sc, "FITTED_IX", {})  # bench_serving_fit.py --no-fit: the model before the fit
+    h100 = ix.accelerator("h100")
+    assert sc.serving_constants(h100, "vllm", "fp4", async_scheduling=True)["step_overhead_s"] == \
+        FITTED["vllm"]["step_overhead_s"]
+
+
 def test_inferencex_vllm_rows_are_replayed_with_async_scheduling():
     r = {"model_key": "gptoss120b", "gpu": "h100", "framework": "vllm", "precision": "fp4", "speculative": "none",
          "disaggregated": "False"}
