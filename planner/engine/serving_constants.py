@@ -141,6 +141,12 @@ FITTED = {
                "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 0.469,
                "request_overhead_s": 115.5e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
 }
+# vLLM's scheduler is synchronous unless --async-scheduling (default from v0.14): the CPU schedules step n+1
+# while the GPU runs step n, so less of a step's fixed time adds to it. FITTED["vllm"] describes vLLM 0.12.0
+# without it (serving_measured.csv); with it, the step overhead fitted on the InferenceX B200 rows (FITTED_IX
+# vllm/blackwell: every InferenceX vLLM recipe sets async-scheduling: true, benchmarks/gptoss_fp4_{b200,h100,h200}.sh)
+# applies to every generation without its own InferenceX fit. Hopper's InferenceX rows are not in that fit: they check it.
+ASYNC_STEP_OVERHEAD_FROM = {"vllm": ("vllm", "blackwell")}
 # ATOM has no serving_measured.csv rows: it starts from vLLM's Hopper constants (ATOM's scheduler and
 # paged KV follow vLLM's design) and its own constants are fitted on the InferenceX rows
 # (serving_fit_ix.py, FITTED_IX).
@@ -205,17 +211,22 @@ def generation_factor(acc: AcceleratorSpec) -> tuple[float, str]:
     return GENERATION_FACTOR[generation_of(acc.architecture)]
 
 
-def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str) -> dict[str, float]:
+def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str, *,
+                      async_scheduling: bool = False) -> dict[str, float]:
     """Preset constants (by name) for this accelerator, runtime and compute precision.
 
     The generation factor is folded into the two efficiencies; the precision's kernel factor is
-    applied separately by the model (it depends on weights vs compute precision)."""
+    applied separately by the model (it depends on weights vs compute precision). async_scheduling:
+    the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
             "disagg_handoff_s": DISAGG_HANDOFF_S,
             **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g
     base["decode_bandwidth_efficiency"] *= g
+    if async_scheduling and runtime in ASYNC_STEP_OVERHEAD_FROM:  # without that fit (--no-fit): the synchronous value
+        fitted = FITTED_IX.get(ASYNC_STEP_OVERHEAD_FROM[runtime], {})
+        base["step_overhead_s"] = fitted.get("step_overhead_s", base["step_overhead_s"])
     # Constants fitted on the InferenceX rows for this runtime and chip generation (serving_constants_ix.py)
     base.update(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}))
     return base
@@ -235,9 +246,10 @@ def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
                runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], g=g, why=why)
 
 
-def resolve_constants(accelerator: AcceleratorSpec, runtime: str, precision: str, calibrations) -> tuple[dict, Msg]:
+def resolve_constants(accelerator: AcceleratorSpec, runtime: str, precision: str, calibrations, *,
+                      async_scheduling: bool = False) -> tuple[dict, Msg]:
     """Presets, replaced by a team calibration where one exists for (accelerator, runtime, precision)."""
-    values = serving_constants(accelerator, runtime, precision)
+    values = serving_constants(accelerator, runtime, precision, async_scheduling=async_scheduling)
     cal = calibrations.for_serving(accelerator.id, runtime, precision) if calibrations else None
     if cal is None:
         return values, constants_source(accelerator, runtime)

@@ -65,7 +65,7 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
                            runtime: str, weights: str, compute: str | None = None, kv_cache: str | None = None,
                            input_tokens=1024, output_tokens=256, concurrency=1, speculative: str = "none",
                            mtp_accepted_tokens=None, calibrations: Calibrations = NO_CALIBRATIONS,
-                           consts: dict | None = None) -> dict:
+                           consts: dict | None = None, async_scheduling: bool = False) -> dict:
     """Predict a disaggregated deployment under a closed loop of `concurrency` clients (times in ms)."""
     compute = compute or weights
     kv_cache = kv_cache or ("bf16" if weights in ("int4", "int8") else weights)
@@ -73,7 +73,8 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
     osl = np.asarray(output_tokens, dtype=float)
     clients = np.asarray(concurrency, dtype=float)
     common = dict(arch=arch, acc=accelerator, runtime=runtime, weights=weights, compute=compute,
-                  kv_precision=kv_cache, pp=1, calibrations=calibrations, consts=consts)
+                  kv_precision=kv_cache, pp=1, calibrations=calibrations, consts=consts,
+                  async_scheduling=async_scheduling)
     pre, pmem, pnotes = make_engine(**common, tp=prefill.tensor_parallel, isl=isl, osl=np.ones_like(osl),
                                     ep=prefill.expert_parallel, dpa=prefill.data_parallel_attention)
     dec, dmem, dnotes = make_engine(**common, tp=decode.tensor_parallel, isl=isl, osl=osl,

@@ -109,13 +109,14 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
 
 def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
                  tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
-                 ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0):
+                 ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0, async_scheduling=False):
     """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp).
 
     ep, dpa: expert parallel and data-parallel attention inside the tp group; mtp: MTP speculative
     decoding with `mtp_accepted` tokens per step (None: the runtime's constant); ep, dpa and mtp
     broadcast with tp (the search's variants of one layout); prompt_share 0: a
-    decode-only worker (serving_disagg.py)."""
+    decode-only worker (serving_disagg.py); async_scheduling: the engine schedules the next step while the
+    GPU runs this one (serving_constants.ASYNC_STEP_OVERHEAD_FROM)."""
     tp = np.asarray(tp, dtype=float)
     pp = np.asarray(pp, dtype=float)
     shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))
@@ -134,7 +135,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                acc.interconnect, acc.interconnect_gb_s, acc.pcie_gen, acc.id if cal is not None else None)
         if key not in memo:
             peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
-            values, source = resolve_constants(acc, runtime, compute, calibrations)
+            values, source = resolve_constants(acc, runtime, compute, calibrations, async_scheduling=async_scheduling)
             if consts:
                 values = {**values, **consts}
             low_bit = fmt in ("fp8", "fp4", "int8")
@@ -184,7 +185,7 @@ def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights:
                 tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
                 **mechanisms):
     """(Engine, memory plan, notes) for one accelerator; `consts` overrides the presets (used by the fit);
-    `mechanisms`: ep, dpa, mtp, mtp_accepted, prompt_share of make_engines."""
+    `mechanisms`: ep, dpa, mtp, mtp_accepted, prompt_share, async_scheduling of make_engines."""
     eng, mem, notes = make_engines(arch=arch, accs=[acc], runtime=runtime, weights=weights, compute=compute,
                                    kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
                                    calibrations=calibrations, consts=consts, **mechanisms)
@@ -213,7 +214,7 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
                     ttft_p95_ms: float | None = None, tpot_p95_ms: float | None = None,
                     calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
                     expert_parallel=1, data_parallel_attention=False, speculative: str = "none",
-                    mtp_accepted_tokens=None) -> dict:
+                    mtp_accepted_tokens=None, async_scheduling: bool = False) -> dict:
     """Predict how exactly this layout serves the load (one replica of tp x pp GPUs).
 
     Load: `concurrency` clients in a closed loop (as benchmark tools run) or `requests_per_second`
@@ -221,14 +222,15 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
     Numeric inputs may be arrays of one shape (rows of a replay). Times are in ms.
     expert_parallel / data_parallel_attention: inside the tensor-parallel group (serving_moe.py);
     speculative "mtp": multi-token prediction with `mtp_accepted_tokens` per step (None: the runtime's
-    fitted constant). Disaggregated prefill/decode: serving_disagg.evaluate_disaggregated."""
+    fitted constant); async_scheduling: the engine overlaps scheduling with the GPU step (vLLM
+    --async-scheduling). Disaggregated prefill/decode: serving_disagg.evaluate_disaggregated."""
     compute = compute or weights
     kv_cache = kv_cache or ("bf16" if weights in ("int4", "int8") else weights)
     eng, mem, notes = make_engine(arch=arch, acc=accelerator, runtime=runtime, weights=weights, compute=compute,
                                   kv_precision=kv_cache, tp=tensor_parallel, pp=pipeline_parallel,
                                   isl=input_tokens, osl=output_tokens, calibrations=calibrations, consts=consts,
                                   ep=expert_parallel, dpa=data_parallel_attention, mtp=speculative == "mtp",
-                                  mtp_accepted=mtp_accepted_tokens)
+                                  mtp_accepted=mtp_accepted_tokens, async_scheduling=async_scheduling)
     ttft1, tpot1 = eng.unloaded()
     gpus = np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel, dtype=float)
     out = {"fits": mem["fits"], "n_max": mem["n_max"], "memory": mem, "notes": notes,

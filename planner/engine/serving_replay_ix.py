@@ -42,6 +42,10 @@ RUNTIME = {"sglang": "sglang", "vllm": "vllm", "trt": "trtllm", "atom": "atom", 
            "dynamo-trt": "trtllm", "dynamo-vllm": "vllm", "mori-sglang": "sglang"}
 PREC = {"fp4": ("fp4", "fp4", "fp8"), "fp8": ("fp8", "fp8", "fp8"), "bf16": ("bf16", "bf16", "bf16")}
 LENGTH_SHARE = 0.9  # mean real length / nominal (README of serving_fit.csv)
+# Engines whose InferenceX recipes schedule asynchronously: the vLLM ones set `async-scheduling: true`
+# (SemiAnalysisAI/InferenceX benchmarks/gptoss_fp4_h100.sh and gptoss_fp4_b200.sh @1fc5d73c,
+# gptoss_fp4_h200.sh @16cd9556; read 2026-12-03).
+ASYNC_SCHEDULING = ("vllm",)
 
 
 def load_rows(path: Path | None = None) -> list[dict]:
@@ -142,7 +146,7 @@ def group_key(r: dict) -> tuple:
     rt = RUNTIME[r["framework"]]
     gen = generation_of(accelerator(r["gpu"]).architecture)
     return (r["model_key"], r["gpu"], rt, gen, r["precision"], r["speculative"],
-            pools(r) if _b(r["disaggregated"]) else None)
+            pools(r) if _b(r["disaggregated"]) else None, r["framework"] in ASYNC_SCHEDULING)
 
 
 def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
@@ -157,14 +161,15 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         else:
             groups.setdefault(group_key(r), []).append(i)
     for key, idx in groups.items():
-        model, gpu, rt, gen, prec, spec, layout = key
+        model, gpu, rt, gen, prec, spec, layout, async_scheduling = key
         arch, acc = preset_arch(MODEL[model]), accelerator(gpu)
         w, c, kv = PREC[prec]
         consts = (consts_by_group or {}).get((rt, gen))
         col = lambda k: np.array([float(rows[i][k]) for i in idx])  # noqa: E731, B023
         common = dict(arch=arch, accelerator=acc, runtime=rt, weights=w, compute=c, kv_cache=kv,
                       input_tokens=LENGTH_SHARE * col("isl"), output_tokens=LENGTH_SHARE * col("osl"),
-                      concurrency=col("concurrency"), speculative=spec, consts=consts)
+                      concurrency=col("concurrency"), speculative=spec, consts=consts,
+                      async_scheduling=async_scheduling)
         if layout is None:
             res = evaluate_layout(**common, tensor_parallel=col("tensor_parallel"),
                                   expert_parallel=col("expert_parallel"),
