@@ -320,16 +320,14 @@ def summary(*, picks, priced, workloads, basis: Basis, analysis, linear, jobs, s
         }
         if rec and by_id[rec].option.candidate_id != sizing and by_id[rec].option.kind != "api":
             # a training sizing picks the lowest GPU-time cost within the deadline, not the fewest GPUs
+            params = {"sizing": f"{w.gpu_count} × {w.accelerator_name or w.accelerator_id}", "basis": basis.text()}
             entry["differs"] = Msg(
                 "The sizing's pick ({sizing}: the lowest GPU-time cost within the deadline) is not the decision: on "
                 "the decision's rule ({basis}) another option comes first. Every section of this plan describes the "
-                "decision." if w.is_training else
+                "decision.", **params) if w.is_training else Msg(
                 "The configuration with the fewest GPUs meeting the targets ({sizing}) is not the decision: on the "
                 "decision's rule ({basis}) another option comes first. Every section of this plan describes the "
-                "decision.",
-                sizing=f"{w.gpu_count} × {w.accelerator_name or w.accelerator_id}",
-                basis=basis.text(),
-            )
+                "decision.", **params)
         if not priced_here:
             entry["text"] = Msg(
                 "The sizing's recommendation ({sizing}) could not be priced: {reasons}",
