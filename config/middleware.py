@@ -218,12 +218,22 @@ class ApiHtmlNotFoundMiddleware:
         return response
 
 
+def accepts_gzip(request) -> bool:
+    """gzip among the client's Accept-Encoding, not refused with q=0 (Django's GZipMiddleware looks for
+    the word only)."""
+    for part in request.headers.get("Accept-Encoding", "").split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip().lower() == "gzip" and params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+            return True
+    return False
+
+
 class ApiGZipMiddleware(GZipMiddleware):
     """gzip for the API's JSON when the client accepts it: a saved plan's result is ~450 KB of JSON
     and ~55 KB compressed. Only JSON under /api/: pages and exports are left as they are (HTML pages
     carry the CSRF token, and PDF and XLSX are compressed already)."""
 
     def process_response(self, request, response):
-        if not _is_api(request) or "json" not in response.get("Content-Type", ""):
+        if not _is_api(request) or "json" not in response.get("Content-Type", "") or not accepts_gzip(request):
             return response
         return super().process_response(request, response)

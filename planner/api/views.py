@@ -16,6 +16,7 @@ from rest_framework import status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
+from config.middleware import accepts_gzip
 from planner.choices import FINISHED_STATUSES, VersionStatus
 from planner.downloads import attachment
 from planner.models import PlanVersion, Team, Workload
@@ -313,14 +314,6 @@ def _etag_matches(header: str, etag: str) -> bool:
     return "*" in tags or strip(etag) in tags
 
 
-def _accepts_gzip(request) -> bool:
-    for part in request.headers.get("Accept-Encoding", "").split(","):
-        name, _, params = part.strip().partition(";")
-        if name.strip().lower() == "gzip" and params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
-            return True
-    return False
-
-
 class VersionDetailView(ApiView):
     @extend_schema(
         summary="A version with its frozen inputs and result",
@@ -353,7 +346,7 @@ class VersionDetailView(ApiView):
         if bodies is None:
             version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
             bodies = done_bodies.put(pk, JSONRenderer().render(version_data(version)), lang)
-        if _accepts_gzip(request):
+        if accepts_gzip(request):
             response = HttpResponse(bodies[1], content_type="application/json")
             response["Content-Encoding"] = "gzip"
         else:

@@ -25,6 +25,13 @@ def test_an_estimate_comes_gzipped_when_accepted(world, catalog):
     assert len(zipped.content) < len(plain.content) / 4
 
 
+def test_no_gzip_when_refused(world, catalog):
+    editor = client_for(world.users["editor"])  # noqa: F405
+    body = {"spec": SPEC_EXAMPLES["inference"], "costs": {"currency": "RUB"}}
+    response = editor.post("/api/v1/estimate/", body, format="json", HTTP_ACCEPT_ENCODING="gzip;q=0, identity")
+    assert response.status_code == 200 and "Content-Encoding" not in response
+
+
 def test_pages_are_not_gzipped(world, client):
     client.force_login(world.users["editor"])
     page = client.get(f"/plans/{world.plan.id}/", HTTP_ACCEPT_ENCODING="gzip")
