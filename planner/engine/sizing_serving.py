@@ -67,16 +67,19 @@ def _searched(si: search.ServingInputs, accs: list[AcceleratorSpec], compute: st
               memo: list | None):
     """The catalog arrays and the candidate search for these inputs; with a ``memo`` (a list the caller
     keeps for one plan) an equal search is not run twice: sizing again with the decided configuration
-    chosen reuses the first sizing's. The search's arrays are only read after it returns."""
+    chosen reuses the first sizing's. The search's arrays are only read after it returns. The third
+    value keeps what is derived from the search alone (the ranked candidates, the curves), for the same
+    reuse."""
     if memo is not None:
-        for m_si, m_accs, m_compute, m_pin, cat, res in memo:
+        for m_si, m_accs, m_compute, m_pin, cat, res, derived in memo:
             if m_compute == compute and m_pin == pin and m_accs == accs and m_si == si:
-                return cat, res
+                return cat, res, derived
     cat = search.catalog_arrays(accs, compute_precision=compute, gpus_per_server_pin=pin)
     res = search.search_serving(si, cat)
+    derived: dict = {}
     if memo is not None:
-        memo.append((si, list(accs), compute, pin, cat, res))
-    return cat, res
+        memo.append((si, list(accs), compute, pin, cat, res, derived))
+    return cat, res, derived
 
 
 def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, calibrations: Calibrations, *,
@@ -85,27 +88,34 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
     """(memory, compute, serving, candidates, recommendation, recommended accelerator) sections."""
     a, s, p, hw = spec.model, spec.serving, spec.precision, spec.hardware
     si = serving_inputs(spec, calibrations)
-    cat, res = _searched(si, accs, p.compute, hw.gpus_per_server, search_memo)
-    ai, li, order, rec_key = _rank(res, cat, s.output_tokens)
+    cat, res, derived = _searched(si, accs, p.compute, hw.gpus_per_server, search_memo)
+    if "rank" not in derived:
+        derived["rank"] = _rank(res, cat, s.output_tokens)
+    ai, li, order, rec_key = derived["rank"]
     candidates, best, curves, rec = [], [], [], None
     if order is not None:
-        candidates = [candidate(res, cat, int(ai[k]), int(li[k]), s) for k in order[:TOP_CANDIDATES]]
+        if "ranked" not in derived:
+            derived["ranked"] = [candidate(res, cat, int(ai[k]), int(li[k]), s) for k in order[:TOP_CANDIDATES]]
+            derived["best"], seen = [], set()
+            for k in order:
+                if int(ai[k]) not in seen:
+                    seen.add(int(ai[k]))
+                    derived["best"].append(candidate(res, cat, int(ai[k]), int(li[k]), s))
+        candidates, best = derived["ranked"], derived["best"]
         rec = _chosen(res, cat, ai, li, order, chosen) or (int(ai[rec_key[0]]), int(li[rec_key[0]]))
-        seen = set()
-        for k in order:
-            if int(ai[k]) not in seen:
-                seen.add(int(ai[k]))
-                best.append(candidate(res, cat, int(ai[k]), int(li[k]), s))
         shown = [rec] + [(int(ai[k]), int(li[k])) for k in order[:CURVES_SHOWN * 3]]
         done = set()
+        points = derived.setdefault("curves", {})
         for x in shown:
             if x in done or len(done) >= CURVES_SHOWN:
                 continue
             done.add(x)
+            if x not in points:
+                points[x] = curve(res, x[0], x[1], s)
             curves.append({"accelerator_id": cat.accelerators[x[0]].id, "accelerator": cat.accelerators[x[0]].model,
                            "layout": {"tensor_parallel": int(res["tp"][x[1]]), "pipeline_parallel": int(res["pp"][x[1]]),
                                       **mechanisms(res, x[1])},
-                           "points": curve(res, x[0], x[1], s)})
+                           "points": points[x]})
     if rec is None and pinned and hw.count:
         _refuse_pin(spec, res, cat, full_catalog, calibrations)
     if rec is None and not np.isfinite(cat.peak_tflops).any():
