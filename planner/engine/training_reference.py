@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compute, implied_efficiency, training_flops
+from . import compute, fabrics, implied_efficiency, moe_comm, training_flops
 from .architecture import ModelArch
 from .hardware import AcceleratorSpec
 from .memory import lora_adapter_params
@@ -33,7 +33,7 @@ class ThroughputRow:
     generation: str
     fmt: str
     observed: float  # implied efficiency (executed FLOPs / peak)
-    hidden_size: int
+    hidden_size: float  # GEMM width: the hidden size; MoE: compute.model_width (experts' narrower GEMMs)
     tp: int
     x_attn: float  # attention-core / dense FLOPs over the chip's attention speed-up (compute.attention_speedup)
     peak_ratio: float
@@ -52,6 +52,10 @@ class ThroughputRow:
     source_group: str = ""
     vendor: str = ""
     tp_comm: float = 0.0  # compute.tp_comm_coefficient of the row's chip and layout
+    ep: int = 1  # MoE: expert parallelism (published, else moe_comm.expert_parallel's rule)
+    a2a_bytes_per_token: float = 0.0  # MoE: moe_comm.all_to_all_bytes_per_token at ep
+    a2a_link_gb_s: float = 0.0  # MoE: one-way link bandwidth the all-to-all is charged at (moe_comm)
+    model_flops_per_token: float = 0.0  # executed training FLOPs per token (6N, x recomputation), the a2a's compute side
 
     @property
     def compute_precision(self) -> str:
@@ -78,8 +82,13 @@ class ThroughputRow:
                                               layers=self.arch.layers if self.arch.is_transformer else None,
                                               compute_precision=self.compute_precision,
                                               base_16bit=compute.base_16bit(self.generation) if capped else None,
-                                              tokens_per_gpu=self.tokens_per_microbatch / self.cp,
+                                              tokens_per_gpu=compute.gemm_tokens(
+                                                  self.arch, self.tokens_per_microbatch / self.cp, self.ep),
                                               tp_comm=self.tp_comm))
+        if self.a2a_bytes_per_token > 0:  # MoE: the expert-parallel all-to-all as the engine charges it
+            e *= float(moe_comm.all_to_all_factor(e, bytes_per_token=self.a2a_bytes_per_token,
+                                                  link_gb_s=self.a2a_link_gb_s, peak_tflops=self.peak_tflops,
+                                                  exec_flops_per_token=self.model_flops_per_token))
         if self.method == "qlora":
             e /= 1.0 + dequant_bytes * self.qlora_ratio_per_byte(e)
         return e
@@ -147,9 +156,13 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
             trainable_params=trainable)
         dp = max(1, r["gpus"] // (r["tp"] * r["pp"] * r["cp"]))
         m = float(compute.microbatches_per_pipeline(global_batch_tokens=gbt, seq=seq, micro_batch=r["micro_batch"], dp=dp))
+        moe = a.is_moe and a.model_type != "vision"
+        ep = int(r.get("ep") or (moe_comm.expert_parallel(a, dp=dp, cp=r["cp"], tp=r["tp"],
+                                                          domain=fabrics.scale_up_domain(acc)) if moe else 1))
         out.append(ThroughputRow(
             id=r["id"], role=r["role"], arch=a, acc=acc, generation=compute.training_generation(acc.architecture),
-            fmt=compute.format_class(prec), observed=imp.mfu, hidden_size=a.hidden_size, tp=r["tp"],
+            fmt=compute.format_class(prec), observed=imp.mfu, hidden_size=compute.model_width(a) if moe else a.hidden_size,
+            tp=r["tp"],
             x_attn=x / compute.attention_speedup(acc.architecture), peak_ratio=peak / bf16 if bf16 else 1.0, pp=r["pp"], microbatches=m, vpp=r["vpp"],
             tolerance=r["tolerance"]["relative"], method=r["method"], pair=r.get("pair"), use=r.get("use", "efficiency"),
             cp=r["cp"], peak_tflops=peak,
@@ -159,7 +172,12 @@ def throughput_rows(accelerators: Sequence[AcceleratorSpec]) -> list[ThroughputR
             tokens_per_microbatch=seq * r["micro_batch"], source_group=r.get("source_group", ""), vendor=acc.vendor,
             tp_comm=float(compute.tp_comm_coefficient(generation=compute.training_generation(acc.architecture), tp=r["tp"],
                                                       hidden_size=compute.model_width(a), peak_tflops=peak,
-                                                      link_gb_s=compute.tp_link_gb_s(acc, r["tp"])))))
+                                                      link_gb_s=compute.tp_link_gb_s(acc, r["tp"]))),
+            ep=ep, a2a_bytes_per_token=float(moe_comm.all_to_all_bytes_per_token(
+                a, ep=ep, full_recompute=r["checkpointing"] == "full")) if moe else 0.0,
+            a2a_link_gb_s=moe_comm.link_one_way_gb_s(acc, ep)[0] if moe else 0.0,
+            model_flops_per_token=training_flops.training_flops(a, tokens=1.0, method=r["method"], trainable_params=trainable)
+            * training_flops.recompute_factor(checkpointing=r["checkpointing"], method=r["method"])))
     return out
 
 

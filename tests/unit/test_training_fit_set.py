@@ -75,9 +75,11 @@ def test_fit_error_per_vendor_and_generation(vendor_generation, median_max, max_
 
 
 def test_held_out_rows_of_the_file_per_vendor():
-    """The rows of the file never fitted (MLPerf v5.1 MI300X/MI325X, MLPerf and Megatron-Bridge H100/GB200
-    repeats, the earlier held-out runs): median within 15%, every AMD and Blackwell row within 25%."""
-    held = [r for r in ROWS if r.role == "held_out"]
+    """The dense rows of the file never fitted (MLPerf v5.1 MI300X/MI325X, MLPerf and Megatron-Bridge H100/GB200
+    repeats, the earlier held-out runs): median within 15%, every AMD and Blackwell row within 25%. The MoE
+    rows (held out too) have their own test below."""
+    held = [r for r in ROWS if r.role == "held_out" and not r.arch.is_moe]
+    assert len(held) == 45
     err = np.abs(_errors(held))
     assert np.median(err) <= 0.15
     beyond = sorted(r.id for r, e in zip(held, err, strict=True)
@@ -164,3 +166,75 @@ def test_fp4_training_has_its_own_blackwell_base_and_runs_16_bit_without_fp4_uni
         if r.id == "mlperf51_nebius_b300_llama270b_nvfp4_8gpu":  # held out, documented (see the held-out test)
             continue
         assert abs(r.predicted() / r.observed - 1) <= 0.20, r.id
+
+
+# ------------------------------------------------------------------- MoE pre-training rows (issue 24, h/moe)
+
+MOE = [r for r in ROWS if r.arch.is_moe]
+MOE_JSON = {r["id"]: r for r in load_rows() if r["kind"] == "throughput" and r.get("ep")}
+
+
+def test_moe_rows_parse_into_moe_models_with_the_published_expert_parallelism():
+    """MoE pre-training rows, all held out: Megatron-Bridge (DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B,
+    gpt-oss-120b on H100, B200, B300, GB200, GB300; 23 rows) and NeMo 25.04 (Mixtral 8x7B on GB200): each is a MoE
+    model with its published EP, the experts' GEMM width and the expert-parallel all-to-all the engine charges."""
+    assert len(MOE) == len(MOE_JSON) == 24
+    assert {r.id for r in MOE} == set(MOE_JSON)
+    assert {r.arch.name.split()[0] for r in MOE} >= {"DeepSeek-V3", "Qwen3", "gpt-oss-120b", "Mixtral"}
+    assert {r.acc.id for r in MOE} == {"nvidia-h100-sxm5-80gb", "nvidia-b200-sxm-180gb", "nvidia-b300-sxm-288gb",
+                                       "nvidia-gb200-186gb", "nvidia-gb300-288gb"}
+    for r in MOE:
+        row = MOE_JSON[r.id]
+        assert r.role == "held_out" and r.source_group in ("megatron_bridge", "nemo_2502"), r.id
+        assert r.arch.experts > 1 and r.arch.experts_per_token >= 1, r.id
+        assert r.ep == row["ep"] > 1 and r.arch.experts % r.ep == 0, r.id
+        where = row["source"]["where"]  # the published table line (or its cells) names the EP
+        assert f"| {row['ep']} |" in where or f"EP {row['ep']}," in where, r.id
+        assert r.hidden_size == pytest.approx(compute.model_width(r.arch)) and r.hidden_size <= r.arch.hidden_size
+        assert r.a2a_bytes_per_token > 0 and r.a2a_link_gb_s > 0, r.id
+
+
+def test_moe_rows_expert_parallelism_enters_the_prediction():
+    """The published EP sets the tokens per expert (compute.gemm_tokens) and the all-to-all bytes: a row read
+    at EP 1 has no all-to-all and narrower expert GEMMs; without `ep` the row takes the engine's own rule."""
+    import dataclasses
+
+    from planner.engine import moe_comm
+
+    r = next(x for x in MOE if x.id == "mb260401_b200_deepseekv3_ep32_256gpu")
+    ep1 = dataclasses.replace(r, ep=1, a2a_bytes_per_token=0.0)
+    no_a2a = dataclasses.replace(r, a2a_bytes_per_token=0.0)
+    assert no_a2a.predicted() > ep1.predicted()  # more tokens per expert GEMM
+    assert r.predicted() < no_a2a.predicted()  # the non-overlapped all-to-all costs time
+    assert r.a2a_bytes_per_token == pytest.approx(float(moe_comm.all_to_all_bytes_per_token(
+        r.arch, ep=32, full_recompute=False)))
+
+
+def test_moe_rows_error_bounds():
+    """Out-of-sample check of the expert-parallel terms (docs/BENCHMARKS.md "Training: MoE pre-training rows").
+    DeepSeek-V3 and Qwen3 (17 rows): median |error| 15.4 %, max 45.3 % (B200 Qwen3-235B EP8) at the time of
+    writing; bounds 16 % and 50 %. gpt-oss-120b (6 rows) is overpredicted on every system, +40 % to +124 %
+    (an attention-sink kernel and scale-out gradient gap, documented there): bound +130 %, and always above.
+    Mixtral 8x7B (NeMo 25.04, GB200 EP8): +23.1 %, bound 30 %."""
+    others = [r for r in MOE if r.arch.name.split()[0] in ("DeepSeek-V3", "Qwen3")]
+    err = _errors(others)
+    assert len(others) == 17
+    assert np.median(np.abs(err)) <= 0.16, float(np.median(np.abs(err)))
+    assert np.abs(err).max() <= 0.50, float(np.abs(err).max())
+    oss = _errors([r for r in MOE if "gpt-oss" in r.arch.name])
+    assert len(oss) == 6 and oss.min() > 0.30 and oss.max() <= 1.30, oss
+    mixtral = _errors([r for r in MOE if "Mixtral" in r.arch.name])
+    assert len(mixtral) == 1 and abs(mixtral[0]) <= 0.30, mixtral
+
+
+def test_moe_rows_inside_one_nvlink_domain_are_not_overpredicted():
+    """The pattern the rows show (the reading in docs/BENCHMARKS.md): DeepSeek-V3 and Qwen3 runs whose expert
+    all-to-all stays inside one NVLink domain (GB200/GB300 NVL72, or one 8-GPU server) come out at or below the
+    published throughput (below +5 %) with the non-overlapped all-to-all charged; runs whose EP group or expert replicas span
+    HGX servers come out more than 10 % above it (scale-out traffic the engine does not charge)."""
+    for r in MOE:
+        if r.arch.name.split()[0] not in ("DeepSeek-V3", "Qwen3"):  # gpt-oss and Mixtral: other gaps, said above
+            continue
+        inside = r.acc.id in ("nvidia-gb200-186gb", "nvidia-gb300-288gb") or MOE_JSON[r.id]["gpus"] <= 8
+        e = r.predicted() / r.observed - 1
+        assert (e < 0.05) if inside else (e > 0.10), (r.id, e)
