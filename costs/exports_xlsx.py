@@ -156,6 +156,7 @@ def _summary_rows(ordered: list[dict], result: dict, meta: ExportMeta) -> list[l
             # beside the total, not in it; without a cost of an hour of downtime only its hours are known
             _dec((o.get("risk") or {}).get("expected_downtime_net")),
             _dec((o.get("risk") or {}).get("expected_downtime_hours_per_year")),
+            _dec((o.get("risk") or {}).get("expected_downtime_hours_per_run")),
         ])
     return rows
 
@@ -166,7 +167,8 @@ def _summary_headers() -> list[str]:
             _("Per month (average)"), _("Per useful GPU-hour, net"), _("Per 1M tokens, net"),
             _("Per training run, net"), _("P10, net"), _("P50, net"), _("P90, net"),
             _("P10, with VAT"), _("P50, with VAT"), _("P90, with VAT"), _("Unknown inputs"),
-            _("Expected cost of incidents, net (not in the total)"), _("Expected downtime, hours a year")]
+            _("Expected cost of incidents, net (not in the total)"), _("Expected downtime, hours a year"),
+            _("Expected downtime, hours per run")]
 
 
 # Inputs of cost lines that are not rates, named in the file's language (the page's generic

@@ -21,7 +21,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from . import plan_decision
+from . import curve_costs, plan_decision
 from .choices import Role, VersionStatus
 from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
 from .selectors import hash_share_token
@@ -314,8 +314,9 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
         decision["launch"] = with_structured(serving_launch(
             spec=spec, accelerator_id=decision["hardware"]["accelerator_id"],
             layout=decision["hardware"].get("layout") or {}, gpus_per_server=decision["hardware"].get("gpus_per_server")))
-    return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": _listed(sizing_dict, costs),
-                                               "costs": costs}, "", ENGINE_VERSION)
+    sizing_dict = curve_costs.priced_curves(_listed(sizing_dict, costs), costs)
+    return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": sizing_dict, "costs": costs}, "",
+                          ENGINE_VERSION)
 
 
 def _listed(sizing_dict: dict, costs: dict) -> dict:

@@ -104,6 +104,7 @@ def dedicated_option(
         f"({gpus_text(offer.gpus_per_server)}), dedicated, monthly",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful_hours(w, use, e) / n,
+        running_gpu_hours=w.gpu_count * use.total_hours,
         tokens_per_month=tokens(w),
         output_tokens_per_month=w.tokens_out_per_month,
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,

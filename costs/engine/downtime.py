@@ -53,6 +53,11 @@ def downtime_lines(
     return list(hit[1])
 
 
+def _job_running(ctx: Context, use: Usage) -> tuple[Decimal, ...]:
+    """A job's running hours per month as multipliers of a full month (every month's, even when equal)."""
+    return schedule_of(use.hours) or tuple(h / HOURS_PER_MONTH for h in use.hours) or (ZERO,) * ctx.horizon_months
+
+
 def _downtime_lines(
     ctx: Context,
     kind: str,
@@ -76,7 +81,10 @@ def _downtime_lines(
     (with VAT and the rental price drift). Owned, committed and monthly-rented GPUs are paid for
     every hour whether or not work is redone: the redone hours cost no extra cash, they take
     capacity (and time), valued at the amortised/rented GPU-hour in the risk row."""
-    months = sum(active, ZERO) if active is not None else Decimal(ctx.horizon_months)
+    # a service is exposed to platform incidents every month it is in use; a job only while it runs
+    # (a 70-hour run meets 70 hours' share of a year's incidents, not a whole month's)
+    exposure = _job_running(ctx, use) if use.job else active
+    months = sum(exposure, ZERO) if exposure is not None else Decimal(ctx.horizon_months)
     incidents_y = ctx.value(f"incidents_per_year.{kind}")
     mttr = ctx.value(f"mttr_hours.{kind}")
     reduction = _reduction(ctx)
@@ -124,7 +132,7 @@ def _downtime_lines(
                     name="sla_penalty_per_incident",
                 ),
             ),
-        ).with_schedule(active)
+        ).with_schedule(exposure)
     ]
     if not gpu_count:
         return lines

@@ -79,7 +79,8 @@ class Line:
         return Decimal(n) if self.schedule is None else sum(self.schedule, ZERO)
 
     def with_schedule(self, schedule: tuple[Decimal, ...] | None) -> Line:
-        if schedule is None or not self.monthly:
+        # a risk line without a price still counts its outage hours by the schedule
+        if schedule is None or not (self.monthly or self.outage_hours):
             return self
         return Line(
             row=self.row,
@@ -96,7 +97,7 @@ class Line:
             inputs=self.inputs,
             schedule=schedule,
             breakdown=tuple(
-                {**b, "months": str(sum(schedule, ZERO).normalize())} if b.get("per") == "month" else b
+                {**b, "months": _num(sum(schedule, ZERO))} if b.get("per") == "month" else b
                 for b in self.breakdown
             ),
             outage_hours=self.outage_hours,

@@ -327,6 +327,7 @@ def onprem_option(
         "on-prem (bought)",
         lines=tuple(lines),
         useful_gpu_hours_per_month=useful / n,
+        running_gpu_hours=w.gpu_count * use.total_hours,
         tokens_per_month=tokens(w),
         output_tokens_per_month=w.tokens_out_per_month,
         training_gpu_hours_per_run=w.training_gpu_hours_per_run,

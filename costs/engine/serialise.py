@@ -101,13 +101,24 @@ def option_to_dict(
         "expected_downtime_net": _s(p.risk_net) if priced_risk else None,
         "expected_downtime_hours_per_year": str(hours_y),
     }
+    # a job is exposed while it runs: its downtime is said per run (a year's average of a one-off
+    # 70-hour run reads as none)
+    hours_run = p.outage_hours_total / runs if runs is not None and runs > 0 else None
+    if hours_run is not None:
+        risk["expected_downtime_hours_per_run"] = str(hours_run.quantize(Decimal("0.01")))
     if detailed:  # the options a plan keeps in full say it in words (kept short for the others)
+        if priced_risk:
+            text = Msg("expected cost of incidents: not in the total")
+        elif hours_run is not None:
+            text = Msg("{hours} expected hours of downtime per run; enter the cost of an hour of downtime to price it",
+                       hours=figure(hours_run.quantize(Decimal("0.01"))))
+        else:
+            text = Msg("{hours} expected hours of downtime a year; enter the cost of an hour of downtime to price it",
+                       hours=figure(hours_y))
         risk.update({
             "in_total": bool(basis is not None and basis.with_risk),
             "expected_downtime_gross": _s(p.risk_net + p.risk_vat) if priced_risk else None,
-            "text": Msg("expected cost of incidents: not in the total") if priced_risk else Msg(
-                "{hours} expected hours of downtime a year; enter the cost of an hour of downtime to price it",
-                hours=figure(hours_y)),
+            "text": text,
         })
     net, vat = p.net, p.vat
     cash_flow = None
@@ -173,6 +184,11 @@ def option_to_dict(
             "currency": currency,
             "per_training_run_net": _s(net / runs) if runs else None,
             "useful_gpu_hours": _s(useful_h),
+            # all-in (GPU time, infrastructure, engineering) per GPU-hour of the configuration while it runs:
+            # what a point of a throughput curve costs per token on this option
+            "per_running_gpu_hour_net": _s(net / o.running_gpu_hours, UNIT_COST) if o.running_gpu_hours else None,
+            "per_running_gpu_hour_gross": (_s((net + vat) / o.running_gpu_hours, UNIT_COST)
+                                           if o.running_gpu_hours else None),
             "tokens": str(tokens),
             "training_runs": _s(runs) if runs else None,
         },

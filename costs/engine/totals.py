@@ -73,13 +73,16 @@ class PricedOption:
         return sum((lt.vat for lt in self.risk_lines), ZERO)
 
     @cached_property
-    def outage_hours_per_year(self) -> Decimal:
-        """Expected hours of outage a year, averaged over the horizon (known without a cost of an hour)."""
+    def outage_hours_total(self) -> Decimal:
+        """Expected hours of outage over the horizon (known without a cost of an hour)."""
         n = len(self.lines[0].months_net) if self.lines else 0
-        if not n:
-            return ZERO
-        hours = sum((lt.line.outage_hours * lt.line.months_factor(n) for lt in self.risk_lines), ZERO)
-        return hours * 12 / n
+        return sum((lt.line.outage_hours * lt.line.months_factor(n) for lt in self.risk_lines), ZERO)
+
+    @cached_property
+    def outage_hours_per_year(self) -> Decimal:
+        """Expected hours of outage a year, averaged over the horizon."""
+        n = len(self.lines[0].months_net) if self.lines else 0
+        return self.outage_hours_total * 12 / n if n else ZERO
 
     @staticmethod
     def _flow(lines, net: bool) -> tuple[Decimal, ...]:

@@ -113,6 +113,8 @@ BASIS = _obj({
 
 RISK = _obj({
     "priced": _bool(), "in_total": _bool(), "expected_downtime_hours_per_year": _dec(),
+    "expected_downtime_hours_per_run": _dec(description="Jobs only: expected hours of downtime per run "
+                                                        "(a job is exposed while it runs)."),
     "expected_downtime_net": _dec(), "expected_downtime_gross": _dec(), **_texts("text"),
 }, description="Expected cost of incidents, beside the budget (in it only with decision_basis risk_adjusted).")
 
@@ -239,7 +241,25 @@ SIZING = _obj({
                       "output_tokens_per_s_per_gpu", "replicas"),
     }, nullable=True, description="Serving kinds: latencies and throughput at the stated load."),
     "rag": _obj(nullable=True),
-    "candidates": _obj(nullable=True, description="Every configuration evaluated, ranked."),
+    "candidates": _obj({
+        "curves": _list(_obj({
+            "accelerator_id": _str(), "accelerator": _str(), "layout": _ref("Layout", nullable=True),
+            "points": _list(_obj({
+                "rps_per_replica": _num(), "output_tokens_per_s_per_gpu": _num(),
+                "output_tokens_per_s_per_user": _num(description="1000 / tpot_p50_ms."),
+                "ttft_p95_ms": _num(), "tpot_p50_ms": _num(), "tpot_p95_ms": _num(),
+                "cost_per_1m_output_tokens": _dec("The option's all-in cost of a running GPU-hour (priced_by) / "
+                                                  "the output tokens one GPU serves in an hour at this point."),
+            })),
+            "priced_by": _obj({"option_id": _str(), "label": _str(), "kind": _str(),
+                               "per_running_gpu_hour": _dec(), "basis": _str(description="gross or net."),
+                               "currency": _str()}, nullable=True,
+                              description="The priced option the curve's costs come from: the decided one when "
+                                          "it runs this accelerator, else the first of it in the decision's order."),
+        })),
+    }, nullable=True, description="Every configuration evaluated, ranked; serving plans add each shortlisted "
+                                  "configuration's throughput curve (the Pareto front) with the cost per million "
+                                  "output tokens along it."),
     "recommendation": _ref("SizingRecommendation", nullable=True),
     "fewest_gpus": _obj({"accelerator_id": _str(), "accelerator": _str(), "count": _int(),
                          "layout": _ref("Layout", nullable=True)}, nullable=True,

@@ -84,7 +84,7 @@ def version_view(version) -> dict:
     return {"decision": card_decision(plan_decision_view(result.get("decision"))),
             "sizing": sizing, "costs": costs_v,
             "sizing_view": sizing_v, "memory_chart": memory_chart(sizing, accelerators),
-            "serving_curve": serving_curve_chart(sizing),
+            "serving_curve": serving_curve_chart(sizing, result.get("costs") or {}),
             "procurement": version_procurement_view(version.inputs),
             "launch": launch_view(result.get("decision"))}
 

@@ -270,7 +270,9 @@ def risk_view(option: dict, include_vat: bool) -> dict | None:
     # options kept in totals only carry the net figure (an outage bears no VAT: gross = net)
     amount = _decimal((include_vat and risk.get("expected_downtime_gross")) or risk.get("expected_downtime_net"))
     return {"label": RISK_LABEL, "amount": amount, "priced": bool(risk.get("priced")) and amount is not None,
-            "hours_per_year": risk.get("expected_downtime_hours_per_year"), "text": risk.get("text") or "",
+            "hours_per_year": risk.get("expected_downtime_hours_per_year"),
+            # a job's exposure is its runs (absent from results stored before it)
+            "hours_per_run": risk.get("expected_downtime_hours_per_run"), "text": risk.get("text") or "",
             "in_total": bool(risk.get("in_total"))}
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from .. import humanize  # h/form
+from .card import short_option_label
 from .common import _is_quantity, unit_label, value_label
+from .costs import OPTION_KINDS
 
 # Labels of the engine's keys; a key not listed is shown humanised (units stay in the unit column).
 KEY_LABELS = {
@@ -158,19 +160,42 @@ MAX_ALTERNATIVES = 10
 OPERATIONS_KEYS = ("metrics", "preflight_checklist", "monitoring")
 
 
-def serving_curve_chart(sizing: dict) -> dict | None:
-    """Throughput-latency curves of the shortlisted serving configurations (engine data, issue 10)."""
+def serving_curve_chart(sizing: dict, costs: dict | None = None) -> dict | None:
+    """Throughput-latency curves of the shortlisted serving configurations (engine data, issue 10), with
+    the cost per million output tokens along them where an option of the curve's accelerator is priced
+    (planner.curve_costs, issue 22); the option each curve is priced on is named as the cost table names it."""
     curves = [c for c in ((sizing.get("candidates") or {}).get("curves") or []) if c.get("points")]
     if not curves:
         return None
+    options = {o.get("id"): o for o in (costs or {}).get("options") or [] if isinstance(o, dict)}
+    priced = [c for c in curves if c.get("priced_by")]
+    currency = priced[0]["priced_by"].get("currency") if priced else None
+    gross = bool(priced) and priced[0]["priced_by"].get("basis") == "gross"
+    series = []
+    for c in curves:
+        by = c.get("priced_by") or {}
+        option = options.get(by.get("option_id"))
+        by_label = (f"{short_option_label(option)} ({OPTION_KINDS.get(option.get('kind'), option.get('kind'))})"
+                    if option else by.get("label"))
+        series.append({
+            "label": "{} · {}".format(c.get("accelerator") or c.get("accelerator_id"), _layout(
+                {**(c.get("layout") or {}), "replicas": 1})),
+            "priced_by": by_label,
+            "points": [{"x": p["output_tokens_per_s_per_gpu"], "tpot": p["tpot_p50_ms"], "ttft": p["ttft_p95_ms"],
+                        "user": p.get("output_tokens_per_s_per_user"),
+                        "cost": float(p["cost_per_1m_output_tokens"]) if p.get("cost_per_1m_output_tokens") else None}
+                       for p in c["points"]]})
     return {
         "x_label": str(_("Output tokens/s per GPU")),
         "tpot_label": str(_("Time per output token, median (ms)")),
         "ttft_label": str(_("Time to first token, p95 (ms)")),
-        "series": [{"label": "{} · {}".format(c.get("accelerator") or c.get("accelerator_id"), _layout(
-                        {**(c.get("layout") or {}), "replicas": 1})),
-                    "points": [{"x": p["output_tokens_per_s_per_gpu"], "tpot": p["tpot_p50_ms"], "ttft": p["ttft_p95_ms"]}
-                               for p in c["points"]]} for c in curves],
+        "user_label": str(_("Output tokens/s per user")),
+        # the currency and VAT basis of the plan's totals
+        "cost_label": (str(_("%(currency)s per 1M output tokens, with VAT") if gross
+                           else _("%(currency)s per 1M output tokens, without VAT")) % {"currency": currency}
+                       if currency else ""),
+        "priced": bool(priced),
+        "series": series,
     }
 
 

@@ -165,20 +165,22 @@
     if (xhr && xhr.gpForm && xhr.gpNow) restore(xhr.gpForm, xhr.gpSent, xhr.gpNow);
   });
 
-  function drawCurve(canvasId, key, yLabel, data) {
+  function drawCurve(canvasId, key, yLabel, data, xKey, xLabel) {
     var canvas = document.getElementById(canvasId);
     if (!canvas) return;
+    xKey = xKey || "x";
     new window.Chart(canvas, {
       type: "line",
       data: {
         datasets: data.series.map(function (s, i) {
-          return { label: s.label, data: s.points.map(function (p) { return { x: p.x, y: p[key] }; }),
+          var points = s.points.filter(function (p) { return p[xKey] != null && p[key] != null; });
+          return { label: s.label, data: points.map(function (p) { return { x: p[xKey], y: p[key] }; }),
                    borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
                    pointRadius: 2, borderWidth: 2, tension: 0 };
         })
       },
       options: { animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
-                 scales: { x: { type: "linear", title: { display: true, text: data.x_label }, ticks: { callback: fmt } },
+                 scales: { x: { type: "linear", title: { display: true, text: xLabel || data.x_label }, ticks: { callback: fmt } },
                            y: { type: "logarithmic", title: { display: true, text: yLabel } } } }
     });
     markDrawn(canvas);
@@ -189,6 +191,8 @@
     if (!data || !window.Chart || !data.series.length) return;
     drawCurve("serving-tpot-chart", "tpot", data.tpot_label, data);
     drawCurve("serving-ttft-chart", "ttft", data.ttft_label, data);
+    // InferenceX's view: what a million tokens cost against the speed each user sees
+    if (data.priced) drawCurve("serving-cost-chart", "cost", data.cost_label, data, "user", data.user_label);
   }
 
   function drawAll() {

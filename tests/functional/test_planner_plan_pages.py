@@ -103,6 +103,22 @@ def test_plan_page_shows_recommendation_costs_and_charts(owner_client, plan):
     assert 'id="decision-risk"' in html  # beside the headline total, not in it
 
 
+def test_serving_curves_carry_the_cost_per_million_output_tokens(owner_client, plan):
+    """Issue 22 part 3: the throughput curves with the cost per million output tokens along them, on the
+    page (a chart against tokens/s per user and the points' table) and in the stored result."""
+    curves = plan.versions.get().result["sizing"]["candidates"]["curves"]
+    priced = [c for c in curves if c.get("priced_by")]
+    assert priced, "no curve priced"
+    gpu_hour = float(priced[0]["priced_by"]["per_running_gpu_hour"])
+    for p in priced[0]["points"]:
+        # the option's running GPU-hour over the output tokens one GPU serves in that hour at the point
+        expected = gpu_hour / (p["output_tokens_per_s_per_gpu"] * 3600) * 1e6
+        assert abs(float(p["cost_per_1m_output_tokens"]) - expected) <= 0.0001 + 1e-9 * expected
+    html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
+    assert 'id="serving-cost-chart"' in html and 'class="curve-points"' in html
+    assert "per 1M output tokens" in html
+
+
 def test_cost_table_percentiles_are_on_the_totals_basis_and_labelled(owner_client, plan):
     """P10/P50/P90 beside a gross total are gross, and the column headers say so (issue 20)."""
     from planner.templatetags.planner_tags import money_whole

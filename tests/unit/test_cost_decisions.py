@@ -145,11 +145,15 @@ def test_monthly_lora_fine_tune_bills_its_hours_every_month():
     assert lines["gpu_time.useful"]["total_net"] == "456.00"
     assert lines["engineering.setup"]["total_net"] == "2637.50"
     assert lines["engineering.operations"]["total_net"] == "8325.00"  # 693.75 x 12
-    assert lines["downtime_risk.outage"]["total_net"] == "5000.04"  # 416.67 x 12, a risk beside the total
+    # a risk beside the total, and a job meets platform incidents only while it runs: 416.67 a month of
+    # exposure x 19/730 of the month = 10.84 x 12 (a whole month's exposure would be 5 000.04)
+    assert lines["downtime_risk.outage"]["total_net"] == "130.08"
     # 456 + 2637.50 + 8325 (+ 1 GPU x 0.173 / 12 x 0.75 h x 2 USD x 19/730 of a month re-run: 0.00)
     assert lines["gpu_time.rerun_after_failures"]["total_net"] == "0.00"
     assert od["totals"]["net"] == "11418.50"
     assert od["job"]["runs"] == "12.00" and od["job"]["per_run_net"] == "951.54"  # 11 418.50 / 12
+    # all-in per GPU-hour while it runs: 11 418.50 / (1 GPU x 19 h x 12 months) = 50.0811
+    assert od["unit_costs"]["per_running_gpu_hour_net"] == "50.0811"
 
 
 SERVICE = dict(
@@ -306,3 +310,31 @@ def test_every_line_has_a_breakdown_with_sources():
                 assert abs(q * p * months - D(b["amount"])) <= D("0.01")
     server = _line(_opt(d, "onprem"), "gpu_time.useful")["breakdown"][0]
     assert server["basis"] == "list price" and server["source"] == "test"
+
+
+def _one_off_job(**opts):
+    return cost_plan(
+        inputs=inputs(
+            workloads=[workload(candidate_id="l4x1", accelerator_id="l4", gpu_count=1, gpus_per_server=1,
+                                is_training=True, training_gpu_hours_per_run=D(73), checkpoint_interval_hours=D(1))],
+            offers=[CloudOffer(provider="X", region="r", instance_type="g1", accelerator_id="l4",
+                               gpus_per_instance=1, on_demand=usd("2", "per instance-hour"))],
+            servers=[], options=("cloud_on_demand",), horizon_months=12, efficiency=D(1), **opts,
+        )
+    ).to_dict()
+
+
+def test_a_one_off_job_meets_platform_incidents_only_while_it_runs_priced_or_not():
+    # 4 incidents a year x 2 h (rate card, cloud) = 0.6667 outage hours per month of exposure; the run takes
+    # 73 of a month's 730 hours: 0.0667 h of downtime for the run, said per run, whether or not an hour
+    # of downtime has a price (the schedule used to be skipped for an unpriced line: a whole horizon's 8 h)
+    unpriced = _opt(_one_off_job(), "cloud_on_demand")
+    priced = _opt(_one_off_job(downtime_cost_per_hour=D(625)), "cloud_on_demand")
+    for o in (unpriced, priced):
+        assert o["job"]["runs"] == "1.00"
+        assert o["risk"]["expected_downtime_hours_per_run"] == "0.07"
+    assert unpriced["risk"]["text"] == ("0.07 expected hours of downtime per run; enter the cost of an hour of "
+                                        "downtime to price it")
+    # 0.6667 h x 73/730 x 625 = 41.67 (the outage line's month-1 amount)
+    assert _line(priced, "downtime_risk.outage")["total_net"] == "41.67"
+    assert _line(priced, "downtime_risk.outage")["breakdown"][0]["months"] == "0.1"
