@@ -105,13 +105,17 @@ def option_to_dict(
     # 70-hour run reads as none)
     hours_run = p.outage_hours_total / runs if runs is not None and runs > 0 else None
     if hours_run is not None:
-        risk["expected_downtime_hours_per_run"] = str(hours_run.quantize(Decimal("0.01")))
+        risk["expected_downtime_hours_per_run"] = str(hours_run.quantize(Decimal("0.0001")))
+        # two significant figures in words: a short run's few minutes do not read as "0 hours"
+        # (under 0.0001 h, a third of a second, it is 0)
+        places = max(0, 1 - hours_run.adjusted()) if hours_run >= Decimal("0.0001") else 0
+        hours_run = hours_run.quantize(Decimal(1).scaleb(-places)) if places or hours_run >= 1 else ZERO
     if detailed:  # the options a plan keeps in full say it in words (kept short for the others)
         if priced_risk:
             text = Msg("expected cost of incidents: not in the total")
         elif hours_run is not None:
             text = Msg("{hours} expected hours of downtime per run; enter the cost of an hour of downtime to price it",
-                       hours=figure(hours_run.quantize(Decimal("0.01"))))
+                       hours=figure(hours_run))
         else:
             text = Msg("{hours} expected hours of downtime a year; enter the cost of an hour of downtime to price it",
                        hours=figure(hours_y))

@@ -332,8 +332,8 @@ def test_a_one_off_job_meets_platform_incidents_only_while_it_runs_priced_or_not
     priced = _opt(_one_off_job(downtime_cost_per_hour=D(625)), "cloud_on_demand")
     for o in (unpriced, priced):
         assert o["job"]["runs"] == "1.00"
-        assert o["risk"]["expected_downtime_hours_per_run"] == "0.07"
-    assert unpriced["risk"]["text"] == ("0.07 expected hours of downtime per run; enter the cost of an hour of "
+        assert o["risk"]["expected_downtime_hours_per_run"] == "0.0667"
+    assert unpriced["risk"]["text"] == ("0.067 expected hours of downtime per run; enter the cost of an hour of "
                                         "downtime to price it")
     # 0.6667 h x 73/730 x 625 = 41.67 (the outage line's month-1 amount)
     assert _line(priced, "downtime_risk.outage")["total_net"] == "41.67"
