@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/fit_training_efficiency.py
     .venv/bin/python scripts/fit_training_efficiency.py --leave-one-source-out   # + refit without each source
+    .venv/bin/python scripts/fit_training_efficiency.py --write-moe-errors       # what MoE training plans quote
 
 Reads planner/engine/data/training_published.json, fits GEMM_HALF_WIDTH, TOKEN_HALF_WIDTH,
 ATTENTION_COST and TP_COMM_EXPOSED by a joint grid search and one base per (generation, format) group
@@ -24,7 +25,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from planner.engine import compute, parse_workload_spec, size_workload, training_goodput  # noqa: E402
+from planner.engine import (  # noqa: E402
+    compute,
+    parse_workload_spec,
+    size_workload,
+    training_fit_errors,
+    training_goodput,
+)
 from planner.engine.catalog_csv import load_accelerators_csv  # noqa: E402
 from planner.engine.training_reference import (  # noqa: E402
     fit_dequant_bytes,
@@ -166,6 +173,10 @@ def fit_goodput(runs):
 def main():
     accs = load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")
     all_rows = throughput_rows(accs)
+    if "--write-moe-errors" in sys.argv:  # what MoE training plans quote (no fit: seconds)
+        training_fit_errors.write_moe_errors(training_fit_errors.held_out_moe_errors(all_rows))
+        print(f"wrote {training_fit_errors.ERRORS_JSON.relative_to(ROOT)}")
+        return
     rows = [r for r in all_rows if r.use == "efficiency"]
     fit_rows = [r for r in rows if r.role == "fit"]
     rms, c, bases = fit(fit_rows)

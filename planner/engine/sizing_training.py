@@ -8,7 +8,17 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, efficiency_explain, infra, memory, moe_comm, search, training_flops, training_goodput
+from . import (
+    compute,
+    efficiency_explain,
+    infra,
+    memory,
+    moe_comm,
+    search,
+    training_fit_errors,
+    training_flops,
+    training_goodput,
+)
 from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
@@ -74,6 +84,8 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
         ti = dataclasses.replace(ti, **exact)
     cat = search.catalog_arrays(accs, compute_precision=p.compute, gpus_per_server_pin=hw.gpus_per_server) if accs else None
     res = search.search_training(ti, cat) if cat is not None else None
+    if a.is_moe and not vision and (note := training_fit_errors.moe_accuracy_note(a.preset_id)) is not None:
+        warnings.append(note)  # what published MoE runs say of this estimate (issue 24)
 
     candidates: list[dict] = []
     best: list[dict] = []
