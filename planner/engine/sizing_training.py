@@ -37,7 +37,7 @@ from .sizing_training_rank import (
     _training_rows,
 )
 from .spec import WorkloadSpec
-from .training_layout import check_precision_on_chip, exact_layout_section, exact_pins
+from .training_layout import check_precision_on_chip, cross_domain_ep_note, exact_layout_section, exact_pins
 
 TOP_CANDIDATES = 50
 IMAGES_PER_CORE_S = 150.0  # JPEG decode + augmentation per CPU core (assumption; GPU decode avoids it)
@@ -183,6 +183,8 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
                                                   gpus_per_server=chosen and chosen.gpus_per_server,
                                                   as_instances=bool(chosen and chosen.as_instances))
     layout_section = exact_layout_section(spec, ti, res, cat, rec_i, accs)
+    if layout_section is not None and (note := cross_domain_ep_note(ti, layout_section, accs)) is not None:
+        warnings.append(note)
     if layout_section is not None:
         compute_section["training_layout"] = layout_section
     result_candidates = {

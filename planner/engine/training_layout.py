@@ -25,7 +25,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
-from . import compute, memory, search, training_flops
+from . import compute, fabrics, memory, search, training_flops
 from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
 from .precision import peak_tflops
@@ -175,3 +175,22 @@ def exact_layout_section(spec, ti: search.TrainingInputs, res: dict | None, cat,
                          if rec_i is not None else Msg("; it fits on no layout variant, shown with ZeRO-{zero} and "
                                                        "{ckpt} recomputation", zero=zero, ckpt=CKPT_TEXT[ck]))
     return out
+
+
+def cross_domain_ep_note(ti: search.TrainingInputs, section: dict, accs: list[AcceleratorSpec]) -> Msg | None:
+    """A pinned expert-parallel group wider than the scale-up domain sends part of its all-to-all through the
+    GPUs' NICs; the engine charges it at the scale-up link (the smaller error on the published runs, which use
+    DeepEP: docs/BENCHMARKS.md "EP groups across servers: tried, not kept"), so the plan says so."""
+    lay = section.get("layout") or {}
+    ep, tp = int(lay.get("expert_parallel") or 1), int(lay.get("tensor_parallel") or 1)
+    acc = next((a for a in accs if a.id == section.get("accelerator_id")), None)
+    if not ti.arch.is_moe or ep <= 1 or acc is None:
+        return None
+    domain = fabrics.scale_up_domain(acc)
+    if ep * tp <= domain:
+        return None
+    return Msg("expert parallel {ep} x tensor parallel {tp} spans more than one scale-up domain of {domain} GPUs: part "
+               "of the all-to-all crosses the network cards, which the estimate does not charge (published runs "
+               "of such layouts use DeepEP-style dispatch, once per node and overlapped); with the plain all-to-all "
+               "dispatcher the step is slower", ep=ep, tp=tp, domain=domain)
+

@@ -300,3 +300,18 @@ def test_tokens_per_expert_reproduce_the_published_ep_pair():
         return run(spec)["compute"]["training_layout"]["tokens_per_second_per_gpu"]["value"]
 
     assert rate(DSV3) / rate(ep8) == pytest.approx(3328 / 2815, rel=0.02)
+
+
+@pytest.mark.parametrize(("ep", "spans"), [(8, False), (16, True)])
+def test_a_pinned_expert_parallel_group_across_servers_says_the_nic_is_not_charged(ep, spans):
+    # Qwen3-30B-A3B (128 experts) on 8-GPU H100 boards: EP8 stays on NVLink, EP16 x TP1 spans two servers
+    spec = {"kind": "pretraining", "model": {"preset": "qwen3-30b-a3b"},
+            "training": {"tokens": 1e11, "sequence_length": 4096, "global_batch_tokens": 4096 * 512,
+                         "tensor_parallel": 1, "data_parallel": 16, "expert_parallel": ep},
+            "hardware": {"accelerator": H100}}
+    out = run(spec)
+    assert out["compute"]["training_layout"]["layout"]["expert_parallel"] == ep
+    notes = [w for w in out.get("warnings") or [] if "scale-up domain" in str(w)]
+    assert len(notes) == (1 if spans else 0)
+    if spans:
+        assert "expert parallel 16 x tensor parallel 1 spans more than one scale-up domain of 8 GPUs" in str(notes[0])
