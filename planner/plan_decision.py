@@ -166,6 +166,8 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
         "why": ref.get("why"),
         **({"why_i18n": ref["why_i18n"]} if ref.get("why_i18n") else {}),
         "site": site,
+        # what published runs say of the run time this decision states (a MoE training estimate)
+        **({"accuracy": accuracy} if (accuracy := _accuracy(sizing, kind)) is not None else {}),
         "warnings": [ref["spot_warning"]] if ref.get("spot_warning") else [],
         **({"warnings_i18n": [ref["spot_warning_i18n"]]} if ref.get("spot_warning_i18n") else {}),
         "alternatives": [
@@ -182,6 +184,16 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
         out.pop("why_i18n", None)
         out["why"] = Msg("no priced option meets every target: the closest is shown, and it does NOT meet them")
     return with_structured(out)
+
+
+def _accuracy(sizing: dict, kind: str | None) -> Msg | None:
+    """The sizing's note on a training estimate's measured error (planner.engine.training_fit_errors), so the
+    decision's run time carries it on the page, PDF page 1 and in the API."""
+    from .engine.training_fit_errors import NOTE_TEMPLATES
+
+    if kind not in TRAINING_KINDS:
+        return None
+    return next((w for w in sizing.get("warnings") or [] if getattr(w, "template", None) in NOTE_TEMPLATES), None)
 
 
 def _model_api(spec: dict, detail: dict, costs: dict) -> dict:

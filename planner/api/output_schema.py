@@ -135,6 +135,7 @@ DECISION = _obj({
     "targets": _ref("DecisionTargets"),
     "budget": _ref("DecisionBudget"),
     **_texts("why"),
+    **_texts("accuracy"),
     "site": _obj({
         "power_budget_kw": _num(), "racks": _int(), "max_servers": _int(), "max_gpus": _int(),
         "max_output_tokens_per_s": _num(), **_texts("text"),

@@ -63,19 +63,24 @@ def _pct(x: float) -> float:
     return figure(round(x * 100))
 
 
+OWN_RUNS_NOTE = ("the estimate was checked against {n} published pre-training runs of this model that it was not "
+                 "fitted on: its throughput is {signed:+g} % against the published at the median ({lo:+g} to "
+                 "{hi:+g} %; above 0 the run time is optimistic by about that much)")
+ALL_RUNS_NOTE = ("MoE training: the estimate was checked against {n} published MoE pre-training runs it was not "
+                 "fitted on (several models): its throughput is off by {abs:g} % at the median ({lo:+g} to {hi:+g} %)")
+NOTE_TEMPLATES = frozenset({OWN_RUNS_NOTE, ALL_RUNS_NOTE})
+
+
 def moe_accuracy_note(preset_id: str | None) -> Msg | None:
     """The note a MoE training plan carries: its model's own published runs where there are enough, else
     every MoE run's."""
     data = moe_errors()
     own = (data.get("models") or {}).get(preset_id or "")
     if own:
-        return Msg("the estimate was checked against {n} published pre-training runs of this model that it was not "
-                   "fitted on: its throughput is {signed:+g} % against the published at the median ({lo:+g} to "
-                   "{hi:+g} %; above 0 the run time is optimistic by about that much)",
+        return Msg(OWN_RUNS_NOTE,
                    n=own["rows"], signed=_pct(own["median_signed"]), lo=_pct(own["min"]), hi=_pct(own["max"]))
     every = data.get("all")
     if not every:
         return None
-    return Msg("MoE training: the estimate was checked against {n} published MoE pre-training runs it was not "
-               "fitted on (several models): its throughput is off by {abs:g} % at the median ({lo:+g} to {hi:+g} %)",
+    return Msg(ALL_RUNS_NOTE,
                n=every["rows"], abs=_pct(every["median_abs"]), lo=_pct(every["min"]), hi=_pct(every["max"]))

@@ -48,3 +48,13 @@ def test_another_moe_model_quotes_every_moe_run_and_a_dense_one_nothing():
     notes = [w for w in _warnings("mixtral-8x7b") if "published MoE pre-training runs" in w]
     assert len(notes) == 1 and f"{every['rows']} published" in notes[0]
     assert not [w for w in _warnings("llama-3.1-8b") if "published" in w and "pre-training runs" in w]
+
+
+def test_the_decision_carries_the_note_beside_its_run_time():
+    from planner.plan_decision import _accuracy
+
+    note = training_fit_errors.moe_accuracy_note("gpt-oss-120b")
+    sizing = {"warnings": ["another warning", note]}
+    assert _accuracy(sizing, "pretraining") is note
+    assert _accuracy(sizing, "inference") is None  # a service states latencies, not a run time
+    assert _accuracy({"warnings": ["another warning"]}, "pretraining") is None
