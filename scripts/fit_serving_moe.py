@@ -18,6 +18,10 @@ Guard: a group with serving_measured.csv rows (TensorRT-LLM Blackwell) takes a s
 file's MdAPE stays within MEASURED_GUARD (it must not get worse).
 --exclude-model / --exclude-gpu: leave those rows out of the fit and report the error on them
 (leave-one-out refits, docs/BENCHMARKS.md).
+mla_layer_overhead_s (serving_constants.MLA_LAYER_OVERHEAD_S) is fitted for the Hopper groups with MLA
+rows (DeepSeek-R1): their other constants come from serving_measured.csv's dense models, so the MLA
+layers' own kernels are missing there; Blackwell and CDNA fit their step overhead on MLA-majority rows.
+--names A,B (with --only) searches those constants alone, from the group's written values (the rest held).
 """
 import argparse
 import math
@@ -31,8 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from planner.engine import serving_constants as sc  # noqa: E402
+from planner.engine.presets import preset_arch  # noqa: E402
 from planner.engine.serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME  # noqa: E402
 from planner.engine.serving_replay_ix import (  # noqa: E402
+    MODEL,
     accelerator,
     group_key,
     load_rows,
@@ -42,6 +48,11 @@ from planner.engine.serving_replay_ix import (  # noqa: E402
 )
 
 OUT = ROOT / "planner" / "engine" / "serving_constants_ix.py"
+
+
+def is_mla_model(model_key: str) -> bool:
+    """The row's model uses multi-head latent attention (DeepSeek-R1)."""
+    return preset_arch(MODEL[model_key]).is_mla
 # serving_measured.csv must not get worse (issue 22): its MdAPE over all 552 rows before the InferenceX
 # refits of 2026-12-03 afternoon (docs/BENCHMARKS.md). A group whose runtime and generation have rows
 # there (TensorRT-LLM Blackwell: 18 GB200 rows) takes a search step only if these figures hold.
@@ -50,8 +61,10 @@ BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhea
               "ttft_cohort_factor")
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
-          "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0)}
+          "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0),
+          "mla_layer_overhead_s": (1e-6, 5e-4)}
 DISAGG_HANDOFF_START_S = 0.05  # the search is multiplicative: it starts from 50 ms, not from the preset 0
+MLA_LAYER_OVERHEAD_START_S = 20e-6  # likewise from 20 us per MLA layer (preset 0)
 
 
 def loss(results) -> float:
@@ -76,6 +89,7 @@ def measured_figures(key, consts):
         return None
     saved = sc.FITTED_IX.get(key)
     sc.FITTED_IX[key] = consts
+    sc.FITTED_IX_ROWS.setdefault(key, "serving_fit.csv (being fitted)")  # constants_source names the rows
     try:
         out = measured_replay(rows)
     finally:
@@ -96,21 +110,27 @@ def guard_ok(key, consts, cur_figs) -> tuple[bool, tuple | None]:
     return ok or better, figs
 
 
-def fit_group(key, rows, rounds=5):
+def fit_group(key, rows, rounds=5, only_names=None, start=None):
     rt, gen = key
     acc = next(accelerator(r["gpu"]) for r in rows)
-    base = sc.serving_constants(acc, rt, "bf16")
+    base = {**sc.serving_constants(acc, rt, "bf16"), **(start or {})}
     names = [] if gen == "hopper" else list(BASE_NAMES)
+    if gen == "hopper" and any(is_mla_model(r["model_key"]) for r in rows):
+        names.append("mla_layer_overhead_s")
     if any(r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1 for r in rows):
         names.append("all_to_all_efficiency")
     if any(r["speculative"] == "mtp" for r in rows):
         names.append("mtp_accepted_tokens")
     if any(r["disaggregated"] == "True" for r in rows):
         names.append("disagg_handoff_s")
+    if only_names:
+        names = [n for n in names if n in only_names]
     bounds = dict(BOUNDS, mtp_accepted_tokens=(1.0, 1.0 + MTP_DRAFT_TOKENS_BY_RUNTIME.get(rt, MTP_DRAFT_TOKENS)))
     cur = {n: float(base[n]) for n in names}
     if "disagg_handoff_s" in cur:
         cur["disagg_handoff_s"] = max(cur["disagg_handoff_s"], DISAGG_HANDOFF_START_S)
+    if "mla_layer_overhead_s" in cur:
+        cur["mla_layer_overhead_s"] = max(cur["mla_layer_overhead_s"], MLA_LAYER_OVERHEAD_START_S)
     best = loss(replay(rows, {key: cur}))
     figs = measured_figures(key, cur)
     step = 2.0
@@ -142,7 +162,9 @@ def main(argv=None):
     ap.add_argument("--exclude-gpu")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", help="refit one group, e.g. trtllm,blackwell; the others keep their written values")
+    ap.add_argument("--names", help="with --only: search these constants alone (comma-separated), the rest as written")
     args = ap.parse_args(argv)
+    only_names = tuple(args.names.split(",")) if args.names else None
     kept = dict(sc.FITTED_IX)
     sc.FITTED_IX.clear()
     only = tuple(args.only.split(",")) if args.only else None
@@ -161,7 +183,10 @@ def main(argv=None):
         if only and key != only:
             vals, best = kept.get(key, {}), float("nan")
         else:
-            vals, best = fit_group(key, rs, rounds=args.rounds)
+            start = kept.get(key, {}) if only_names else None
+            vals, best = fit_group(key, rs, rounds=args.rounds, only_names=only_names, start=start)
+            if only_names:  # the constants not searched stay as written
+                vals = {**kept.get(key, {}), **vals}
         if vals:
             fitted[key] = vals
             models = sorted({r["model_key"] for r in rs})

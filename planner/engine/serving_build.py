@@ -65,6 +65,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     bytes_s = f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel
     # DeepSeek-V4 hyper-connections: a latency per layer per step + bytes per token (hyper_connections.py)
     hc_fixed, hc_token = hyper_connections.step_costs(arch, bytes_s=bytes_s, tp=tp, dpa=dpa, draft_share=draft)
+    # MLA: a fixed time per MLA layer per forward pass, the main layers and the MTP draft passes
+    # (serving_constants.MLA_LAYER_OVERHEAD_S); PP stages run their layers one after another.
+    mla_fixed = (layers * (1.0 + f(draft)) * c.get("mla_layer_overhead_s", 0.0)) if arch.is_mla else 0.0
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
@@ -74,7 +77,8 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
         bytes_s=bytes_s,
-        overhead_s=c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed,
+        overhead_s=(c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed
+                    + mla_fixed),
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),

@@ -38,6 +38,7 @@ CONSTANT_NAMES = (
     "all_to_all_efficiency",         # MoE dispatch/combine with data-parallel attention: share of the link reached
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
     "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
+    "mla_layer_overhead_s",          # MLA models (DeepSeek-V3/R1): fixed time per MLA layer per forward pass (its extra kernels)
 )
 
 
@@ -206,6 +207,15 @@ MTP_ACCEPTED_DEFAULT = 1.85
 # published figure was found.
 DISAGG_HANDOFF_S = 0.0
 
+# Multi-head latent attention (DeepSeek-V3/R1): a decode step runs the absorbed-MLA path, several more
+# kernels per layer than the dense GQA layers the step and layer overheads were fitted on (latent down-
+# and up-projections with their norms and RoPE, the per-head W_UK / W_UV batched matmuls, the fp8 KV-cache
+# append, the MLA kernel's tile-scheduler metadata and split-KV combine), each a launch-and-drain time
+# that does not shrink with the batch. A fixed time per MLA layer per forward pass (the main layers and the
+# MTP draft passes); 0 unless fitted (serving_constants_ix.py: the Hopper groups, whose other constants
+# come from serving_measured.csv's dense models; docs/BENCHMARKS.md "Hopper DeepSeek-R1 FP8").
+MLA_LAYER_OVERHEAD_S = 0.0
+
 
 def generation_factor(acc: AcceleratorSpec) -> tuple[float, str]:
     return GENERATION_FACTOR[generation_of(acc.architecture)]
@@ -219,7 +229,7 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     applied separately by the model (it depends on weights vs compute precision). async_scheduling:
     the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
-            "disagg_handoff_s": DISAGG_HANDOFF_S,
+            "disagg_handoff_s": DISAGG_HANDOFF_S, "mla_layer_overhead_s": MLA_LAYER_OVERHEAD_S,
             **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g
