@@ -38,7 +38,8 @@ def _options_in_decision_order(costs: dict) -> list[dict]:
     options = [o for o in costs.get("options") or [] if isinstance(o, dict)]
     decision = costs.get("decision") or {}
     order = [i for i in decision.get("order") or [] if isinstance(i, int) and 0 <= i < len(options)]
-    ordered = [options[i] for i in order] + [o for i, o in enumerate(options) if i not in set(order)]
+    listed = set(order)
+    ordered = [options[i] for i in order] + [o for i, o in enumerate(options) if i not in listed]
     decided = (decision.get("recommended") or {}).get("id")
     return sorted(ordered, key=lambda o: o.get("id") != decided)  # stable: the decided option first
 

@@ -53,11 +53,6 @@ def downtime_lines(
     return list(hit[1])
 
 
-def _job_running(ctx: Context, use: Usage) -> tuple[Decimal, ...]:
-    """A job's running hours per month as multipliers of a full month (every month's, even when equal)."""
-    return schedule_of(use.hours) or tuple(h / HOURS_PER_MONTH for h in use.hours) or (ZERO,) * ctx.horizon_months
-
-
 def _downtime_lines(
     ctx: Context,
     kind: str,
@@ -83,7 +78,7 @@ def _downtime_lines(
     capacity (and time), valued at the amortised/rented GPU-hour in the risk row."""
     # a service is exposed to platform incidents every month it is in use; a job only while it runs
     # (a 70-hour run meets 70 hours' share of a year's incidents, not a whole month's)
-    exposure = _job_running(ctx, use) if use.job else active
+    exposure = tuple(h / HOURS_PER_MONTH for h in use.hours) if use.job else active
     months = sum(exposure, ZERO) if exposure is not None else Decimal(ctx.horizon_months)
     incidents_y = ctx.value(f"incidents_per_year.{kind}")
     mttr = ctx.value(f"mttr_hours.{kind}")
