@@ -122,12 +122,11 @@ def nvlink_needed(*, acc: AcceleratorSpec, tp: int, kind: str, count: int, zero:
     return {"value": need, "unit": "bool", "explain": why}
 
 
-def host_cpu_ram(*, kind: str, count: int, gpus_per_server: int, acc: AcceleratorSpec, vision: bool,
-                 extra_ram_bytes: float = 0.0, extra_ram_why: str = Msg("vector index held in RAM"),
-                 tensor_parallel: int = 1) -> dict:
-    # the GPUs of the server bought (servers_and_power's shape), spare board GPUs included
-    per_server = server_shape(form_factor=acc.form_factor, count=count, max_per_server=gpus_per_server,
-                              tensor_parallel=tensor_parallel).gpus_per_server
+def host_cpu_ram(*, kind: str, per_server: int, acc: AcceleratorSpec, vision: bool,
+                 extra_ram_bytes: float = 0.0, extra_ram_why: str = Msg("vector index held in RAM")) -> dict:
+    """CPU and RAM of one server holding `per_server` GPUs: the GPUs servers_and_power put in it (a
+    bought board's spare GPUs included, or the GPUs of the rented instance), so the host described
+    is the one of the decided option."""
     if kind in ("pretraining", "finetuning", "classic_training"):
         key = "vision_training" if vision else "llm_training"
         cores = CPU_CORES_PER_GPU[key] * per_server + 4

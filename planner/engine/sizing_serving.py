@@ -383,8 +383,8 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
     servers = sp["servers"]["value"]
 
     index_ram = spec.kind == "rag" and rag_index_bytes(spec)[0] or 0.0
-    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=False, extra_ram_bytes=index_ram,
-                              tensor_parallel=tp)
+    host = infra.host_cpu_ram(kind=spec.kind, per_server=sp["gpus_per_server"]["value"], acc=acc, vision=False,
+                              extra_ram_bytes=index_ram)
     weights_bytes = res["weights_bytes"]
     storage = {
         "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),

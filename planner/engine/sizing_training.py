@@ -384,10 +384,10 @@ def _training_recommendation(spec, acc, lay, res, i, cat, trainable, executed, w
         "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 released model versions")),
         "logs_bytes": q(d.logs_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("logs x retention months")),
     }
-    paged = float(res["mem"]["host_optimizer"][res["lay"][i]]) * min(count, gps)
-    host = infra.host_cpu_ram(kind=spec.kind, count=count, gpus_per_server=gps, acc=acc, vision=spec.kind == "classic_training",
-                              extra_ram_bytes=paged, extra_ram_why=Msg("paged optimizer states of the server's GPUs"),
-                              tensor_parallel=lay["tp"])
+    paged = float(res["mem"]["host_optimizer"][res["lay"][i]]) * min(count, sp["gpus_per_server"]["value"])
+    host = infra.host_cpu_ram(kind=spec.kind, per_server=sp["gpus_per_server"]["value"], acc=acc,
+                              vision=spec.kind == "classic_training", extra_ram_bytes=paged,
+                              extra_ram_why=Msg("paged optimizer states of the server's GPUs"))
     if spec.kind == "classic_training" and wall > 0:
         images_s = t.dataset_samples * t.epochs / (wall * 3600) / servers
         cores = host["cpu_cores_per_server"]["value"]

@@ -1,6 +1,7 @@
 """Only buyable shapes (issue 20 part 6): servers in the shapes vendors sell, hand-checked, and the
 sizing's infrastructure block and the cost engine use the same shape."""
 
+from dataclasses import replace
 from decimal import Decimal as D
 from pathlib import Path
 
@@ -71,8 +72,30 @@ def test_infra_block_pcie_holds_the_cards_needed():
     assert (sp["servers"]["value"], sp["gpus_per_server"]["value"]) == (1, 5)
     assert sp["server_power_kw"]["value"] == pytest.approx(round((5 * 350 + 1500) * 1.2 / 1000, 2))
     assert "5 of 8 GPU slots" in render(sp["servers"]["explain"])
-    host = infra.host_cpu_ram(kind="inference", count=12, gpus_per_server=8, acc=L40S, vision=False)
+    sp12 = infra.servers_and_power(acc=L40S, count=12, gpus_per_server=8)
+    host = infra.host_cpu_ram(kind="inference", per_server=sp12["gpus_per_server"]["value"], acc=L40S, vision=False)
     assert host["cpu_cores_per_server"]["value"] == 4 * 6 + 4  # 6 cards per server, as servers_and_power says
+
+
+def test_host_of_a_rented_instance_is_the_instance_not_a_bought_board():
+    """A 2-GPU cloud instance's host is sized for 2 GPUs, not for the 4-GPU board a purchase would
+    round up to (the plan page described a 2 x B200 rental with 20 cores and 1.1 TiB of RAM)."""
+    from planner.engine import parse_workload_spec, size_workload
+    from planner.engine.result import Configuration
+
+    spec = parse_workload_spec({"kind": "inference", "model": {"preset": "llama-3.1-70b"},
+                                "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 2},
+                                "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 1}})
+    b200 = [ACCS["nvidia-b200-sxm-180gb"]]
+    bought = size_workload(spec=spec, accelerators=b200).to_dict()["recommendation"]
+    row = {"accelerator_id": bought["accelerator_id"], "count": bought["count"], "layout": bought["layout"]}
+    chosen = replace(Configuration.of_candidate(row), gpus_per_server=2, as_instances=True)
+    rented = size_workload(spec=spec, accelerators=b200, chosen=chosen).to_dict()["recommendation"]
+    assert rented["gpus_per_server"]["value"] == 2
+    assert rented["cpu_cores_per_server"]["value"] == 4 * 2 + 4
+    assert rented["host_ram_per_server_bytes"]["value"] == round(1.5 * 2 * 180 * 2**30)
+    assert bought["gpus_per_server"]["value"] == 4  # HGX B200 boards hold 4 or 8: two spare
+    assert bought["cpu_cores_per_server"]["value"] == 4 * 4 + 4
 
 
 def _sizing(acc_id, count, tp=1):
