@@ -63,7 +63,25 @@ def compared_options(ordered: list[dict], decided_id: str | None = None, limit: 
         if o.get("kind") not in kinds:
             out.append(o)
             kinds.add(o.get("kind"))
+    if len(kinds) == 1:
+        # one way of paying only (an agent on model APIs): the cheapest of each other provider, so a
+        # budget meeting still sees what else it could buy (e.g. a Russian provider beside OpenAI)
+        providers = {_provider(first)}
+        for o in ordered:
+            if len(out) >= SAME_KIND_COMPARED_MAX:
+                break
+            if _provider(o) not in providers:
+                out.append(o)
+                providers.add(_provider(o))
     return out
+
+
+# with one way of paying, how many providers page 1 compares
+SAME_KIND_COMPARED_MAX = 5
+
+
+def _provider(option: dict) -> str | None:
+    return (option.get("detail") or {}).get("provider")
 
 
 def export_order(result: dict, meets: dict[str, bool] | None = None) -> list[dict]:

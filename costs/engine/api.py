@@ -130,6 +130,9 @@ def _cpu_server(ctx: Context, w: Workload) -> tuple[list[Line], dict, tuple[str,
         "ram_gib_needed": ram_text,
         "price_per_hour": str(inst.on_demand.amount),
         "currency": inst.on_demand.currency,
+        # the same hour in the plan's currency, net of VAT, at the plan date's FX rate (the cost table's basis)
+        "price_per_hour_net": str(hourly.quantize(Decimal("0.01"))),
+        "plan_currency": ctx.currency,
         "source": inst.on_demand.source,
     }
     line = Line(

@@ -19,13 +19,18 @@ KEPT_IN_ORDER = 5
 # In full (lines, breakdown, cash flow): the decided option and the first of each other kind, as
 # costs.order.compared_options lists them for the page, the PDF and the XLSX.
 DETAILED_MAX = 7
+# With one way of paying: the decided option and the cheapest of each other provider, as
+# costs.order.compared_options lists them (its SAME_KIND_COMPARED_MAX).
+SAME_KIND_DETAILED_MAX = 5
 NAMED_KEYS = ("recommended", "cheapest_onprem", "cheapest_cloud", "cheapest_dedicated", "cheapest_hybrid", "api")
 
 
 def presented(option_ids: Sequence[str], kinds: Sequence[str], decision: dict,
-              shortlist: dict[str, list[str]], also_full: frozenset = frozenset()) -> tuple[list[int], set[str]]:
+              shortlist: dict[str, list[str]], also_full: frozenset = frozenset(),
+              providers: Sequence[str | None] | None = None) -> tuple[list[int], set[str]]:
     """Positions (in ``option_ids``) of the options a result keeps, in their original order, and the
-    ids of those kept in full. ``decision`` is costs.engine.decision.summary's output (its ``order``
+    ids of those kept in full (with one way of paying, the cheapest of each other provider too:
+    ``providers``, one per option). ``decision`` is costs.engine.decision.summary's output (its ``order``
     holds positions in ``option_ids``); ``also_full``: options kept (in full) whatever their rank,
     those priced with the user's own quotes, so what a team entered is shown line by line."""
     n = len(option_ids)
@@ -47,6 +52,15 @@ def presented(option_ids: Sequence[str], kinds: Sequence[str], decision: dict,
         if kinds[i] not in seen_kinds:
             detailed.append(i)
             seen_kinds.add(kinds[i])
+    if providers is not None and len(seen_kinds) == 1 and order:
+        # one way of paying only (an agent on model APIs): the cheapest of each other provider
+        seen_providers = {providers[order[0]]}
+        for i in order[1:]:
+            if len(detailed) >= SAME_KIND_DETAILED_MAX:
+                break
+            if providers[i] not in seen_providers:
+                detailed.append(i)
+                seen_providers.add(providers[i])
     full = {option_ids[i] for i in detailed}
     full |= {(decision.get(k) or {}).get("id") for k in NAMED_KEYS if isinstance(decision.get(k), dict)}
     full |= set(also_full)

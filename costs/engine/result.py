@@ -35,7 +35,8 @@ class CostResult:
         dec = self.analysis.get("decision") or {}
         ids = [p.option.option_id for p in self.options]
         kept, full = presented(ids, [p.option.kind for p in self.options], dec, self.shortlist,
-                               also_full=self.user_priced)
+                               also_full=self.user_priced,
+                               providers=[(p.option.detail or {}).get("provider") for p in self.options])
         new_position = {old: new for new, old in enumerate(kept)}
         analysis = dict(self.analysis)
         if isinstance(dec.get("order"), list):

@@ -151,7 +151,9 @@ DECISION = _obj({
     "cpu_server": _obj({
         "provider": _str(), "region": _str(), "instance_type": _str(), "vcpus": _int(), "physical_cores": _int(),
         "ram_gib": _dec(), "cores_needed": _int(), "ram_gib_needed": _dec(), "price_per_hour": _dec(),
-        "currency": _str(), "source": _str(),
+        "currency": _str(description="The currency of price_per_hour (the price list's)."),
+        "price_per_hour_net": _dec(description="The same hour in the plan's currency, net of VAT."),
+        "plan_currency": _str(), "source": _str(),
     }, nullable=True, description="The CPU server an agent on a model API runs on."),
     "launch": _obj({
         "runtime": _str(), "engine": _str(), "engine_version": _str(), "image": _str(),

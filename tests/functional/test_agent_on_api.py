@@ -73,6 +73,8 @@ def test_named_model_api_is_the_decision_and_its_cost_is_tokens_plus_the_cpu_ser
     cpu = dec["cpu_server"]
     assert (cpu["provider"], cpu["instance_type"], cpu["physical_cores"], cpu["cores_needed"]) == ("AWS", "m7a.2xlarge", 8, 7)
     assert "skypilot-catalog" in cpu["source"]
+    # the same hour in the plan's currency, net (a USD plan: the list price itself)
+    assert (cpu["price_per_hour_net"], cpu["plan_currency"]) == ("0.46", "USD")
     rows = {ln["key"]: ln for r in opt["rows"] for ln in r["lines"]}
     assert set(rows) >= {"gpu_time.api_tokens", "infrastructure.cpu_server"}
     tokens = rows["gpu_time.api_tokens"]
@@ -139,7 +141,8 @@ def _section(html, sid):
 @pytest.mark.parametrize("lang", ["en", "ru"])
 def test_page_of_an_agent_plan_names_the_api_and_the_cpu_server_and_no_gpu(client, catalog, lang):
     spec = {**SPEC, "serving": {**SPEC["serving"], "model_api": "OpenAI/gpt-4o-mini"}}
-    plan = PlanFactory(workload__kind="external_api", workload__spec=spec)
+    plan = PlanFactory(workload__kind="external_api", workload__spec=spec,
+                       cost_options={"currency": "RUB", "include_vat": True, "horizon_months": 36})
     services.plan_version_create(plan=plan, user=None)
     assert plan.versions.get().status == VersionStatus.DONE, plan.versions.get().error
     client.force_login(member(Role.VIEWER, team=plan.team))
@@ -150,6 +153,8 @@ def test_page_of_an_agent_plan_names_the_api_and_the_cpu_server_and_no_gpu(clien
         assert not re.search(r"GPU|ГП", text), "\n".join(ln.strip() for ln in text.splitlines() if re.search(r"GPU|ГП", ln))
     assert "gpt-4o-mini" in decision and "m7a.2xlarge" in decision
     assert "m7a.2xlarge" in hardware
+    # a RUB plan prices the USD-listed instance hour in roubles, net of VAT, the list price beside it
+    assert re.search(r"\d RUB/(h|ч) (net of VAT|без НДС) \(0[.,]4637 USD/(h|ч)\)", decision), decision
     from pypdf import PdfReader
 
     pdf = PdfReader(io.BytesIO(client.get(reverse("plan_version_export", args=[plan.id, 1, "pdf"]),
