@@ -88,6 +88,8 @@ def pdf_summary(version, view: dict) -> dict:
         "decision": decision,
         "headline": _headline(decision, currency),
         "rows": rows, "options_total": len(ordered),
+        # one way of paying only (an agent on model APIs): page 1 compares providers (costs.order)
+        "by_provider": len({r.get("kind") for r in compared}) == 1 and len(compared) > 1,
         "currency": currency, "include_vat": include_vat,
         "basis_label": _("with VAT") if include_vat else _("net of VAT"),
         "vat": _vat_text(costs) if costs else "",

@@ -223,3 +223,27 @@ def test_schema_lists_the_priced_model_apis_the_server_accepts(client, catalog):
     priced = [key for key, _label in services_api.priced_model_apis()]
     assert enum(one) == enum(many["items"]) == priced
     assert "Sber/GigaChat-2-Max" in priced and "OpenAI/gpt-4o-mini" in priced
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_page_1_of_an_agent_plan_compares_the_cheapest_api_of_each_other_provider(client, catalog, lang):
+    """One way of paying (model APIs): PDF page 1 compares the decided API and the cheapest of each other
+    provider (costs.order.compared_options), says so, and each compared option carries its lines."""
+    plan = PlanFactory(workload__kind="external_api", workload__spec=SPEC)
+    services.plan_version_create(plan=plan, user=None)
+    version = plan.versions.get()
+    assert version.status == VersionStatus.DONE, version.error
+    apis = [o for o in version.result["costs"]["options"] if o["kind"] == "api"]
+    in_full = [o for o in apis if o["rows"][0].get("lines")]
+    providers = [o["detail"]["provider"] for o in in_full]
+    assert len(in_full) == min(5, len({o["detail"]["provider"] for o in apis})) >= 2
+    assert len(set(providers)) == len(providers)  # one per provider
+    client.force_login(member(Role.VIEWER, team=plan.team))
+    from pypdf import PdfReader
+
+    pdf = PdfReader(io.BytesIO(client.get(reverse("plan_version_export", args=[plan.id, 1, "pdf"]),
+                                          HTTP_ACCEPT_LANGUAGE=lang).content))
+    first = " ".join(pdf.pages[0].extract_text().split())
+    assert ("cheapest of each other provider" if lang == "en" else "каждого другого провайдера") in first
+    for o in in_full:
+        assert o["detail"]["model"] in first, o["detail"]["model"]
