@@ -67,6 +67,7 @@ KEY_LABELS = {
     "efficiency": _("Efficiency on executed FLOPs"), "microbatches_per_pipeline": _("Micro-batches per pipeline"),
     "memory_per_gpu_bytes": _("Memory per GPU"), "gpu_memory_bytes": _("GPU memory"),
     "expert_parallel": _("Expert parallel"), "micro_batch_size": _("Micro-batch"), "fits": _("Fits"),
+    "data_parallel_attention": _("Data-parallel attention"), "speculative": _("Speculative decoding"),
     "fits_explain": _("Why it fits or not"), "accelerator": _("Accelerator"), "accelerator_id": _("Accelerator id"),
 }
 
