@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 
 from catalog.domain.messages import Msg, figure
 
@@ -13,6 +13,7 @@ from .money import CENT, ZERO
 from .totals import LineTotals, PricedOption, _Calendar
 
 UNIT_COST = Decimal("0.0001")
+SIX_DIGITS = Context(prec=6)
 OWNING = ("onprem", "hybrid")
 
 
@@ -161,7 +162,8 @@ def option_to_dict(
         "detail": o.detail,
         "unknowns": list(o.unknowns),
         "warnings": list(o.warnings),
-        "utilisation": str(p.utilisation),
+        # six significant digits: a share of the month's hours (a job's is hours / 730 x months)
+        "utilisation": format(SIX_DIGITS.plus(p.utilisation), "f"),
         "efficiency": str(p.efficiency),
         "rows": rows,
         "risk": risk,
