@@ -143,6 +143,25 @@ def _one_off_job(version, options: list[dict]) -> bool:
     return cost_inputs.get("runs_per_month") in (None, "") and any(o.get("job") for o in options)
 
 
+def _crossings(break_even: list[dict], decided_id: str | None) -> list[dict]:
+    """The pairs with the plan's decided option whose cumulative costs cross within the horizon, as
+    "A is cheaper than B from month N". A pair that keeps its order every month says nothing a total
+    does not, and pairs of two alternatives are on the plan's page (the compare listed every pair of
+    the compared options: a wall of "none" at 1366 px)."""
+    out = []
+    for b in break_even:
+        if b.get("month") is None or (decided_id and decided_id not in (b.get("a"), b.get("b"))):
+            continue
+        a_first = b.get("cheaper_after") == "a"
+        out.append({"cheaper": b.get("a_label") if a_first else b.get("b_label"),
+                    "than": b.get("b_label") if a_first else b.get("a_label"), "month": b["month"]})
+    return out
+
+
+def _decided_id(costs: dict) -> str | None:
+    return ((costs.get("decision") or {}).get("recommended") or {}).get("id")
+
+
 def compare_columns(plans) -> list[dict]:
     """One column per plan from its latest done version (one query for all of them), in the plan's
     own currency; ``convert`` puts them into one currency, VAT basis and horizon."""
@@ -157,8 +176,8 @@ def compare_columns(plans) -> list[dict]:
             "own_currency": costs.get("currency", ""), "include_vat": bool(costs.get("include_vat")),
             "horizon_months": costs.get("horizon_months"), "as_of": costs.get("as_of"),
             "one_off": bool(version) and _one_off_job(version, costs.get("options") or []),
-            "break_even": costs.get("break_even") or [],
-            "recommended_id": ((costs.get("decision") or {}).get("recommended") or {}).get("id"),
+            "break_even": _crossings(costs.get("break_even") or [], _decided_id(costs)),
+            "recommended_id": _decided_id(costs),
         })
     return columns
 
