@@ -10,6 +10,7 @@ shown and not recovered, discounted to present value when a discount rate is giv
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -36,6 +37,9 @@ class Basis:
     rule: str = "cheapest"
     # the user gave the cost of an hour of downtime: the risk figure is money, else hours only
     downtime_priced: bool = True
+    # a one-off job (training, fine-tuning: a number of runs, not runs a month): the amount is that
+    # of the runs, not of the months (bought hardware still counts over the horizon)
+    job_runs: int | None = None
 
     @property
     def with_risk(self) -> bool:
@@ -74,6 +78,9 @@ class Basis:
                 rate=figure(self.discount_rate * 100),
                 months=self.horizon_months,
             )
+        if self.job_runs:
+            return Msg("{what}, for {runs} {runs:plural:run|runs} (hardware bought counted over {months} months)",
+                       what=what, runs=self.job_runs, months=self.horizon_months)
         return Msg("{what}, over {months} months", what=what, months=self.horizon_months)
 
 
@@ -193,9 +200,10 @@ def _break_even(a: str | None, b: str | None, analysis: dict, linear: dict, jobs
         den = lb["b"] * ub - la["b"] * ua
         num = la["a"] - lb["a"]
         if den > 0 and num > 0:
+            # a whole number of runs: the first count of runs at which it is cheaper
             out["runs"] = {"state": "crossing", "runs": f"{num / den:.2f}",
-                           "text": Msg("{a} is cheaper from {runs:,.1f} runs over the horizon (net)",
-                                       a=by_id[a].option.label, runs=round(num / den, 1))}
+                           "text": Msg("{a} is cheaper from {runs} {runs:plural:run|runs} over the horizon (net)",
+                                       a=by_id[a].option.label, runs=math.floor(num / den) + 1)}
         elif num <= 0 and den >= 0:
             out["runs"] = {"state": "a_cheaper_at_any_number_of_runs", "runs": None}
         else:

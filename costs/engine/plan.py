@@ -249,6 +249,8 @@ def cost_plan(*, inputs: CostInputs) -> CostResult:
         recoverable=o.vat_recoverable,
         rule=o.decision_basis,
         downtime_priced=downtime_priced,
+        job_runs=(o.runs or 1) if workloads and all(w.is_training for w in workloads) and o.runs_per_month is None
+        else None,
     )
     by_workload = {w.candidate_id: w for w in workloads}
     picks = decision.pick(priced=priced, workloads=by_workload, basis=basis, model_preset=inputs.model_preset,

@@ -120,6 +120,21 @@ def test_break_even_in_runs_between_on_prem_and_cloud():
     fixed_od = D(od["totals"]["net"]) - D("29897.21")
     expected = (fixed_op - fixed_od) / (D("29897.21") - D("766.50"))
     assert abs(D(be["runs"]["runs"]) - expected) < D("0.05")
+    # the text names a whole number of runs: the first at which owning is cheaper
+    import math
+
+    from planner.i18n import render
+
+    assert f"from {math.floor(expected) + 1} runs over the horizon" in render(be["runs"]["text"])
+
+
+def test_a_one_off_job_is_compared_for_its_runs_not_over_the_months():
+    from planner.i18n import render
+
+    one = render(_pretrain()["decision"]["basis"]["text"])
+    assert "for 1 run (hardware bought counted over 12 months)" in one and "over 12 months)" in one
+    three = render(_pretrain(runs=3)["decision"]["basis"]["text"], "ru")
+    assert "за 3 запуска (купленное оборудование — за 12 мес.)" in three
 
 
 def test_monthly_lora_fine_tune_bills_its_hours_every_month():
