@@ -150,6 +150,11 @@ def training_layouts(t: TrainingInputs) -> dict[str, np.ndarray]:
     ckpts = (CKPT_CODES[t.checkpointing],) if t.checkpointing else (CKPT_CODES["selective"], CKPT_CODES["full"])
     if t.vision:
         tps, pps = (1,), (1,)
+    if t.method == "qlora" and not t.tp_pin:
+        # QLoRA's 4-bit base weights (bitsandbytes) run under data parallel with the frozen weights
+        # sharded (FSDP / ZeRO-3: HF PEFT and Accelerate docs, "FSDP-QLoRA"; axolotl, Answer.AI
+        # fsdp_qlora) or split by layers; no tensor-parallel QLoRA stack exists to launch
+        tps = (1,)
     if not a.is_transformer:
         ckpts = ckpts[:1]
     max_dp = max_data_parallel(t)
