@@ -84,6 +84,9 @@ class Engine:
     n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
     cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
     request_overhead_s: np.ndarray = REQUEST_OVERHEAD_S
+    # The scheduler takes in new requests every poll_steps steps (serving_constants.SCHEDULER_POLL_STEPS): a new
+    # request waits for the rest of the running step plus (poll_steps - 1) / 2 steps on average.
+    poll_steps: np.ndarray = 1.0
     # Speculative decoding (serving_spec.py, docs/SIZING.md "Speculative decoding (MTP)"): each decode
     # step verifies spec_q tokens per sequence (1 + draft tokens) and keeps spec_a of them on average;
     # the draft passes add draft_tokens x MTP layers / layers of a step's matmuls and weight read.
@@ -274,7 +277,7 @@ class Engine:
         own = k["own"]
         rho = lam * self.prompt * T / np.maximum(self.budget - n_decode * self.dq, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
-        residence = 1.5 * T + own + wait + self.steps * T
+        residence = (1.0 + 0.5 * np.maximum(self.poll_steps, 1.0)) * T + own + wait + self.steps * T
         n_running = lam * residence
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
@@ -295,10 +298,12 @@ class Engine:
                                                    DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
         waits = wait + slot_wait + balance
         fixed_part = T + own + self.request_overhead_s
-        ttft = fixed_part + 0.5 * T + waits
-        ttft_p50 = fixed_part + 0.5 * T + waits * LN2
-        ttft_p95 = fixed_part + T + Z95 * share_sd + waits * LN20
-        ttft_p99 = fixed_part + T + Z99 * share_sd + waits * LN100
+        # the wait to be taken in: uniform over poll_steps steps (mean and median half of them, p95/p99 all)
+        poll = np.maximum(self.poll_steps, 1.0) * T
+        ttft = fixed_part + 0.5 * poll + waits
+        ttft_p50 = fixed_part + 0.5 * poll + waits * LN2
+        ttft_p95 = fixed_part + poll + Z95 * share_sd + waits * LN20
+        ttft_p99 = fixed_part + poll + Z99 * share_sd + waits * LN100
         # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry (normal:
         # median = mean = T).
         # MTP: a step emits spec_a tokens per sequence, so a token's time is T / spec_a.
@@ -396,7 +401,9 @@ class Engine:
         queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
         # Cohort wait: uniform between none and twice its mean (mean and median c, p95/p99 ~2c).
         s["ttft"] = s["ttft"] + queued + cohort
-        s["ttft_p50"] = s["ttft_p50"] + queued + cohort
+        # The median request is not in the start-up cohort (docs/SIZING.md "Closed-loop TTFT: median and
+        # mean"): the cohort wait is in the mean and the tail, not in the median.
+        s["ttft_p50"] = s["ttft_p50"] + queued
         s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort
         s["ttft_p99"] = s["ttft_p99"] + queued + 2.0 * cohort
         s["rate"] = lam

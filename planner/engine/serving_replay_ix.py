@@ -182,7 +182,7 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         fits = np.broadcast_to(res["fits"], (len(idx),))
         for j, i in enumerate(idx):
             r = rows[i]
-            t, q, o = float(res["ttft_ms"][j]), float(res["tpot_ms"][j]), float(res[out_key][j])
+            t, q, o = float(res["ttft_p50_ms"][j]), float(res["tpot_ms"][j]), float(res[out_key][j])
             if not fits[j]:
                 out[i] = {"row": r, "refused": "the layout does not hold the model (memory)"}
                 continue
