@@ -46,6 +46,23 @@ DEFAULT_TTFT_SLACK = 4.0
 DEFAULT_TPOT_SLACK = 3.0
 
 
+def balance_arrivals(ranks):
+    """Mean number of later arrivals a context request waits for until every one of `ranks` attention-DP ranks
+    holds one (TensorRT-LLM's context balancing, docs/SIZING.md). In a closed loop a new request goes to the rank
+    whose request just finished (the one with the fewest active requests), i.e. to a rank at random: the ranks fill
+    as coupons do, N arrivals with E[N] = r H_r and Var N = r^2 sum 1/k^2 - r H_r, and an arrival waits for
+    (E[N^2] - E[N]) / (2 E[N]) more on average ((r - 1) / 2 if the ranks filled in turn)."""
+    r = np.asarray(ranks, dtype=float)
+    n = int(np.max(r)) if r.size else 1
+    k = np.arange(1, max(n, 1) + 1, dtype=float)
+    h = np.cumsum(1.0 / k)  # H_r
+    h2 = np.cumsum(1.0 / k ** 2)
+    idx = np.clip(np.rint(r).astype(int) - 1, 0, len(k) - 1)
+    en = r * h[idx]
+    var = r * r * h2[idx] - en
+    return np.where(r > 1.0, (var + en * en - en) / (2.0 * np.maximum(en, 1e-12)), 0.0)
+
+
 def moe_split(a: ModelArch) -> tuple[float, float]:
     """(parameters always read, routed-expert parameters) of a model."""
     if not a.is_moe or not a.is_transformer:
@@ -294,7 +311,7 @@ class Engine:
         # Attention-DP balancing: a prompt waits for the other ranks' prompts, (ranks - 1) / 2 arrivals on
         # average, at most the timeout (counted with the queue waits: median ln 2, p95 ln 20 x the mean).
         ranks = self.dp_balance_ranks
-        balance = np.where(ranks > 1.0, np.minimum((ranks - 1.0) / (2.0 * np.maximum(lam, 1e-12)),
+        balance = np.where(ranks > 1.0, np.minimum(balance_arrivals(ranks) / np.maximum(lam, 1e-12),
                                                    DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
         waits = wait + slot_wait + balance
         fixed_part = T + own + self.request_overhead_s
@@ -399,10 +416,9 @@ class Engine:
         cycle = s["ttft"] + cohort + (self.osl - 1.0) * s["tpot"]
         queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
         queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
-        # Cohort wait: uniform between none and twice its mean (mean and median c, p95/p99 ~2c).
+        # Cohort wait (the start-up wave, docs/SIZING.md "Closed-loop TTFT: median and mean"): in the mean (c) and the
+        # tail (p95/p99 ~2c), not in the median.
         s["ttft"] = s["ttft"] + queued + cohort
-        # The median request is not in the start-up cohort (docs/SIZING.md "Closed-loop TTFT: median and
-        # mean"): the cohort wait is in the mean and the tail, not in the median.
         s["ttft_p50"] = s["ttft_p50"] + queued
         s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort
         s["ttft_p99"] = s["ttft_p99"] + queued + 2.0 * cohort
