@@ -62,7 +62,13 @@ BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhea
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
           "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0),
-          "mla_layer_overhead_s": (1e-6, 5e-4)}
+          "mla_layer_overhead_s": (1e-6, 5e-4), "scheduler_poll_steps": (1.0, 64.0)}
+# Groups whose engine takes in new requests less often than every step in the InferenceX recipes (SGLang
+# --scheduler-recv-interval 10/30 on B200, benchmarks/dsr1_fp4_b200.sh @df64f87f; --num-continuous-decode-steps 4 on
+# MI355X, benchmarks/dsr1_fp8_mi355x.sh @1fc5d73c): scheduler_poll_steps is fitted for them only. SGLang's Hopper
+# recipe sets neither (benchmarks/dsr1_fp8_h200.sh @1fc5d73c) and serving_measured.csv's H100 SGLang rows run the
+# default: 1 there, as for vLLM and TensorRT-LLM (their schedulers take requests in every step).
+POLL_GROUPS = (("sglang", "blackwell"), ("sglang", "cdna"))
 DISAGG_HANDOFF_START_S = 0.05  # the search is multiplicative: it starts from 50 ms, not from the preset 0
 MLA_LAYER_OVERHEAD_START_S = 20e-6  # likewise from 20 us per MLA layer (preset 0)
 
@@ -123,6 +129,8 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None):
         names.append("mtp_accepted_tokens")
     if any(r["disaggregated"] == "True" for r in rows):
         names.append("disagg_handoff_s")
+    if key in POLL_GROUPS:
+        names.append("scheduler_poll_steps")
     if only_names:
         names = [n for n in names if n in only_names]
     bounds = dict(BOUNDS, mtp_accepted_tokens=(1.0, 1.0 + MTP_DRAFT_TOKENS_BY_RUNTIME.get(rt, MTP_DRAFT_TOKENS)))

@@ -81,6 +81,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
                     + mla_fixed),
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
+        poll_steps=f(c.get("scheduler_poll_steps", 1.0)),
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
         dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), **variant,
     )

@@ -39,6 +39,7 @@ CONSTANT_NAMES = (
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
     "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
     "mla_layer_overhead_s",          # MLA models (DeepSeek-V3/R1): fixed time per MLA layer per forward pass (its extra kernels)
+    "scheduler_poll_steps",          # a new request is taken in every this many engine steps (SGLang --scheduler-recv-interval)
 )
 
 
@@ -215,6 +216,12 @@ DISAGG_HANDOFF_S = 0.0
 # MTP draft passes); 0 unless fitted (serving_constants_ix.py: the Hopper groups, whose other constants
 # come from serving_measured.csv's dense models; docs/BENCHMARKS.md "Hopper DeepSeek-R1 FP8").
 MLA_LAYER_OVERHEAD_S = 0.0
+# The scheduler takes in new requests once every this many engine steps, so a new request waits for the
+# rest of the running step and, on average, (poll - 1) / 2 more (docs/SIZING.md "Closed-loop TTFT"). 1: every
+# step (vLLM's engine core and TensorRT-LLM's executor fetch each iteration; SGLang's default
+# --scheduler-recv-interval 1). Fitted per runtime and generation where recipes raise it (InferenceX SGLang
+# DeepSeek-R1 recipes: 10 below 16 clients, 30 from 16, benchmarks/dsr1_fp4_b200.sh @df64f87f).
+SCHEDULER_POLL_STEPS = 1.0
 
 
 def generation_factor(acc: AcceleratorSpec) -> tuple[float, str]:
@@ -230,7 +237,7 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
             "disagg_handoff_s": DISAGG_HANDOFF_S, "mla_layer_overhead_s": MLA_LAYER_OVERHEAD_S,
-            **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
+            "scheduler_poll_steps": SCHEDULER_POLL_STEPS, **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g
     base["decode_bandwidth_efficiency"] *= g

@@ -19,25 +19,33 @@ pass, serving_constants.MLA_LAYER_OVERHEAD_S) and `mtp_accepted_tokens` (which h
 time) refitted together, the rest held as written: `scripts/fit_serving_moe.py --only trtllm,hopper
 --names mla_layer_overhead_s,mtp_accepted_tokens --rounds 4` (231 rows, 174 of them DeepSeek-R1), then the
 same with `--only sglang,hopper` (180 rows, 169 DeepSeek-R1); docs/BENCHMARKS.md "Hopper DeepSeek-R1 FP8".
+
+2026-12-04 (h/ttft): refitted when the replay began comparing the median TTFT (InferenceX publishes medians; the
+closed loop's start-up cohort is in the mean, not the median) and scheduler_poll_steps joined (SGLang Blackwell /
+CDNA only): `scripts/fit_serving_moe.py --rounds 4` from the presets; SGLang Blackwell from `--only
+sglang,blackwell --names request_overhead_s,ttft_cohort_factor,prefill_efficiency,scheduler_poll_steps,
+disagg_handoff_s --rounds 3` (lower loss on its rows); SGLang Hopper's fitted poll (1.83) dropped to 1 (no
+polling flag in its recipe; serving_measured.csv's H100 SGLang rows) and a presets-only ('vllm', 'hopper') entry
+dropped. docs/SIZING.md "Closed-loop TTFT: median and mean", docs/BENCHMARKS.md "Closed-loop TTFT".
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
-    ('atom', 'cdna'): {"prefill_efficiency": 0.2015, "decode_bandwidth_efficiency": 0.5777, "step_overhead_s": 0.006493, "request_overhead_s": 0.02277, "ttft_cohort_factor": 0.1568, "mtp_accepted_tokens": 1.696},
-    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.1489, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.1834},
-    ('sglang', 'cdna'): {"prefill_efficiency": 0.7711, "decode_bandwidth_efficiency": 0.3626, "step_overhead_s": 0.005836, "request_overhead_s": 0.05265, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.399, "disagg_handoff_s": 0.1682},
-    ('sglang', 'hopper'): {"all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.543, "disagg_handoff_s": 0.1834, "mla_layer_overhead_s": 5.657e-05},
-    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.523, "step_overhead_s": 0.001061, "request_overhead_s": 0.03149, "ttft_cohort_factor": 0.3944, "all_to_all_efficiency": 0.6419, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.02293},
-    ('trtllm', 'hopper'): {"all_to_all_efficiency": 0.2699, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.1834, "mla_layer_overhead_s": 7.336e-05},
-    ('vllm', 'blackwell'): {"prefill_efficiency": 0.8976, "decode_bandwidth_efficiency": 0.917, "step_overhead_s": 0.002105, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273},
-    ('vllm', 'cdna'): {"prefill_efficiency": 0.57, "decode_bandwidth_efficiency": 1, "step_overhead_s": 0.003861, "request_overhead_s": 0.02708, "ttft_cohort_factor": 0.8868},
+    ('atom', 'cdna'): {"prefill_efficiency": 0.1695, "decode_bandwidth_efficiency": 0.817, "step_overhead_s": 0.005954, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273, "mtp_accepted_tokens": 1.85},
+    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.2978, "ttft_cohort_factor": 2.72, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.1297, "scheduler_poll_steps": 3.364},
+    ('sglang', 'cdna'): {"prefill_efficiency": 0.1512, "decode_bandwidth_efficiency": 0.5128, "step_overhead_s": 0.006364, "request_overhead_s": 0.04828, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.495, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.1, "scheduler_poll_steps": 2.594},
+    ('sglang', 'hopper'): {"mla_layer_overhead_s": 6.169e-05, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.4796, "step_overhead_s": 0.001061, "request_overhead_s": 0.03434, "ttft_cohort_factor": 1.327, "all_to_all_efficiency": 0.5886, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.01928},
+    ('trtllm', 'hopper'): {"mla_layer_overhead_s": 7.336e-05, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.1834},
+    ('vllm', 'blackwell'): {"prefill_efficiency": 0.291, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.002105, "request_overhead_s": 0.03511, "ttft_cohort_factor": 0.4434, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.189, "disagg_handoff_s": 0.1834},
+    ('vllm', 'cdna'): {"prefill_efficiency": 0.285, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.003247, "request_overhead_s": 0.0322, "ttft_cohort_factor": 1.368},
 }
 FITTED_IX_ROWS: dict[tuple[str, str], str] = {
-    ('atom', 'cdna'): 'serving_fit.csv: 181 rows, engines atom; GPUs mi355x; models dsr1, gptoss120b, qwen3.5',
-    ('sglang', 'blackwell'): 'serving_fit.csv: 908 rows, engines dynamo-sglang, sglang; GPUs b200, b300, gb200; models dsr1, qwen3.5',
-    ('sglang', 'cdna'): 'serving_fit.csv: 780 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, qwen3.5',
-    ('sglang', 'hopper'): 'serving_fit.csv: 174 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, qwen3.5 (mla_layer_overhead_s, mtp_accepted_tokens: 180 rows, 2026-12-04)',
-    ('trtllm', 'blackwell'): 'serving_fit.csv: 763 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, gptoss120b',
-    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b (mla_layer_overhead_s, mtp_accepted_tokens refitted 2026-12-04)',
-    ('vllm', 'blackwell'): 'serving_fit.csv: 170 rows, engines vllm; GPUs b200; models gptoss120b',
-    ('vllm', 'cdna'): 'serving_fit.csv: 75 rows, engines vllm; GPUs mi300x, mi355x; models gptoss120b',
+    ('atom', 'cdna'): 'serving_fit.csv: 182 rows, engines atom; GPUs mi355x; models dsr1, dsv4, gptoss120b, qwen3.5',
+    ('sglang', 'blackwell'): 'serving_fit.csv: 959 rows, engines dynamo-sglang, sglang; GPUs b200, b300, gb200; models dsr1, dsv4, qwen3.5',
+    ('sglang', 'cdna'): 'serving_fit.csv: 805 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, dsv4, qwen3.5',
+    ('sglang', 'hopper'): 'serving_fit.csv: 180 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, dsv4, qwen3.5',
+    ('trtllm', 'blackwell'): 'serving_fit.csv: 819 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, dsv4, gptoss120b',
+    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b',
+    ('vllm', 'blackwell'): 'serving_fit.csv: 280 rows, engines dynamo-vllm, vllm; GPUs b200, b300, gb200; models dsv4, gptoss120b',
+    ('vllm', 'cdna'): 'serving_fit.csv: 86 rows, engines vllm; GPUs mi300x, mi355x; models dsv4, gptoss120b',
 }

@@ -46,6 +46,23 @@ DEFAULT_TTFT_SLACK = 4.0
 DEFAULT_TPOT_SLACK = 3.0
 
 
+def balance_arrivals(ranks):
+    """Mean number of later arrivals a context request waits for until every one of `ranks` attention-DP ranks
+    holds one (TensorRT-LLM's context balancing, docs/SIZING.md). In a closed loop a new request goes to the rank
+    whose request just finished (the one with the fewest active requests), i.e. to a rank at random: the ranks fill
+    as coupons do, N arrivals with E[N] = r H_r and Var N = r^2 sum 1/k^2 - r H_r, and an arrival waits for
+    (E[N^2] - E[N]) / (2 E[N]) more on average ((r - 1) / 2 if the ranks filled in turn)."""
+    r = np.asarray(ranks, dtype=float)
+    n = int(np.max(r)) if r.size else 1
+    k = np.arange(1, max(n, 1) + 1, dtype=float)
+    h = np.cumsum(1.0 / k)  # H_r
+    h2 = np.cumsum(1.0 / k ** 2)
+    idx = np.clip(np.rint(r).astype(int) - 1, 0, len(k) - 1)
+    en = r * h[idx]
+    var = r * r * h2[idx] - en
+    return np.where(r > 1.0, (var + en * en - en) / (2.0 * np.maximum(en, 1e-12)), 0.0)
+
+
 def moe_split(a: ModelArch) -> tuple[float, float]:
     """(parameters always read, routed-expert parameters) of a model."""
     if not a.is_moe or not a.is_transformer:
@@ -84,6 +101,9 @@ class Engine:
     n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
     cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
     request_overhead_s: np.ndarray = REQUEST_OVERHEAD_S
+    # The scheduler takes in new requests every poll_steps steps (serving_constants.SCHEDULER_POLL_STEPS): a new
+    # request waits for the rest of the running step plus (poll_steps - 1) / 2 steps on average.
+    poll_steps: np.ndarray = 1.0
     # Speculative decoding (serving_spec.py, docs/SIZING.md "Speculative decoding (MTP)"): each decode
     # step verifies spec_q tokens per sequence (1 + draft tokens) and keeps spec_a of them on average;
     # the draft passes add draft_tokens x MTP layers / layers of a step's matmuls and weight read.
@@ -274,7 +294,7 @@ class Engine:
         own = k["own"]
         rho = lam * self.prompt * T / np.maximum(self.budget - n_decode * self.dq, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
-        residence = 1.5 * T + own + wait + self.steps * T
+        residence = (1.0 + 0.5 * np.maximum(self.poll_steps, 1.0)) * T + own + wait + self.steps * T
         n_running = lam * residence
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
@@ -291,14 +311,16 @@ class Engine:
         # Attention-DP balancing: a prompt waits for the other ranks' prompts, (ranks - 1) / 2 arrivals on
         # average, at most the timeout (counted with the queue waits: median ln 2, p95 ln 20 x the mean).
         ranks = self.dp_balance_ranks
-        balance = np.where(ranks > 1.0, np.minimum((ranks - 1.0) / (2.0 * np.maximum(lam, 1e-12)),
+        balance = np.where(ranks > 1.0, np.minimum(balance_arrivals(ranks) / np.maximum(lam, 1e-12),
                                                    DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
         waits = wait + slot_wait + balance
         fixed_part = T + own + self.request_overhead_s
-        ttft = fixed_part + 0.5 * T + waits
-        ttft_p50 = fixed_part + 0.5 * T + waits * LN2
-        ttft_p95 = fixed_part + T + Z95 * share_sd + waits * LN20
-        ttft_p99 = fixed_part + T + Z99 * share_sd + waits * LN100
+        # the wait to be taken in: uniform over poll_steps steps (mean and median half of them, p95/p99 all)
+        poll = np.maximum(self.poll_steps, 1.0) * T
+        ttft = fixed_part + 0.5 * poll + waits
+        ttft_p50 = fixed_part + 0.5 * poll + waits * LN2
+        ttft_p95 = fixed_part + poll + Z95 * share_sd + waits * LN20
+        ttft_p99 = fixed_part + poll + Z99 * share_sd + waits * LN100
         # TPOT is a request's mean step over osl steps; steps vary with the prompts they carry (normal:
         # median = mean = T).
         # MTP: a step emits spec_a tokens per sequence, so a token's time is T / spec_a.
@@ -394,9 +416,10 @@ class Engine:
         cycle = s["ttft"] + cohort + (self.osl - 1.0) * s["tpot"]
         queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)  # waiting for a slot / budget
         queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
-        # Cohort wait: uniform between none and twice its mean (mean and median c, p95/p99 ~2c).
+        # Cohort wait (the start-up wave, docs/SIZING.md "Closed-loop TTFT: median and mean"): in the mean (c) and the
+        # tail (p95/p99 ~2c), not in the median.
         s["ttft"] = s["ttft"] + queued + cohort
-        s["ttft_p50"] = s["ttft_p50"] + queued + cohort
+        s["ttft_p50"] = s["ttft_p50"] + queued
         s["ttft_p95"] = s["ttft_p95"] + queued + 2.0 * cohort
         s["ttft_p99"] = s["ttft_p99"] + queued + 2.0 * cohort
         s["rate"] = lam

@@ -8,6 +8,8 @@ to the model (docs/BENCHMARKS.md "Serving: InferenceX fit set (issue 22)"):
   [0.8 L, L]; the README of the data: "the mean real length is about 0.9 x L");
 - closed loop at the row's concurrency; weights = compute = the row's precision, KV cache fp8 for
   fp8/fp4 rows (the engines' recipes run DeepSeek-R1 and gpt-oss with an fp8 KV cache), bf16 else;
+- TTFT: the model's median (`ttft_p50_ms`) against the row's `measured_ttft_ms`, a median over requests (README);
+  the closed loop's start-up cohort is in the mean, not the median (docs/SIZING.md "Closed-loop TTFT");
 - output tokens/s per GPU against the row's: per GPU deployed, per decode GPU when disaggregated;
 - a row is refused (counted, with the reason) when its model is not in the catalog, its topology
   fields are incomplete (`consistency` not ok; the 34 early GB200 disaggregated rows record only the
@@ -182,7 +184,7 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         fits = np.broadcast_to(res["fits"], (len(idx),))
         for j, i in enumerate(idx):
             r = rows[i]
-            t, q, o = float(res["ttft_ms"][j]), float(res["tpot_ms"][j]), float(res[out_key][j])
+            t, q, o = float(res["ttft_p50_ms"][j]), float(res["tpot_ms"][j]), float(res[out_key][j])
             if not fits[j]:
                 out[i] = {"row": r, "refused": "the layout does not hold the model (memory)"}
                 continue

@@ -13,7 +13,7 @@ from planner.engine.presets import preset_arch
 from planner.engine.serving_constants import RUNTIME_SPECS
 from planner.engine.serving_disagg import Pool, evaluate_disaggregated
 from planner.engine.serving_layout import evaluate_layout, make_engine
-from planner.engine.serving_model import DP_BALANCE_TIMEOUT_STEPS
+from planner.engine.serving_model import DP_BALANCE_TIMEOUT_STEPS, balance_arrivals
 from planner.engine.serving_moe import group_link
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,9 +44,27 @@ def test_trtllm_attention_dp_balancing_waits_for_the_other_ranks_at_most_the_tim
     plain = replace(trt, dp_balance_ranks=np.array(1.0))
     s, p = trt.steady(lam, parts=False), plain.steady(lam, parts=False)
     assert float(s["T"]) == pytest.approx(float(p["T"]))  # balancing delays prompts, not steps
-    wait = min(7.0 / (2.0 * lam), DP_BALANCE_TIMEOUT_STEPS * float(s["T"]))
+    wait = min(float(balance_arrivals(8.0)) / lam, DP_BALANCE_TIMEOUT_STEPS * float(s["T"]))
     assert float(s["ttft"] - p["ttft"]) == pytest.approx(wait, rel=1e-6)
     assert float(s["ttft_p95"]) >= float(s["ttft"])
+
+
+@pytest.mark.parametrize("ranks", [2, 4, 8])
+def test_balance_wait_is_the_coupon_collectors_by_simulation(ranks):
+    """Arrivals go to random ranks; a context batch leaves when every rank holds one: the mean number of later
+    arrivals a request waits for, simulated, against the closed form (and above the ranks-in-turn (r - 1) / 2)."""
+    rng = np.random.default_rng(7)
+    waited, count = 0.0, 0
+    for _ in range(4000):
+        seen, n = set(), 0
+        while len(seen) < ranks:
+            seen.add(int(rng.integers(ranks)))
+            n += 1
+        waited += n * (n - 1) / 2.0  # the i-th of n arrivals waits for n - i more
+        count += n
+    assert float(balance_arrivals(float(ranks))) == pytest.approx(waited / count, rel=0.05)
+    assert float(balance_arrivals(float(ranks))) > (ranks - 1) / 2.0
+    assert float(balance_arrivals(1.0)) == 0.0
 
 
 def test_only_trtllm_with_data_parallel_attention_balances():
