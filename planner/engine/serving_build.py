@@ -13,13 +13,19 @@ from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_p
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
 from .serving_model import Engine, moe_split
-from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
+from .serving_moe import (
+    MTP_DRAFT_TOKENS,
+    attention_weight_params,
+    collectives,
+    expert_parallel_max_z,
+    speculative,
+)
 
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
-                 mtp_on=True) -> Engine:
+                 mtp_on=True, dec_attn_rate=1.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
@@ -50,6 +56,13 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
         attn = 4.0 * layers * arch.attention_heads * qk
     variant = {}
+    if arch.is_mla and arch.kv_lora_rank:
+        # MLA decode runs absorbed (W_UK into the query, W_UV after the output: DeepSeek-V2 sec. 2.1.2;
+        # FlashMLA, TensorRT-LLM and SGLang decode kernels): every head scores the cached latent + rope
+        # (kv_lora_rank + qk_rope_head_dim values) and sums the latent (kv_lora_rank), 2 FLOPs each per
+        # context token, instead of the head_dim 4 x 192 of the unabsorbed (prefill) form
+        latent = 2.0 * float(arch.kv_lora_rank) + float(arch.qk_rope_head_dim or 0)
+        variant = dict(attn_flops_decode=2.0 * layers * arch.attention_heads * latent * (f(isl) + f(osl) / 2.0))
     if arch.is_compressed_attention:  # DeepSeek-V4: per-layer window / CSA / HCA (compressed_attention.py)
         ctx_d = f(isl) + f(osl) / 2.0
         dec_flops, dec_read = compressed_attention.decode_attention(arch, ctx_d, kv_precision=kv_precision)
@@ -73,6 +86,8 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
         expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
         experts=f(arch.experts if arch.is_moe else 0.0),
+        ep_max_z=expert_parallel_max_z(ep) if arch.is_moe else 0.0,
+        experts_per_rank=np.maximum(f(arch.experts if arch.is_moe else 1.0) / np.maximum(f(ep), 1.0), 1.0),
         expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
@@ -82,5 +97,5 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
-        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), **variant,
+        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), dec_attn_rate=f(dec_attn_rate), **variant,
     )

@@ -72,6 +72,10 @@ class Engine:
     expert_touch: np.ndarray  # k / E: probability a token routes to a given expert (0 for dense)
     experts: np.ndarray = 0.0  # routed experts per MoE layer (E)
     expert_row_flops: np.ndarray = 0.0  # FLOPs of one token row through one routed expert of every MoE layer
+    # Expert parallel: the step waits for the rank that touched the most of its E / EP experts (ep_max_z:
+    # expected maximum of EP standard normals, 0 without EP; expert_parallel_max_z)
+    ep_max_z: np.ndarray = 0.0
+    experts_per_rank: np.ndarray = 1.0
     kv_bytes_per_token_gpu: np.ndarray  # one token of one sequence's KV, per GPU (split by KV heads x PP)
     kv_split: np.ndarray
     flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
@@ -102,6 +106,9 @@ class Engine:
     # per decoding sequence per step (per GPU), evaluated at this engine's lengths; None: linear in the
     # context (attn_flops_per_ctx, kv_bytes_per_token_gpu).
     attn_flops_decode: np.ndarray | None = None
+    # Decode attention runs in its own format (the KV cache's: fp8 MLA / flash-decoding kernels, else
+    # bf16), not the matmuls' (fp4 has no attention kernels): its FLOP rate relative to flops_s.
+    dec_attn_rate: np.ndarray = 1.0
     attn_flops_prefill: np.ndarray | None = None
     kv_read_decode_gpu: np.ndarray | None = None
 
@@ -178,6 +185,10 @@ class Engine:
         k = self._moe_k
         per_micro = np.maximum(tokens / self.pp, 1.0)
         touched = -np.expm1(per_micro * k["log_miss"])  # 1 - (1 - k/E)^tokens: share of experts touched
+        # EP: each rank reads (and pads) only its own E / EP experts and the step waits for the rank that
+        # touched the most: a binomial count per rank, its expected maximum over the EP ranks (normal
+        # approximation, at most all of them). TP ranks hold a slice of every expert: no spread.
+        touched = np.minimum(touched + self.ep_max_z * np.sqrt(touched * (1.0 - touched) / self.experts_per_rank), 1.0)
         w = k["dense_s"] + k["w_s"] * touched
         # padded rows / (E x 64) = max(touched - tokens x k / (E x 64), touched / 2); x pp micro-batches
         pad = k["pad_s"] * np.maximum(touched - k["rows_per_tile"] * per_micro, 0.5 * touched)
@@ -190,7 +201,7 @@ class Engine:
         its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
         tokens = n_decode * self.dq + prefill_tokens
         gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s) + self.moe_padding_s(tokens)
-        attn_c = (n_decode * self.spec_q * self.dec_attn + prefill_tokens * self.pre_attn) / (
+        attn_c = (n_decode * self.spec_q * self.dec_attn / self.dec_attn_rate + prefill_tokens * self.pre_attn) / (
             self.tp * self.pp * self.flops_s)
         kv = (n_decode * self.dec_kv + prefill_tokens * self.kv_bytes_per_token_gpu) / self.bytes_s
         w = self.weight_read_s(tokens)
@@ -207,7 +218,7 @@ class Engine:
         per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
         P, S = self.prompt, self.steps
         g = (P + S * self.dq) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
-        a = (S * self.spec_q * self.dec_attn + P * self.pre_attn) * per_flop
+        a = (S * self.spec_q * self.dec_attn / self.dec_attn_rate + P * self.pre_attn) * per_flop
         kv = (S * self.dec_kv + P * self.kv_bytes_per_token_gpu) / self.bytes_s
         k = (P + S * self.dq) * (self.comm_per_token_s + self.hc_per_token_s)
         fixed = self.overhead_s + self.comm_fixed_s
