@@ -13,13 +13,7 @@ from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_p
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
 from .serving_model import Engine, moe_split
-from .serving_moe import (
-    MTP_DRAFT_TOKENS,
-    attention_weight_params,
-    collectives,
-    expert_parallel_max_z,
-    speculative,
-)
+from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
 
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
@@ -86,8 +80,6 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
         expert_touch=f(arch.experts_per_token / arch.experts if arch.is_moe else 0.0),
         experts=f(arch.experts if arch.is_moe else 0.0),
-        ep_max_z=expert_parallel_max_z(ep) if arch.is_moe else 0.0,
-        experts_per_rank=np.maximum(f(arch.experts if arch.is_moe else 1.0) / np.maximum(f(ep), 1.0), 1.0),
         expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),

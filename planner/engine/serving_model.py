@@ -72,10 +72,6 @@ class Engine:
     expert_touch: np.ndarray  # k / E: probability a token routes to a given expert (0 for dense)
     experts: np.ndarray = 0.0  # routed experts per MoE layer (E)
     expert_row_flops: np.ndarray = 0.0  # FLOPs of one token row through one routed expert of every MoE layer
-    # Expert parallel: the step waits for the rank that touched the most of its E / EP experts (ep_max_z:
-    # expected maximum of EP standard normals, 0 without EP; expert_parallel_max_z)
-    ep_max_z: np.ndarray = 0.0
-    experts_per_rank: np.ndarray = 1.0
     kv_bytes_per_token_gpu: np.ndarray  # one token of one sequence's KV, per GPU (split by KV heads x PP)
     kv_split: np.ndarray
     flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
@@ -185,10 +181,6 @@ class Engine:
         k = self._moe_k
         per_micro = np.maximum(tokens / self.pp, 1.0)
         touched = -np.expm1(per_micro * k["log_miss"])  # 1 - (1 - k/E)^tokens: share of experts touched
-        # EP: each rank reads (and pads) only its own E / EP experts and the step waits for the rank that
-        # touched the most: a binomial count per rank, its expected maximum over the EP ranks (normal
-        # approximation, at most all of them). TP ranks hold a slice of every expert: no spread.
-        touched = np.minimum(touched + self.ep_max_z * np.sqrt(touched * (1.0 - touched) / self.experts_per_rank), 1.0)
         w = k["dense_s"] + k["w_s"] * touched
         # padded rows / (E x 64) = max(touched - tokens x k / (E x 64), touched / 2); x pp micro-batches
         pad = k["pad_s"] * np.maximum(touched - k["rows_per_tile"] * per_micro, 0.5 * touched)

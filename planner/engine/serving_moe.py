@@ -28,8 +28,6 @@ parallel and data-parallel attention live inside the tensor-parallel group):
 
 from __future__ import annotations
 
-from statistics import NormalDist
-
 import numpy as np
 
 from . import compressed_attention
@@ -119,18 +117,6 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     count = np.where(dpa, n_dpa, n_tp)
     per_token = np.where(tp > 1, np.where(dpa, dpa_s, tp_s), 0.0)
     return count, per_token
-
-
-def expert_parallel_max_z(ep) -> np.ndarray:
-    """Expected maximum of `ep` independent standard normals (0 for ep <= 1), Blom's approximation
-    Phi^-1((n - 0.375) / (n + 0.25)): 0.59, 1.05, 1.43, 1.77, 2.07 at n = 2, 4, 8, 16, 32 where the exact
-    values are 0.564, 1.029, 1.424, 1.766, 2.070 (Harter's tables; within 5 % at n = 2, 2 % at 4, 1 % above). The spread of the experts each EP rank touches in a step is binomial; the step
-    waits for the most loaded rank (serving_model.Engine._moe_costs)."""
-    ep = np.asarray(ep, dtype=float)
-    n = np.maximum(ep, 1.0)
-    q = (n - 0.375) / (n + 0.25)
-    z = np.vectorize(lambda x: NormalDist().inv_cdf(x) if 0.5 < x < 1.0 else 0.0, otypes=[float])(q)
-    return np.where(ep > 1.0, z, 0.0)
 
 
 def speculative(a: ModelArch, accepted, draft_tokens: int = MTP_DRAFT_TOKENS, on=True):

@@ -1,17 +1,14 @@
-"""Decode-step mechanisms of h/tpotdpa (docs/SIZING.md "MoE serving mechanisms"): with expert parallelism the
-step waits for the EP rank that touched the most of its own experts; TensorRT-LLM Blackwell's fixed time per
-MLA layer (mla_layer_overhead_s) applies to MLA models only."""
+"""Decode-step mechanisms of h/tpotdpa (docs/SIZING.md "One engine step"): MLA decodes absorbed, at the KV cache
+format's rate; TensorRT-LLM Blackwell's fixed time per MLA layer (mla_layer_overhead_s) applies to MLA models only."""
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.presets import preset_arch
 from planner.engine.serving_constants_ix import FITTED_IX
-from planner.engine.serving_layout import evaluate_layout, make_engine
-from planner.engine.serving_moe import expert_parallel_max_z
+from planner.engine.serving_layout import make_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 BY_ID = {a.id: a for a in load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")}
@@ -24,59 +21,6 @@ def _engine(arch, ep, tp=8, runtime="trtllm"):
     eng, _, _ = make_engine(arch=arch, acc=B200, runtime=runtime, weights="fp4", compute="fp4", kv_precision="fp8",
                             tp=tp, pp=1, isl=1024.0, osl=1024.0, ep=ep)
     return eng
-
-
-def test_expected_maximum_of_normals_matches_the_exact_values():
-    # Harter's table of the expected largest of n standard normals
-    exact = {2: 0.5642, 4: 1.0294, 8: 1.4236, 16: 1.7660, 32: 2.0697, 64: 2.3268}
-    z = expert_parallel_max_z(np.array(list(exact), dtype=float))
-    assert np.allclose(z, list(exact.values()), rtol=0.05)
-    assert expert_parallel_max_z(1.0) == 0.0
-    assert np.all(np.diff(z) > 0)
-
-
-@pytest.mark.parametrize("tokens", [2.0, 8.0, 32.0])
-def test_the_most_loaded_ep_rank_matches_a_routing_simulation(tokens):
-    """Uniform top-k routing of `tokens` tokens over E experts held E / EP per rank: the model's share of a
-    rank's experts the busiest rank reads against the simulated mean of that maximum."""
-    ep, E, k = 8, DSR1.experts, DSR1.experts_per_token
-    rng = np.random.default_rng(7)
-    trials = 1000
-    top = rng.random((trials, int(tokens), E)).argpartition(k, axis=2)[:, :, :k]  # k distinct experts per token
-    hit = np.zeros((trials, E), dtype=bool)
-    np.put_along_axis(hit, top.reshape(trials, -1), True, axis=1)
-    per_rank = hit.reshape(trials, ep, E // ep).sum(axis=2)
-    simulated = per_rank.max(axis=1).mean() / (E // ep)
-    eng = _engine(DSR1, ep=ep)
-    plain = _engine(DSR1, ep=1)
-    k_ = eng._moe_k
-    share = (eng.weight_read_s(tokens) - k_["dense_s"]) / k_["w_s"]
-    assert float(share) == pytest.approx(simulated, rel=0.08)
-    # tensor-parallel experts (a slice of every expert on every rank) read the mean share: no spread
-    mean = 1 - (1 - k / E) ** tokens
-    kp = plain._moe_k
-    assert float((plain.weight_read_s(tokens) - kp["dense_s"]) / kp["w_s"]) == pytest.approx(mean)
-    assert float(share) > mean
-
-
-def test_imbalance_never_reads_more_than_the_ranks_experts_and_vanishes_when_all_are_touched():
-    eng = _engine(DSR1, ep=8)
-    k_ = eng._moe_k
-    for tokens in (1.0, 16.0, 256.0, 4096.0):
-        share = float((eng.weight_read_s(tokens) - k_["dense_s"]) / k_["w_s"])
-        assert 0.0 < share <= 1.0
-    assert float((eng.weight_read_s(4096.0) - k_["dense_s"]) / k_["w_s"]) == pytest.approx(1.0)
-
-
-def test_ep_is_slower_than_tp_at_low_load_and_the_same_at_high_load():
-    row = dict(arch=DSR1, accelerator=B200, tensor_parallel=8, runtime="trtllm", weights="fp4", kv_cache="fp8",
-               input_tokens=1024, output_tokens=1024)
-    lo_tp = evaluate_layout(**row, concurrency=4)
-    lo_ep = evaluate_layout(**row, concurrency=4, expert_parallel=8)
-    assert float(lo_ep["tpot_ms"]) > 1.05 * float(lo_tp["tpot_ms"])
-    hi_tp = evaluate_layout(**row, concurrency=512)
-    hi_ep = evaluate_layout(**row, concurrency=512, expert_parallel=8)
-    assert float(hi_ep["tpot_ms"]) == pytest.approx(float(hi_tp["tpot_ms"]), rel=0.01)
 
 
 def test_trtllm_blackwell_mla_layer_time_applies_to_mla_models_only():
