@@ -121,7 +121,7 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None):
     acc = next(accelerator(r["gpu"]) for r in rows)
     base = {**sc.serving_constants(acc, rt, "bf16"), **(start or {})}
     names = [] if gen == "hopper" else list(BASE_NAMES)
-    if gen == "hopper" and any(is_mla_model(r["model_key"]) for r in rows):
+    if any(is_mla_model(r["model_key"]) for r in rows):
         names.append("mla_layer_overhead_s")
     if any(r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1 for r in rows):
         names.append("all_to_all_efficiency")
@@ -139,8 +139,10 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None):
         cur["disagg_handoff_s"] = max(cur["disagg_handoff_s"], DISAGG_HANDOFF_START_S)
     if "mla_layer_overhead_s" in cur:
         cur["mla_layer_overhead_s"] = max(cur["mla_layer_overhead_s"], MLA_LAYER_OVERHEAD_START_S)
-    best = loss(replay(rows, {key: cur}))
-    figs = measured_figures(key, cur)
+    # with --names the constants not searched stay as written (start): the replay and the guard see them too
+    held = {k: v for k, v in (start or {}).items() if k not in cur}
+    best = loss(replay(rows, {key: {**held, **cur}}))
+    figs = measured_figures(key, {**held, **cur})
     step = 2.0
     for _ in range(rounds):
         for n in names:
@@ -149,9 +151,9 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None):
                 trial = {**cur, n: min(max(cur[n] * f, lo), hi)}
                 if trial[n] == cur[n]:
                     continue
-                v = loss(replay(rows, {key: trial}))
+                v = loss(replay(rows, {key: {**held, **trial}}))
                 if v < best:
-                    ok, trial_figs = guard_ok(key, trial, figs)
+                    ok, trial_figs = guard_ok(key, {**held, **trial}, figs)
                     if not ok:
                         continue
                     best, cur, figs = v, trial, trial_figs

@@ -19,7 +19,7 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
-                 mtp_on=True) -> Engine:
+                 mtp_on=True, dec_attn_rate=1.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
@@ -50,6 +50,13 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         qk = arch.head_dim or (arch.hidden_size // arch.attention_heads)
         attn = 4.0 * layers * arch.attention_heads * qk
     variant = {}
+    if arch.is_mla and arch.kv_lora_rank:
+        # MLA decode runs absorbed (W_UK into the query, W_UV after the output: DeepSeek-V2 sec. 2.1.2;
+        # FlashMLA, TensorRT-LLM and SGLang decode kernels): every head scores the cached latent + rope
+        # (kv_lora_rank + qk_rope_head_dim values) and sums the latent (kv_lora_rank), 2 FLOPs each per
+        # context token, instead of the head_dim 4 x 192 of the unabsorbed (prefill) form
+        latent = 2.0 * float(arch.kv_lora_rank) + float(arch.qk_rope_head_dim or 0)
+        variant = dict(attn_flops_decode=2.0 * layers * arch.attention_heads * latent * (f(isl) + f(osl) / 2.0))
     if arch.is_compressed_attention:  # DeepSeek-V4: per-layer window / CSA / HCA (compressed_attention.py)
         ctx_d = f(isl) + f(osl) / 2.0
         dec_flops, dec_read = compressed_attention.decode_attention(arch, ctx_d, kv_precision=kv_precision)
@@ -83,5 +90,5 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         poll_steps=f(c.get("scheduler_poll_steps", 1.0)),
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
-        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), **variant,
+        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), dec_attn_rate=f(dec_attn_rate), **variant,
     )

@@ -27,25 +27,33 @@ sglang,blackwell --names request_overhead_s,ttft_cohort_factor,prefill_efficienc
 disagg_handoff_s --rounds 3` (lower loss on its rows); SGLang Hopper's fitted poll (1.83) dropped to 1 (no
 polling flag in its recipe; serving_measured.csv's H100 SGLang rows) and a presets-only ('vllm', 'hopper') entry
 dropped. docs/SIZING.md "Closed-loop TTFT: median and mean", docs/BENCHMARKS.md "Closed-loop TTFT".
+
+2026-12-04 (h/tpotdpa): MLA decode attention is absorbed and runs at the KV cache format's rate (docs/SIZING.md
+"One engine step"); the groups it moves were refitted on the constants named in FITTED_IX_ROWS
+(`scripts/fit_serving_moe.py --only GROUP --names ... --rounds 3 --write`, the rest held as written; TensorRT-LLM
+Blackwell from the values a first refit reached, loss 0.346 -> 0.333). TensorRT-LLM Blackwell now carries its own
+mla_layer_overhead_s (80 us). SGLang Blackwell's refit did not improve the replay's MdAPE and was not kept.
+Merged (lead, 2026-12-04): h/ttft's refit as the base, h/tpotdpa's decode constants over it for the four groups it
+refitted (FITTED_IX_ROWS says which).
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
     ('atom', 'cdna'): {"prefill_efficiency": 0.1695, "decode_bandwidth_efficiency": 0.817, "step_overhead_s": 0.005954, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273, "mtp_accepted_tokens": 1.85},
     ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.2978, "ttft_cohort_factor": 2.72, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.1297, "scheduler_poll_steps": 3.364},
-    ('sglang', 'cdna'): {"prefill_efficiency": 0.1512, "decode_bandwidth_efficiency": 0.5128, "step_overhead_s": 0.006364, "request_overhead_s": 0.04828, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.495, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.1, "scheduler_poll_steps": 2.594},
-    ('sglang', 'hopper'): {"mla_layer_overhead_s": 6.169e-05, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
-    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.4796, "step_overhead_s": 0.001061, "request_overhead_s": 0.03434, "ttft_cohort_factor": 1.327, "all_to_all_efficiency": 0.5886, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.01928},
-    ('trtllm', 'hopper'): {"mla_layer_overhead_s": 7.336e-05, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.85, "disagg_handoff_s": 0.1834},
+    ('sglang', 'cdna'): {"prefill_efficiency": 0.1512, "decode_bandwidth_efficiency": 0.5128, "step_overhead_s": 0.006364, "request_overhead_s": 0.04828, "ttft_cohort_factor": 1.36, "all_to_all_efficiency": 0.227, "mtp_accepted_tokens": 2.853, "disagg_handoff_s": 0.1, "scheduler_poll_steps": 2.594},
+    ('sglang', 'hopper'): {"mla_layer_overhead_s": 6.169e-05, "all_to_all_efficiency": 0.0954, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.7396, "step_overhead_s": 0.001262, "request_overhead_s": 0.03434, "ttft_cohort_factor": 1.327, "all_to_all_efficiency": 1, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.01928, "mla_layer_overhead_s": 8e-05},
+    ('trtllm', 'hopper'): {"mla_layer_overhead_s": 0.0001037, "all_to_all_efficiency": 0.2699, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.1834},
     ('vllm', 'blackwell'): {"prefill_efficiency": 0.291, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.002105, "request_overhead_s": 0.03511, "ttft_cohort_factor": 0.4434, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.189, "disagg_handoff_s": 0.1834},
     ('vllm', 'cdna'): {"prefill_efficiency": 0.285, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.003247, "request_overhead_s": 0.0322, "ttft_cohort_factor": 1.368},
 }
 FITTED_IX_ROWS: dict[tuple[str, str], str] = {
     ('atom', 'cdna'): 'serving_fit.csv: 182 rows, engines atom; GPUs mi355x; models dsr1, dsv4, gptoss120b, qwen3.5',
     ('sglang', 'blackwell'): 'serving_fit.csv: 959 rows, engines dynamo-sglang, sglang; GPUs b200, b300, gb200; models dsr1, dsv4, qwen3.5',
-    ('sglang', 'cdna'): 'serving_fit.csv: 805 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, dsv4, qwen3.5',
-    ('sglang', 'hopper'): 'serving_fit.csv: 180 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, dsv4, qwen3.5',
-    ('trtllm', 'blackwell'): 'serving_fit.csv: 819 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, dsv4, gptoss120b',
-    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b',
+    ('sglang', 'cdna'): 'serving_fit.csv: 805 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, dsv4, qwen3.5 (2026-12-04, h/tpotdpa: all_to_all_efficiency, mtp_accepted_tokens from its refit with the absorbed MLA decode attention, over the h/ttft values)',
+    ('sglang', 'hopper'): 'serving_fit.csv: 180 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, dsv4, qwen3.5 (2026-12-04, h/tpotdpa: all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values)',
+    ('trtllm', 'blackwell'): 'serving_fit.csv: 819 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, dsv4, gptoss120b (2026-12-04, h/tpotdpa: mla_layer_overhead_s, step_overhead_s, decode_bandwidth_efficiency, mtp_accepted_tokens, all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values)',
+    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b (2026-12-04, h/tpotdpa: mla_layer_overhead_s, mtp_accepted_tokens, all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values)',
     ('vllm', 'blackwell'): 'serving_fit.csv: 280 rows, engines dynamo-vllm, vllm; GPUs b200, b300, gb200; models dsv4, gptoss120b',
     ('vllm', 'cdna'): 'serving_fit.csv: 86 rows, engines vllm; GPUs mi300x, mi355x; models dsv4, gptoss120b',
 }

@@ -128,6 +128,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     # Accelerators of one chip/interconnect share everything but capacity and bandwidth: computed once.
     memo: dict = {}
     link_rows = []
+    attn_rates = []
     for acc in accs:
         cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
         key = (acc.architecture, acc.model, acc.fp32_tflops, acc.tf32_tflops_dense, acc.bf16_tflops_dense,
@@ -135,6 +136,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                acc.interconnect, acc.interconnect_gb_s, acc.pcie_gen, acc.id if cal is not None else None)
         if key not in memo:
             peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
+            # decode attention in the KV cache's format where the chip has its units (fp8), else 16-bit
+            attn_peak = compute_format(acc, weights=kv_precision, compute="fp8" if kv_precision == "fp8" else "bf16")[0]
             values, source = resolve_constants(acc, runtime, compute, calibrations, async_scheduling=async_scheduling)
             if consts:
                 values = {**values, **consts}
@@ -142,11 +145,13 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
             values = {**values, "compute_factor": values["low_bit_gemm_factor"] if low_bit else 1.0}
             links = [group_link(acc, int(t)) for t in tps]
             kinds = ", ".join(sorted({lk[2] for t, lk in zip(tps, links, strict=True) if t > 1}))
+            attn_rate = attn_peak / peak if peak and attn_peak else 1.0
             memo[key] = (np.nan if peak is None else peak, kernel_factor(weights=weights, compute_fmt=fmt), values,
                          {"peak": peak_note, "constants": source, "constants_values": values, "compute_format": fmt,
                           "peak_tflops": peak, "link": kinds},
-                         [lk[0] for lk in links], [np.nan if lk[1] is None else lk[1] for lk in links])
-        peak, kern, values, note, bws, lats = memo[key]
+                         [lk[0] for lk in links], [np.nan if lk[1] is None else lk[1] for lk in links], attn_rate)
+        peak, kern, values, note, bws, lats, attn_rate = memo[key]
+        attn_rates.append(attn_rate)
         peaks.append(peak)
         kernels.append(kern)
         vals.append(values)
@@ -177,7 +182,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp.any() else None, mtp_on=mtp,
                        prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
-                       dp_balance=runtime in DP_BALANCING_RUNTIMES)
+                       dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates))
     return eng, mem, notes
 
 

@@ -122,6 +122,9 @@ class Engine:
     # per decoding sequence per step (per GPU), evaluated at this engine's lengths; None: linear in the
     # context (attn_flops_per_ctx, kv_bytes_per_token_gpu).
     attn_flops_decode: np.ndarray | None = None
+    # Decode attention runs in its own format (the KV cache's: fp8 MLA / flash-decoding kernels, else
+    # bf16), not the matmuls' (fp4 has no attention kernels): its FLOP rate relative to flops_s.
+    dec_attn_rate: np.ndarray = 1.0
     attn_flops_prefill: np.ndarray | None = None
     kv_read_decode_gpu: np.ndarray | None = None
 
@@ -210,7 +213,7 @@ class Engine:
         its FLOPs or by reading the KV cache) are separate kernels, so their times add."""
         tokens = n_decode * self.dq + prefill_tokens
         gemm_c = tokens * self.flops_per_token / (self.tp * self.pp * self.flops_s) + self.moe_padding_s(tokens)
-        attn_c = (n_decode * self.spec_q * self.dec_attn + prefill_tokens * self.pre_attn) / (
+        attn_c = (n_decode * self.spec_q * self.dec_attn / self.dec_attn_rate + prefill_tokens * self.pre_attn) / (
             self.tp * self.pp * self.flops_s)
         kv = (n_decode * self.dec_kv + prefill_tokens * self.kv_bytes_per_token_gpu) / self.bytes_s
         w = self.weight_read_s(tokens)
@@ -227,7 +230,7 @@ class Engine:
         per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
         P, S = self.prompt, self.steps
         g = (P + S * self.dq) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
-        a = (S * self.spec_q * self.dec_attn + P * self.pre_attn) * per_flop
+        a = (S * self.spec_q * self.dec_attn / self.dec_attn_rate + P * self.pre_attn) * per_flop
         kv = (S * self.dec_kv + P * self.kv_bytes_per_token_gpu) / self.bytes_s
         k = (P + S * self.dq) * (self.comm_per_token_s + self.hc_per_token_s)
         fixed = self.overhead_s + self.comm_fixed_s

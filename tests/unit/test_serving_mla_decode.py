@@ -1,0 +1,66 @@
+"""Decode-step mechanisms of h/tpotdpa (docs/SIZING.md "One engine step"): MLA decodes absorbed, at the KV cache
+format's rate; TensorRT-LLM Blackwell's fixed time per MLA layer (mla_layer_overhead_s) applies to MLA models only."""
+
+from pathlib import Path
+
+import pytest
+
+from planner.engine.catalog_csv import load_accelerators_csv
+from planner.engine.presets import preset_arch
+from planner.engine.serving_constants_ix import FITTED_IX
+from planner.engine.serving_layout import make_engine
+
+ROOT = Path(__file__).resolve().parents[2]
+BY_ID = {a.id: a for a in load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")}
+B200 = BY_ID["nvidia-b200-sxm-180gb"]
+DSR1 = preset_arch("deepseek-r1-0528")
+GPTOSS = preset_arch("gpt-oss-120b")
+
+
+def _engine(arch, ep, tp=8, runtime="trtllm"):
+    eng, _, _ = make_engine(arch=arch, acc=B200, runtime=runtime, weights="fp4", compute="fp4", kv_precision="fp8",
+                            tp=tp, pp=1, isl=1024.0, osl=1024.0, ep=ep)
+    return eng
+
+
+def test_trtllm_blackwell_mla_layer_time_applies_to_mla_models_only():
+    mla = FITTED_IX[("trtllm", "blackwell")]["mla_layer_overhead_s"]
+    assert 10e-6 < mla < 200e-6  # tens of microseconds per layer, as on Hopper (73 us)
+    ds = _engine(DSR1, ep=1)
+    oss = _engine(GPTOSS, ep=1, tp=2)
+    step = FITTED_IX[("trtllm", "blackwell")]["step_overhead_s"]
+    assert float(ds.overhead_s) == pytest.approx(step + DSR1.layers * mla)
+    assert float(oss.overhead_s) == pytest.approx(step)
+
+
+def test_mla_decode_attention_is_absorbed_and_runs_in_the_kv_format():
+    """DeepSeek's MLA decodes in the latent space: 2 x (2 x 512 + 64) FLOPs per head per context token per
+    layer (scores over latent + rope, sum over the latent), in the KV cache's format (fp8 here: half the fp4
+    rate on B200), never at the fp4 matmul peak."""
+    eng = _engine(DSR1, ep=1)
+    ctx = 1024.0 + 1024.0 / 2
+    assert float(eng.dec_attn) == pytest.approx(2 * DSR1.layers * DSR1.attention_heads * (2 * 512 + 64) * ctx)
+    assert float(eng.dec_attn_rate) == pytest.approx(B200.fp8_tflops_dense / B200.fp4_tflops_dense)
+    # the prefill (unabsorbed) form keeps head_dim: 4 x 192 per head per context token
+    assert float(eng.pre_attn) == pytest.approx(4 * DSR1.layers * DSR1.attention_heads * DSR1.head_dim * 1024.0 / 2)
+    # a GQA model is unchanged: its decode attention is the linear form; bf16 KV runs at the bf16 rate
+    oss, _, _ = make_engine(arch=GPTOSS, acc=B200, runtime="trtllm", weights="fp4", compute="fp4", kv_precision="bf16",
+                            tp=2, pp=1, isl=1024.0, osl=1024.0)
+    assert float(oss.dec_attn) == pytest.approx(float(oss.attn_flops_per_ctx) * ctx)
+    assert float(oss.dec_attn_rate) == pytest.approx(B200.bf16_tflops_dense / B200.fp4_tflops_dense)
+
+
+def test_with_dpa_the_absorbed_mla_attention_and_not_the_kv_read_sets_the_attention_time():
+    """8k prompts, 256 decoding sequences on 8 x B200: tensor-parallel MLA reads every sequence's latent KV on
+    every rank (the KV read dominates); data-parallel attention reads only its own sequences' KV, and the
+    absorbed attention FLOPs (2.8x the head_dim form, at the fp8 rate) become the larger term."""
+    kw = dict(arch=DSR1, acc=B200, runtime="trtllm", weights="fp4", compute="fp4", kv_precision="fp8",
+              tp=8, pp=1, isl=8192.0, osl=1024.0, ep=8)
+    for dpa, attention_bound in ((False, False), (True, True)):
+        eng, _, _ = make_engine(**kw, dpa=dpa)
+        n = 256.0
+        attn = n * float(eng.dec_attn) / (8 * float(eng.flops_s) * float(eng.dec_attn_rate))
+        kv = n * float(eng.dec_kv) / float(eng.bytes_s)
+        assert (attn > kv) is attention_bound
+        unabsorbed = n * float(eng.attn_flops_per_ctx) * (8192 + 512) / (8 * float(eng.flops_s))
+        assert attn > 2.8 * unabsorbed  # 2176 / 768 FLOPs per head, at half the rate
