@@ -223,6 +223,8 @@ def _layout(layout) -> str:
     """ "TP2 × PP1 × DP4": tensor, pipeline and data parallel (replicas when serving)."""
     if not isinstance(layout, dict):
         return ""
+    if isinstance(layout.get("disaggregated"), dict):
+        return _pools_text(layout)
     dp = layout.get("replicas", layout.get("data_parallel"))
     if dp is None and all(isinstance(layout.get(k), int) for k in ("count", "tensor_parallel", "pipeline_parallel")):
         dp = layout["count"] // max(1, layout["tensor_parallel"] * layout["pipeline_parallel"])
@@ -235,6 +237,19 @@ def _layout(layout) -> str:
                   "MTP" if layout.get("speculative") == "mtp" else ""]
     text = " × ".join(parts)
     return ", ".join([text, *filter(None, mechanisms)])
+
+
+def _pools_text(layout: dict) -> str:
+    """A disaggregated layout, both pools: "prefill 4 × TP4 (EP4) + decode 1 × TP8 (EP8, DPA), MTP"."""
+    def pool(name, p):
+        mech = [f"EP{p['expert_parallel']}" if (p.get("expert_parallel") or 1) > 1 else "",
+                "DPA" if p.get("data_parallel_attention") else ""]
+        mech_text = ", ".join(filter(None, mech))
+        return f"{name} {p.get('workers')} × TP{p.get('tensor_parallel')}" + (f" ({mech_text})" if mech_text else "")
+    d = layout["disaggregated"]
+    text = str(_("disaggregated: {prefill} + {decode}")).format(
+        prefill=pool(str(_("prefill")), d.get("prefill") or {}), decode=pool(str(_("decode")), d.get("decode") or {}))
+    return text + (", MTP" if layout.get("speculative") == "mtp" else "")
 
 
 def sizing_view(sizing: dict) -> dict | None:
