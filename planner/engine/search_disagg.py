@@ -49,6 +49,7 @@ from .serving_moe import DISAGG_RUNTIMES, NIC_GB_S, RUNTIME_MECHANISMS, scale_up
 
 MIN_AGGREGATED_REPLICAS = 2
 EXTRA_WORKER_STEPS = 3
+ACCELERATORS_TRIED = 8  # the accelerators whose aggregated picks rank first (costs/adapters prices 4 of these)
 
 
 @dataclass
@@ -116,13 +117,14 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
     # the best aggregated layout per accelerator: which accelerators are tried, MTP, the default targets
     best = _best_aggregated(agg, cat)
     if stated is None:
-        tried = [ai for ai in range(n) if best[ai] is not None
-                 and (not agg["meets"][best[ai]] or agg["replicas"][best[ai]] >= MIN_AGGREGATED_REPLICAS)]
+        tried = [ai for ai in _accelerator_order(agg, best, cat) if not agg["meets"][best[ai]]
+                 or agg["replicas"][best[ai]] >= MIN_AGGREGATED_REPLICAS][:ACCELERATORS_TRIED]
     else:
         tried = list(range(n))
     if not tried:
         return []
-    common = dict(arch=a, accs=accs, runtime=s.runtime, weights=s.weights, compute=s.compute_precision,
+    n = len(tried)  # engines are built for the accelerators tried only (local index li, catalog index ai)
+    common = dict(arch=a, accs=[accs[ai] for ai in tried], runtime=s.runtime, weights=s.weights, compute=s.compute_precision,
                   kv_precision=s.kv_precision, isl=float(s.input_tokens), calibrations=s.calibrations)
     p_ep, p_dpa = zip(*(_pool_mechanisms(s, tp, "prefill") for tp in pre_tps), strict=True)
     if stated is not None:
@@ -139,7 +141,7 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
                                 mtp=np.array([r[1] for r in d_rows], dtype=bool), mtp_accepted=s.mtp_accepted,
                                 prompt_share=0.0)
     ctx_seq = memory.kv_bytes_per_sequence(a, tokens=s.context_length, kv_precision=s.kv_precision)
-    gps = cat.gpus_per_server
+    gps = cat.gpus_per_server[tried]
 
     def fits(mem, tps, dpas):
         tp = np.array(tps, dtype=float)[None, :]
@@ -153,15 +155,15 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
     p_fit = fits(pmem, pre_tps, p_dpa)
     d_fit = fits(dmem, [r[0] for r in d_rows], d_dpa)
     # candidate (accelerator, prefill layout index, decode layout index) triples
-    ai_l, ip_l, id_l = [], [], []
-    for ai in tried:
+    ai_l, li_l, ip_l, id_l = [], [], [], []
+    for li, ai in enumerate(tried):
         mtp = s.mtp if s.mtp is not None else (bool(agg["mtp"][best[ai][1]]) if best[ai] is not None and can_mtp
                                                else False)
         if stated is not None:
             pairs = [(0, d_rows.index((dec_tps[0], mtp)))]
         else:
-            fit_tps = [tp for j, tp in enumerate(pre_tps) if p_fit[ai, j]]
-            dec_ok = [tp for j, (tp, m) in enumerate(d_rows) if m == mtp and d_fit[ai, j]]
+            fit_tps = [tp for j, tp in enumerate(pre_tps) if p_fit[li, j]]
+            dec_ok = [tp for j, (tp, m) in enumerate(d_rows) if m == mtp and d_fit[li, j]]
             if not fit_tps or not dec_ok:
                 continue
             t0 = min(min(fit_tps), min(dec_ok))
@@ -169,19 +171,20 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
             pairs = [(pre_tps.index(p), d_rows.index((d, mtp))) for p, d in shapes
                      if p in fit_tps and d in dec_ok]
         for ip, jd in pairs:
-            if p_fit[ai, ip] and d_fit[ai, jd]:
+            if p_fit[li, ip] and d_fit[li, jd]:
                 ai_l.append(ai)
+                li_l.append(li)
                 ip_l.append(ip)
                 id_l.append(jd)
     if not ai_l:
         return []
-    ai_k, ip_k, id_k = np.array(ai_l), np.array(ip_l), np.array(id_l)
-    e_p = _compress(pre, (ai_k, ip_k), (n, len(pre_tps)))
-    e_d = _compress(dec, (ai_k, id_k), (n, len(d_rows)))
+    ai_k, li_k, ip_k, id_k = np.array(ai_l), np.array(li_l), np.array(ip_l), np.array(id_l)
+    e_p = _compress(pre, (li_k, ip_k), (n, len(pre_tps)))
+    e_d = _compress(dec, (li_k, id_k), (n, len(d_rows)))
     tp_p = np.array(pre_tps, dtype=float)[ip_k]
     tp_d = np.array([d_rows[j][0] for j in id_k], dtype=float)
     osl = float(s.output_tokens)
-    consts = lambda key, default: np.array([notes[ai]["constants_values"].get(key, default) for ai in ai_k],  # noqa: E731
+    consts = lambda key, default: np.array([notes[li]["constants_values"].get(key, default) for li in li_k],  # noqa: E731
                                            dtype=float)
     handoff = consts("disagg_handoff_s", 0.0)
     eff = consts("kv_transfer_efficiency", 1.0)
@@ -224,7 +227,8 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
         if stated is not None:
             P = np.full_like(P, float(stated.prefill.workers))
             D = np.full_like(D, float(stated.decode.workers))
-        max_p, max_d = e_p.max_stable_rate(), e_d.max_stable_rate()
+        # the closed loop's bracket: the rate where compute or KV traffic alone would fill each pool
+        max_p, max_d = e_p._rate_upper(), e_d._rate_upper()  # noqa: SLF001
         for step in range(EXTRA_WORKER_STEPS + 1):
             op = _operating_point(e_p, e_d, P, D, xfer(P * tp_p + D * tp_d), handoff, osl, rps, clients,
                                   max_p, max_d, ttft_t, tpot_t)
@@ -239,7 +243,7 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
         meets = (sized | (stated is not None)) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6)) \
             & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)) & (count <= MAX_GPUS)
     out = []
-    for k, ai in enumerate(ai_k.tolist()):
+    for k, (ai, li) in enumerate(zip(ai_k.tolist(), li_k.tolist(), strict=True)):
         if not math.isfinite(count[k]) or (stated is None and count[k] > MAX_GPUS):
             continue
         ip, jd = int(ip_k[k]), int(id_k[k])
@@ -253,8 +257,8 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
             speculative="mtp" if d_rows[jd][1] else "none", count=int(count[k]), meets=bool(meets[k]),
             op={key: float(v[k]) for key, v in op.items()}, targets=(float(ttft_t[k]), float(tpot_t[k])),
             price_per_hour=price if math.isfinite(price) else None,
-            memory={"prefill": _mem_at(pmem, ai, ip, n, len(pre_tps)), "decode": _mem_at(dmem, ai, jd, n, len(d_rows))},
-            notes=notes[ai]))
+            memory={"prefill": _mem_at(pmem, li, ip, n, len(pre_tps)), "decode": _mem_at(dmem, li, jd, n, len(d_rows))},
+            notes=notes[li]))
     return _best_per_accelerator(out) if stated is None else sorted(out, key=_order)
 
 
@@ -275,6 +279,17 @@ def _best_per_accelerator(cands: list[DisaggCandidate]) -> list[DisaggCandidate]
         if c.ai not in best or _order(c) < _order(best[c.ai]):
             best[c.ai] = c
     return sorted(best.values(), key=_order)
+
+
+def _accelerator_order(agg: dict, best: list, cat: CatalogArrays) -> list[int]:
+    """Accelerators with a fitting layout, in the order of their aggregated picks (meets the targets,
+    then price per hour where known, then GPUs): the first ACCELERATORS_TRIED are tried."""
+    rows = [b for b in best if b is not None]
+    def price(b):
+        p = float(cat.price_gpu_hour_usd[b[0]]) * float(agg["count"][b])
+        return p if math.isfinite(p) else math.inf
+    rows.sort(key=lambda b: (not agg["meets"][b], price(b), agg["count"][b]))
+    return [b[0] for b in rows]
 
 
 def _best_aggregated(agg: dict, cat: CatalogArrays) -> list:
@@ -344,7 +359,6 @@ def _operating_point(e_p, e_d, P, D, x, h, osl, rps, clients, max_p, max_d, ttft
     op["closed_loop"] = closed.astype(float)
     op["kv_transfer"] = x + 0.0 * P
     op["handoff"] = h + 0.0 * P
-    op["max_stable_rate"] = np.minimum(P * max_p, D * max_d)
     op["prefill_workers"], op["decode_workers"] = P + 0.0, D + 0.0
     op["in_flight"] = op["rate"] * (op["ttft"] + (osl - 1.0) * op["tpot"])
     op["ok"] = o["stable"] & np.isfinite(op["ttft_p95"]) & np.isfinite(op["tpot_p95"])

@@ -113,8 +113,6 @@ def disagg_sections(spec: WorkloadSpec, c: DisaggCandidate, *, targets_stated: b
         "in_flight_requests_per_replica": q(op["in_flight"], "requests", Msg(
             "requests in flight over both pools (Little's law: requests/s x (TTFT + (output tokens - 1) x TPOT)); the "
             "{load} binds", load=load)),
-        "max_stable_rps_per_replica": q(op["max_stable_rate"], "requests/s", Msg(
-            "beyond this the queue of one of the pools grows without bound")),
         "bottleneck": bottleneck_of(c),
         "batch_per_replica": q(running, "sequences", Msg("sequences running per decode worker at the stated load")),
         "replicas": q(float(c.prefill["workers"] + c.decode["workers"]), "replicas", Msg(
