@@ -25,7 +25,8 @@ worker lam_p, the highest rate whose p95 TTFT meets the target less the KV trans
 one decode step (serving_disagg.py). The load to serve is max(peak rps, concurrency / cycle at the
 targets); workers = ceil(load / lam) per pool. The operating point is then evaluated as the
 aggregated one (the binding one of the open loop at the peak and the closed loop of the stated
-clients); a pool that still misses its target gets one worker more (at most EXTRA_WORKER_STEPS times).
+clients); a pool that misses its target at the sized load gets one worker more (at most EXTRA_WORKER_STEPS
+times) before that.
 Nothing is assumed met: meets_target is the evaluated operating point's.
 """
 
@@ -229,16 +230,16 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
             D = np.full_like(D, float(stated.decode.workers))
         # the closed loop's bracket: the rate where compute or KV traffic alone would fill each pool
         max_p, max_d = e_p._rate_upper(), e_d._rate_upper()  # noqa: SLF001
-        for step in range(EXTRA_WORKER_STEPS + 1):
-            op = _operating_point(e_p, e_d, P, D, xfer(P * tp_p + D * tp_d), handoff, osl, rps, clients,
-                                  max_p, max_d, ttft_t, tpot_t)
-            if stated is not None or step == EXTRA_WORKER_STEPS:
-                break
-            short_p = sized & (op["ttft_p95"] > ttft_t * (1 + 1e-6))
-            short_d = sized & (op["tpot_p95"] > tpot_t * (1 + 1e-6))
+        for _ in range(EXTRA_WORKER_STEPS if stated is None else 0):
+            # at the sized load (open loop): a pool still above its target gets one worker more
+            chk = _at(e_p, e_d, load, P, D, xfer(P * tp_p + D * tp_d), handoff, osl)
+            short_p = sized & ~((chk["ttft_p95"] <= ttft_t * (1 + 1e-6)) & chk["stable"])
+            short_d = sized & ~((chk["tpot_p95"] <= tpot_t * (1 + 1e-6)) & chk["stable"])
             if not (short_p | short_d).any():
                 break
             P, D = P + short_p, D + short_d
+        op = _operating_point(e_p, e_d, P, D, xfer(P * tp_p + D * tp_d), handoff, osl, rps, clients,
+                              max_p, max_d, ttft_t, tpot_t)
         count = P * tp_p + D * tp_d
         meets = (sized | (stated is not None)) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6)) \
             & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)) & (count <= MAX_GPUS)
