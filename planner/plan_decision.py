@@ -41,7 +41,8 @@ def configuration_of(sizing: dict, candidate_id: str | None, detail: dict | None
     per_server = detail.get("gpus_per_server") or detail.get("gpus_per_instance")
     cands = sizing.get("candidates") or {}
     rows = [sizing.get("recommendation") or {}, *(cands.get("best_per_accelerator") or []),
-            *(cands.get("one_server_per_accelerator") or []), *(cands.get("ranked") or [])]
+            *(cands.get("one_server_per_accelerator") or []), *(cands.get("ranked") or []),
+            *(cands.get("disaggregated") or [])]
     for row in rows:
         if row.get("accelerator_id") and row.get("count") and candidate_id_of(row) == candidate_id:
             c = Configuration.of_candidate(row)
