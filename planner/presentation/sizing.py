@@ -248,7 +248,7 @@ def _pools_text(layout: dict) -> str:
         return f"{name} {p.get('workers')} × TP{p.get('tensor_parallel')}" + (f" ({mech_text})" if mech_text else "")
     d = layout["disaggregated"]
     text = str(_("disaggregated: {prefill} + {decode}")).format(
-        prefill=pool("prefill", d.get("prefill") or {}), decode=pool("decode", d.get("decode") or {}))
+        prefill=pool(str(_("prefill")), d.get("prefill") or {}), decode=pool(str(_("decode")), d.get("decode") or {}))
     return text + (", MTP" if layout.get("speculative") == "mtp" else "")
 
 
