@@ -228,8 +228,6 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
         if stated is not None:
             P = np.full_like(P, float(stated.prefill.workers))
             D = np.full_like(D, float(stated.decode.workers))
-        # the closed loop's bracket: the rate where compute or KV traffic alone would fill each pool
-        max_p, max_d = e_p._rate_upper(), e_d._rate_upper()  # noqa: SLF001
         for _ in range(EXTRA_WORKER_STEPS if stated is None else 0):
             # at the sized load (open loop): a pool still above its target gets one worker more
             chk = _at(e_p, e_d, load, P, D, xfer(P * tp_p + D * tp_d), handoff, osl)
@@ -238,8 +236,9 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
             if not (short_p | short_d).any():
                 break
             P, D = P + short_p, D + short_d
-        op = _operating_point(e_p, e_d, P, D, xfer(P * tp_p + D * tp_d), handoff, osl, rps, clients,
-                              max_p, max_d, ttft_t, tpot_t)
+        x_final = xfer(P * tp_p + D * tp_d)
+        cycle1 = ttft1_p + x_final + handoff + step1 + (osl - 1.0) * tpot1  # one request alone
+        op = _operating_point(e_p, e_d, P, D, x_final, handoff, osl, rps, clients, ttft_t, tpot_t, cycle1)
         count = P * tp_p + D * tp_d
         meets = (sized | (stated is not None)) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6)) \
             & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)) & (count <= MAX_GPUS)
@@ -339,24 +338,26 @@ def _at(e_p, e_d, lam, P, D, x, h, osl, queued=0.0):
             "prefill_compute_s": p["compute_s"], "prefill_memory_s": p["memory_s"]}
 
 
-def _operating_point(e_p, e_d, P, D, x, h, osl, rps, clients, max_p, max_d, ttft_t, tpot_t) -> dict:
+def _operating_point(e_p, e_d, P, D, x, h, osl, rps, clients, ttft_t, tpot_t, cycle1) -> dict:
     """The binding one of the open loop at the peak rate and the closed loop of the stated clients,
     as search_serving._operating_point chooses for aggregated replicas."""
     o = _at(e_p, e_d, np.full_like(P, rps), P, D, x, h, osl)
-    hi = np.minimum(P * max_p, D * max_d) * 1.000001
-    lam_c = _closed(e_p, e_d, P, D, x, h, osl, clients, hi)
-    c0 = _at(e_p, e_d, lam_c, P, D, x, h, osl)
-    cycle = c0["ttft"] + (osl - 1.0) * c0["tpot"]
-    queued = np.maximum(clients / np.maximum(lam_c, 1e-12) - cycle, 0.0)
-    queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
-    c = _at(e_p, e_d, lam_c, P, D, x, h, osl, queued)
-    c["stable"] = c["stable"] & (lam_c > 0)
+    if (clients / cycle1 <= rps).all():
+        # the clients cannot send faster than at unloaded latencies: a closed loop at or below the peak
+        # rate is lighter on every figure, so the open loop binds (no bisection needed)
+        c = None
+    else:
+        c = _closed_point(e_p, e_d, P, D, x, h, osl, clients)
     score = lambda z: np.where(np.isnan(s := np.maximum(z["ttft_p95"] / ttft_t, z["tpot_p95"] / tpot_t)),  # noqa: E731
                                0.0, s)
     so = np.where(o["stable"], score(o), np.inf)
-    sc = np.where(c["stable"], score(c), np.inf)
-    closed = (sc > so) | ((sc == so) & (c["rate"] >= o["rate"]))
-    op = {k: np.where(closed, c[k], o[k]) for k in o}
+    if c is None:
+        closed = np.zeros_like(so, dtype=bool)
+        op = dict(o)
+    else:
+        sc = np.where(c["stable"], score(c), np.inf)
+        closed = (sc > so) | ((sc == so) & (c["rate"] >= o["rate"]))
+        op = {k: np.where(closed, c[k], o[k]) for k in o}
     op["closed_loop"] = closed.astype(float)
     op["kv_transfer"] = x + 0.0 * P
     op["handoff"] = h + 0.0 * P
@@ -364,6 +365,20 @@ def _operating_point(e_p, e_d, P, D, x, h, osl, rps, clients, max_p, max_d, ttft
     op["in_flight"] = op["rate"] * (op["ttft"] + (osl - 1.0) * op["tpot"])
     op["ok"] = o["stable"] & np.isfinite(op["ttft_p95"]) & np.isfinite(op["tpot_p95"])
     return op
+
+
+def _closed_point(e_p, e_d, P, D, x, h, osl, clients) -> dict:
+    """The closed loop's operating point, with the wait of clients the pools cannot admit (Little's law);
+    bracketed by the pools' highest stable rates, as serving_disagg.evaluate_disaggregated does."""
+    hi = np.minimum(P * e_p.max_stable_rate(), D * e_d.max_stable_rate())
+    lam_c = _closed(e_p, e_d, P, D, x, h, osl, clients, hi)
+    c0 = _at(e_p, e_d, lam_c, P, D, x, h, osl)
+    cycle = c0["ttft"] + (osl - 1.0) * c0["tpot"]
+    queued = np.maximum(clients / np.maximum(lam_c, 1e-12) - cycle, 0.0)
+    queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
+    c = _at(e_p, e_d, lam_c, P, D, x, h, osl, queued)
+    c["stable"] = c["stable"] & (lam_c > 0)
+    return c
 
 
 def bottleneck_of(c: DisaggCandidate) -> str:
