@@ -28,16 +28,29 @@ STATED = {
 }
 
 
-@pytest.fixture
-def stated_plan():
+# long prompts, a tight TPOT: prefill interference costs aggregated replicas GPUs a decode pool does not need
+SEARCHED = {
+    "kind": "inference", "model": {"preset": "deepseek-r1-0528"},
+    "precision": {"weights": "fp4", "compute": "fp4", "kv_cache": "fp8"},
+    "serving": {"runtime": "sglang", "concurrency": 64, "requests_per_second": 10, "input_tokens": 8000,
+                "output_tokens": 1000, "context_length": 9100, "ttft_p95_ms": 3000, "tpot_p95_ms": 25},
+}
+
+
+def _computed(spec):
     call_command("load_catalog", verbosity=0)
     call_command("load_rate_cards", verbosity=0)
-    plan = PlanFactory(workload=WorkloadFactory(spec=STATED))
+    plan = PlanFactory(workload=WorkloadFactory(spec=spec))
     with mock.patch("django.db.transaction.on_commit", side_effect=lambda fn, *a, **k: fn()):
         version = services.plan_version_create(plan=plan, user=None)
     version.refresh_from_db()
     assert version.status == VersionStatus.DONE, version.error
     return plan, version
+
+
+@pytest.fixture
+def stated_plan():
+    return _computed(STATED)
 
 
 def _squash(text: str) -> str:
@@ -82,3 +95,26 @@ def test_a_disaggregated_decision_shows_one_layout_on_the_page_the_pdf_and_the_a
     first = " ".join(PdfReader(io.BytesIO(pdf.content)).pages[0].extract_text().split())
     assert _squash(layout_text) in _squash(first)
     assert _squash(f"12 × {hw['accelerator']}") in _squash(first)
+
+
+def test_the_search_decides_on_a_disaggregated_layout_where_it_is_cheapest(client):
+    plan, version = _computed(SEARCHED)
+    result = version.result
+    decision, sizing = result["decision"], result["sizing"]
+    ranked = (result["costs"].get("decision") or {}).get("ranked") or []
+    assert any(" disagg " in (r.get("candidate") or "") for r in ranked)  # priced beside the aggregated ones
+    assert " disagg " in decision["candidate"], decision["candidate"]
+    hw = decision["hardware"]
+    pools = hw["layout"]["disaggregated"]
+    gpus = sum(p["workers"] * p["tensor_parallel"] for p in pools.values())
+    assert hw["gpu_count"] == gpus == sizing["recommendation"]["count"] == sizing["memory"]["layout"]["count"]
+    assert sizing["serving"]["meets_targets"] is True and decision["targets"]["meets"] is True
+    assert sizing["serving"]["tpot_p95_ms"]["value"] <= 25 and sizing["serving"]["ttft_p95_ms"]["value"] <= 3000
+    assert [p["role"] for p in decision["launch"]["pools"]] == ["prefill", "decode"]
+    client.force_login(member(Role.VIEWER, team=plan.team))
+    text = client.get(reverse("plan_version", args=[plan.id, version.number]), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    pre, dec = pools["prefill"], pools["decode"]
+    assert f"disaggregated: prefill {pre['workers']} × TP{pre['tensor_parallel']}" in text
+    assert f"decode {dec['workers']} × TP{dec['tensor_parallel']}" in text
+    api = client.get(f"/api/v1/plans/{plan.id}/versions/{version.number}/").json()["result"]["decision"]
+    assert api["hardware"]["layout"] == hw["layout"] and api["candidate"] == decision["candidate"]
