@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from .. import humanize  # h/form
+from ..engine.result import candidate_id
 from .card import short_option_label
 from .common import _is_quantity, unit_label, value_label
 from .costs import OPTION_KINDS
@@ -308,8 +309,8 @@ def meets_by_candidate(sizing: dict) -> dict[str, bool]:
     cands = sizing.get("candidates") or {}
     # the best configuration of each accelerator too: the decision of a training plan reads it (plan_decision)
     for c in [*(cands.get("best_per_accelerator") or []), *(cands.get("one_server_per_accelerator") or []),
-              *(cands.get("ranked") or [])]:
+              *(cands.get("ranked") or []), *(cands.get("disaggregated") or [])]:
         met = next((c[k] for k in ("meets_target", "meets_targets", "meets_deadline") if k in c), None)
         if c.get("accelerator_id") and c.get("count") is not None and met is not None:
-            out[f"{c['accelerator_id']} x{c['count']}"] = bool(met)
+            out[candidate_id(c)] = bool(met)
     return out
