@@ -41,6 +41,8 @@ def test_disaggregated_candidates_are_few_sized_and_add_up(sized):
         # per GPU deployed counts both pools: rate x output tokens / all GPUs (Little's law, as aggregated)
         assert r["output_tokens_per_s_per_gpu"] == pytest.approx(
             r["sustained_rps_per_replica"] * 400 / r["count"])
+        assert r["in_flight_requests_per_replica"] == pytest.approx(
+            r["sustained_rps_per_replica"] * (r["ttft_ms"] + 399 * r["tpot_ms"]) / 1e3)
     ids = {candidate_id(r) for r in rows}
     assert all(" disagg P" in i for i in ids) and len(ids) == len(rows)
 
