@@ -6,6 +6,8 @@ Which layouts are tried (few, and only where a pool split can pay):
   * the runtime runs disaggregated pools (serving_moe.DISAGG_RUNTIMES: vLLM behind NVIDIA Dynamo or
     llm-d, SGLang, TensorRT-LLM; not ATOM or eager Transformers);
   * no aggregated pin (hardware.count, tensor_parallel, pipeline_parallel describe replicas);
+  * on an accelerator of a platform with one RDMA NIC per GPU (rdma_platform: SXM/OAM baseboards,
+    superchips), the fabric the KV transfer is timed on;
   * on an accelerator whose best aggregated layout needs at least MIN_AGGREGATED_REPLICAS replicas or
     misses the targets (a split needs the load of two engines: one per pool; below that it only
     adds GPUs);
@@ -33,6 +35,7 @@ Nothing is assumed met: meets_target is the evaluated operating point's.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +52,7 @@ from .serving_model import BISECT_STEPS
 from .serving_moe import DISAGG_RUNTIMES, NIC_GB_S, RUNTIME_MECHANISMS, scale_up_domain
 
 MIN_AGGREGATED_REPLICAS = 2
+_RDMA_FORM = re.compile(r"\b(sxm|oam|superchip)", re.IGNORECASE)
 EXTRA_WORKER_STEPS = 3
 ACCELERATORS_TRIED = 8  # the accelerators whose aggregated picks rank first (costs/adapters prices 4 of these)
 
@@ -76,6 +80,15 @@ class DisaggCandidate:
         """((prefill workers, TP), (decode workers, TP)), as result.pools_of reads a layout."""
         return ((self.prefill["workers"], self.prefill["tensor_parallel"]),
                 (self.decode["workers"], self.decode["tensor_parallel"]))
+
+
+def rdma_platform(acc) -> bool:
+    """Is the accelerator built into a platform with one RDMA NIC per GPU (serving_moe.NIC_GB_S: DGX/HGX
+    baseboards, OAM platforms, Grace superchips and NVL72 racks), the fabric the KV transfer between the
+    pools assumes and the engines' transfer libraries (NIXL, Mooncake, MoRI) use? PCIe cards (cloud
+    G5/G6-class instances: 10-100 Gb/s Ethernet, no GPUDirect RDMA) and TPU/Gaudi parts (no disaggregated
+    mode in the runtimes) are not tried by the search; a stated layout is evaluated anyway."""
+    return acc.vendor.lower() in ("nvidia", "amd") and bool(_RDMA_FORM.search(acc.form_factor or ""))
 
 
 def _tp_list(s: ServingInputs) -> list[int]:
@@ -118,8 +131,9 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
     # the best aggregated layout per accelerator: which accelerators are tried, MTP, the default targets
     best = _best_aggregated(agg, cat)
     if stated is None:
-        tried = [ai for ai in _accelerator_order(agg, best, cat) if not agg["meets"][best[ai]]
-                 or agg["replicas"][best[ai]] >= MIN_AGGREGATED_REPLICAS][:ACCELERATORS_TRIED]
+        tried = [ai for ai in _accelerator_order(agg, best, cat) if rdma_platform(accs[ai])
+                 and (not agg["meets"][best[ai]] or agg["replicas"][best[ai]] >= MIN_AGGREGATED_REPLICAS)
+                 ][:ACCELERATORS_TRIED]
     else:
         tried = list(range(n))
     if not tried:

@@ -13,7 +13,7 @@ from planner import plan_decision
 from planner.engine import parse_workload_spec, size_workload
 from planner.engine.catalog_csv import load_accelerators_csv
 from planner.engine.result import candidate_id, pools_of
-from planner.engine.search_disagg import ACCELERATORS_TRIED
+from planner.engine.search_disagg import ACCELERATORS_TRIED, rdma_platform
 from tests.unit.cost_inputs import inputs, offer, usd, workload
 
 ACCS = load_accelerators_csv(Path(__file__).resolve().parents[2] / "catalog" / "data" / "accelerators.csv")
@@ -30,6 +30,8 @@ def test_disaggregated_candidates_are_few_sized_and_add_up(sized):
     rows = sized["candidates"]["disaggregated"]
     assert 0 < len(rows) <= ACCELERATORS_TRIED
     assert len({r["accelerator_id"] for r in rows}) == len(rows)  # one per accelerator
+    by_id = {a.id: a for a in ACCS}
+    assert all(rdma_platform(by_id[r["accelerator_id"]]) for r in rows)  # an RDMA NIC per GPU for the KV
     for r in rows:
         d = r["layout"]["disaggregated"]
         pre, dec = d["prefill"], d["decode"]
@@ -62,6 +64,7 @@ def test_a_met_target_is_the_evaluated_operating_point(sized):
     {"hardware": {"count": 16}},  # an aggregated pin
     {"model": {"preset": "llama-3.1-8b"}, "serving": {**LOAD["serving"], "requests_per_second": 0.2,
                                                       "concurrency": 1}},  # one engine holds the load
+    {"model": {"preset": "llama-3.1-8b"}, "hardware": {"accelerator": "nvidia-l4-24gb"}},  # PCIe: no RDMA NIC
 ])
 def test_no_disaggregated_candidates_where_a_split_cannot_pay(change):
     r = size_workload(spec=parse_workload_spec({**LOAD, **change}), accelerators=ACCS).to_dict()
