@@ -245,8 +245,8 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
         for _ in range(EXTRA_WORKER_STEPS if stated is None else 0):
             # at the sized load (open loop): a pool still above its target gets one worker more
             chk = _at(e_p, e_d, load, P, D, xfer(P * tp_p + D * tp_d), handoff, osl)
-            short_p = sized & ~((chk["ttft_p95"] <= ttft_t * (1 + 1e-6)) & chk["stable"])
-            short_d = sized & ~((chk["tpot_p95"] <= tpot_t * (1 + 1e-6)) & chk["stable"])
+            short_p = sized & ~((chk["ttft_p95"] <= ttft_t * (1 + 1e-6)) & chk["prefill_stable"])
+            short_d = sized & ~((chk["tpot_p95"] <= tpot_t * (1 + 1e-6)) & chk["decode_stable"])
             if not (short_p | short_d).any():
                 break
             P, D = P + short_p, D + short_d
@@ -347,6 +347,7 @@ def _at(e_p, e_d, lam, P, D, x, h, osl, queued=0.0):
             "ttft_p95": p["ttft_p95"] + tail + queued, "ttft_p99": p["ttft_p99"] + tail + queued,
             "tpot": d["tpot"], "tpot_p95": d["tpot_p95"], "tpot_p99": d["tpot_p99"], "T": d["T"],
             "rate": lam + 0.0 * d["T"], "stable": p["stable"] & d["stable"],
+            "prefill_stable": p["stable"], "decode_stable": d["stable"],
             "n_running": d["n_running"], "prefill_n_running": p["n_running"],
             "compute_s": d["compute_s"], "memory_s": d["memory_s"], "comm_s": d["comm_s"],
             "prefill_compute_s": p["compute_s"], "prefill_memory_s": p["memory_s"]}
