@@ -89,6 +89,8 @@ def speed_section():
 # MTP left open) and pinned off (plain TP: the search before they were explored).
 MOE_SEARCH = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"},
               "serving": {"input_tokens": 2000, "output_tokens": 400, "requests_per_second": 5}}
+# Issue 22, Build 4: a load of several replicas on SGLang, where disaggregated prefill/decode layouts are tried
+MOE_DISAGG = {**MOE_SEARCH, "serving": {**MOE_SEARCH["serving"], "requests_per_second": 40, "runtime": "sglang"}}
 MOE_PINNED_OFF = {**MOE_SEARCH, "hardware": {"expert_parallel": 1, "data_parallel_attention": False},
                   "serving": {**MOE_SEARCH["serving"], "speculative": "none"}}
 
@@ -96,13 +98,16 @@ MOE_PINNED_OFF = {**MOE_SEARCH, "hardware": {"expert_parallel": 1, "data_paralle
 def moe_search_section(repeat: int = 15):
     lines = ["| DeepSeek-R1-0528, 2000/400, 5 rps, reference catalog | configurations evaluated | median time "
              "| recommendation |", "|---|---|---|---|"]
-    for label, data in (("EP / DPA / MTP searched", MOE_SEARCH), ("pinned off (plain TP)", MOE_PINNED_OFF)):
+    for label, data in (("EP / DPA / MTP searched", MOE_SEARCH), ("pinned off (plain TP)", MOE_PINNED_OFF),
+                        ("40 rps on SGLang, disaggregated layouts tried", MOE_DISAGG)):
         spec = parse_workload_spec(data)
         r = size_workload(spec=spec, accelerators=ACCS).to_dict()
         ms = median_ms(lambda spec=spec: size_workload(spec=spec, accelerators=ACCS), repeat)
         rec = r["recommendation"]
         lay = ", ".join(f"{k} {v}" for k, v in rec["layout"].items())
-        lines.append(f"| {label} | {r['candidates']['evaluated']:,} | {ms:.1f} ms | {rec['count']} x "
+        dis = len(r["candidates"].get("disaggregated") or [])
+        evaluated = f"{r['candidates']['evaluated']:,}" + (f" + {dis} disaggregated" if dis else "")
+        lines.append(f"| {label} | {evaluated} | {ms:.1f} ms | {rec['count']} x "
                      f"{rec['accelerator']} ({lay}) |")
     return lines
 

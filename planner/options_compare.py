@@ -26,6 +26,7 @@ from django.utils.translation import gettext as _
 
 from costs.cash_flow import cumulative as cumulative_cost
 
+from .engine.result import candidate_id
 from .options_compare_chart import BASIS_LABELS, DASHES, OKABE_ITO, cumulative_svg
 
 MIN_OPTIONS, MAX_OPTIONS = 2, 4
@@ -109,9 +110,10 @@ def capex_opex(option: dict, *, horizon: int, vat_rates: list, one_off: bool = F
 
 def _candidates(sizing: dict) -> dict[str, dict]:
     out = {}
-    for c in (sizing.get("candidates") or {}).get("ranked") or []:
+    cands = sizing.get("candidates") or {}
+    for c in [*(cands.get("ranked") or []), *(cands.get("disaggregated") or [])]:
         if c.get("accelerator_id") and c.get("count") is not None:
-            out[f"{c['accelerator_id']} x{c['count']}"] = c
+            out[candidate_id(c)] = c
     return out
 
 

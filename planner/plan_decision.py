@@ -13,7 +13,8 @@ from decimal import Decimal, InvalidOperation
 
 from catalog.domain.messages import Msg, with_structured
 
-from .engine.result import MECHANISM_KEYS, Configuration
+from .engine.result import MECHANISM_KEYS, Configuration, pools_of
+from .engine.result import candidate_id as candidate_id_of
 
 SERVICE_KINDS = ("inference", "rag")
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
@@ -40,9 +41,10 @@ def configuration_of(sizing: dict, candidate_id: str | None, detail: dict | None
     per_server = detail.get("gpus_per_server") or detail.get("gpus_per_instance")
     cands = sizing.get("candidates") or {}
     rows = [sizing.get("recommendation") or {}, *(cands.get("best_per_accelerator") or []),
-            *(cands.get("one_server_per_accelerator") or []), *(cands.get("ranked") or [])]
+            *(cands.get("one_server_per_accelerator") or []), *(cands.get("ranked") or []),
+            *(cands.get("disaggregated") or [])]
     for row in rows:
-        if row.get("accelerator_id") and row.get("count") and f"{row['accelerator_id']} x{row['count']}" == candidate_id:
+        if row.get("accelerator_id") and row.get("count") and candidate_id_of(row) == candidate_id:
             c = Configuration.of_candidate(row)
             return replace(c, gpus_per_server=int(per_server), as_instances="gpus_per_instance" in detail) if per_server else c
     return None
@@ -55,7 +57,7 @@ def describes(sizing: dict, configuration: Configuration) -> bool:
     same_shape = configuration.gpus_per_server is None or _value(rec.get("gpus_per_server")) == configuration.gpus_per_server
     return bool(rec.get("accelerator_id")) and same_shape and configuration.matches(
         rec["accelerator_id"], rec.get("count") or 0, lay.get("tensor_parallel") or 1, lay.get("pipeline_parallel") or 1,
-        {k: lay[k] for k in MECHANISM_KEYS if k in lay} or None)
+        {k: lay[k] for k in MECHANISM_KEYS if k in lay} or None, pools_of(lay))
 
 
 def _value(q):

@@ -322,14 +322,18 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
 def _listed(sizing_dict: dict, costs: dict) -> dict:
     """The sizing as the plan stores it: of the best configuration per accelerator (every one was
     priced) those the cost result lists, and how many there were (issue 20: a plan loads at once)."""
+    from planner.engine.result import candidate_id
+
     cands = sizing_dict.get("candidates") or {}
     best = cands.get("best_per_accelerator")
     listed = {o.get("candidate") for o in costs.get("options") or []}
     if not isinstance(best, list) or not listed - {"api"}:
         return sizing_dict
     def _kept(rows):
-        return [c for c in rows or [] if f"{c.get('accelerator_id')} x{c.get('count')}" in listed]
+        return [c for c in rows or [] if candidate_id(c) in listed]
     out = {**cands, "best_per_accelerator": _kept(best), "best_per_accelerator_total": len(best)}
+    if "disaggregated" in cands:
+        out["disaggregated"] = _kept(cands["disaggregated"])
     if "one_server_per_accelerator" in cands:
         out["one_server_per_accelerator"] = _kept(cands["one_server_per_accelerator"])
     return {**sizing_dict, "candidates": out}

@@ -11,6 +11,7 @@ from costs.engine.inputs import (
     Rate,
     Workload,
 )
+from planner.engine.result import candidate_id
 from planner.engine.shapes import server_shape, sold_only_in_cloud
 
 from .common import (
@@ -120,6 +121,7 @@ def _rack_units(price_snapshot: dict, *, acc_id: str, acc, gps: int) -> int:
 
 
 MAX_CONFIGURATIONS = 16  # the recommendation + one per fitting accelerator, bounded
+MAX_DISAGGREGATED = 4  # disaggregated layouts priced beside them (the sizing lists them best first)
 
 
 def configurations_to_price(sizing: dict) -> list[dict]:
@@ -136,8 +138,8 @@ def configurations_to_price(sizing: dict) -> list[dict]:
         # the matching row carries gpu_hours (training) and the accelerator's name
         same = [
             r
-            for r in best + list(cands.get("ranked") or [])
-            if r.get("accelerator_id") == rec["accelerator_id"] and r.get("count") == rec["count"]
+            for r in best + list(cands.get("ranked") or []) + list(cands.get("disaggregated") or [])
+            if candidate_id(r) == candidate_id(rec)
         ]
         row = dict(same[0]) if same else {"accelerator_id": rec["accelerator_id"], "count": rec["count"]}
         row.setdefault("accelerator", rec.get("accelerator"))
@@ -150,12 +152,14 @@ def configurations_to_price(sizing: dict) -> list[dict]:
     if not out:  # an older sizing result without best_per_accelerator
         out = [r for r in cands.get("ranked") or [] if r.get("fits", True)][:MAX_CONFIGURATIONS]
     out = out[:MAX_CONFIGURATIONS]
+    # serving: the best disaggregated layouts (prefill + decode pools, planner.engine.search_disagg), a few
+    out += [r for r in cands.get("disaggregated") or [] if isinstance(r, dict)][:MAX_DISAGGREGATED]
     # training: also each of these accelerators' best on one server (the sizing's best is chosen on GPU
     # time alone; what grows with the servers, only the cost engine prices)
     kept = {r.get("accelerator_id") for r in out}
-    seen = {(r.get("accelerator_id"), r.get("count")) for r in out}
+    seen = {candidate_id(r) for r in out}
     extra = [r for r in cands.get("one_server_per_accelerator") or [] if isinstance(r, dict)
-             and r.get("accelerator_id") in kept and (r.get("accelerator_id"), r.get("count")) not in seen]
+             and r.get("accelerator_id") in kept and candidate_id(r) not in seen]
     return out + extra
 
 
@@ -184,7 +188,7 @@ def workloads_from_sizing(
     )
     is_training = kind in TRAINING_KINDS
     egress = _user_egress_gb(tokens_out, rates)
-    sizing_rec = (rec.get("accelerator_id"), int(rec.get("count") or 0))
+    sizing_rec = candidate_id(rec)
     if not sizing.get("gpu_required", True):
         notes.append(
             Msg("no GPU needed: the plan prices the model API's tokens and the CPU server the agent runs on")
@@ -211,9 +215,10 @@ def workloads_from_sizing(
     seen, out = set(), []
     for c in configurations_to_price(sizing):
         acc_id, count = c.get("accelerator_id"), int(c.get("count") or 0)
-        if not acc_id or count < 1 or not c.get("fits", True) or (acc_id, count) in seen:
+        cid = candidate_id(c)
+        if not acc_id or count < 1 or not c.get("fits", True) or cid in seen:
             continue
-        seen.add((acc_id, count))
+        seen.add(cid)
         acc = accs.get(acc_id)
         layout = c.get("layout") or {}
         tp = max(1, int(layout.get("tensor_parallel") or 1))
@@ -246,7 +251,7 @@ def workloads_from_sizing(
             share = _load_share(spec.serving)  # ... sized on the peak, filled by the volume
         out.append(
             Workload(
-                candidate_id=f"{acc_id} x{count}",
+                candidate_id=cid,
                 accelerator_id=acc_id,
                 accelerator_name=str(c.get("accelerator") or getattr(acc, "model", "") or acc_id),
                 tensor_parallel=tp,
@@ -267,7 +272,7 @@ def workloads_from_sizing(
                 load_share=share,
                 egress_gb_per_month=egress,
                 meets_targets=c.get("meets_target") if isinstance(c.get("meets_target"), bool) else None,
-                sizing_recommended=(acc_id, count) == sizing_rec,
+                sizing_recommended=cid == sizing_rec,
                 buyable_gpus_per_server=(shape.gpus_per_server,) if shape.buyable else (),
                 sold_only_in_cloud=sold_only_in_cloud(acc_id),
                 site_limit=site_limit,

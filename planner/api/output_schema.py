@@ -98,13 +98,23 @@ QUANTITY = _obj({
     **_texts("explain"),
 }, required=["value"], description="A figure of the sizing with its unit and how it was obtained.")
 
+POOL = _obj({
+    "workers": _int(), "tensor_parallel": _int(), "expert_parallel": _int(), "data_parallel_attention": _bool(),
+}, description="One pool of a disaggregated layout: `workers` engines of `tensor_parallel` GPUs each.")
+
 LAYOUT = _obj({
     "tensor_parallel": _int(), "pipeline_parallel": _int(), "replicas": _int(), "data_parallel": _int(),
     "zero_stage": _int(), "activation_checkpointing": _str(),
     "expert_parallel": _int(), "data_parallel_attention": _bool(), "speculative": _str(),
+    "disaggregated": _obj({"prefill": POOL, "decode": POOL}, nullable=True, description=(
+        "A disaggregated serving layout (prefill and decode on separate pools; docs/SIZING.md \"Disaggregated "
+        "candidates\"): the GPU count is both pools', tensor_parallel the widest pool's group, replicas the "
+        "engines of both pools; expert_parallel, data_parallel_attention and speculative are the decode "
+        "pool's.")),
 }, description="Parallel layout: serving (tensor x pipeline parallel, replicas; for a mixture-of-experts model "
                "also the expert parallel degree, data-parallel attention and speculative decoding, none or mtp, "
-               "it was evaluated with) or training (also data parallel, ZeRO stage, activation checkpointing).")
+               "it was evaluated with; a disaggregated layout also its pools) or training (also data parallel, "
+               "ZeRO stage, activation checkpointing).")
 
 BASIS = _obj({
     "rule": _str(), "amount": _str(description="gross or net."), "discount_rate_per_year": _dec(),
@@ -242,9 +252,23 @@ SIZING = _obj({
         "runtime": _str(), "bottleneck": _str(), "meets_targets": _bool(),
         **_quantities("ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
                       "output_tokens_per_s_per_gpu", "replicas"),
+        "disaggregated": _obj({
+            "accelerator_id": _str(), "prefill": POOL, "decode": POOL, "fits": _bool(),
+            **_quantities("ttft_p50_ms", "tpot_p50_ms", "kv_transfer_ms", "output_tokens_per_s_per_gpu",
+                          "output_tokens_per_s_per_decode_gpu", "input_tokens_per_s_per_prefill_gpu",
+                          "requests_per_s"),
+        }, nullable=True, description="A disaggregated layout's pools and figures (both pools' GPUs, per decode GPU, "
+                                      "the KV transfer between them)."),
     }, nullable=True, description="Serving kinds: latencies and throughput at the stated load."),
     "rag": _obj(nullable=True),
     "candidates": _obj({
+        "disaggregated": _list(_obj({
+            "accelerator_id": _str(), "accelerator": _str(), "count": _int(), "layout": _ref("Layout"),
+            "meets_target": _bool(), "ttft_p95_ms": _num(), "tpot_p95_ms": _num(),
+            "output_tokens_per_s_per_gpu": _num(), "cost_usd_per_hour": _num(),
+        }), description="Serving: the disaggregated layouts (prefill + decode pools) the search sized, one per "
+                        "accelerator tried, priced beside the aggregated ones (docs/SIZING.md \"Disaggregated "
+                        "candidates\")."),
         "curves": _list(_obj({
             "accelerator_id": _str(), "accelerator": _str(), "layout": _ref("Layout", nullable=True),
             "points": _list(_obj({

@@ -20,6 +20,7 @@ from .presets import get_preset
 from .serving_constants import RUNTIME_SPECS
 from .serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME
 from .spec import WorkloadSpec
+from .spec_types import DisaggregationSpec, PoolSpec
 
 # The engine version of the serving_measured.csv rows each runtime's constants were fitted on (the
 # majority version of FITTED_ROWS: vLLM 90 of 93 rows, SGLang 78 of 84, TensorRT-LLM 353 of 357), and
@@ -154,7 +155,8 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     ep = layout.get("expert_parallel", hw.expert_parallel)
     dpa = layout.get("data_parallel_attention", hw.data_parallel_attention)
     group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=bool(dpa) and tp > 1, drafts=drafts)
-    disagg = s.disaggregation
+    # the decided layout's pools (a searched disaggregated candidate, search_disagg.layout_of), else the spec's
+    disagg = _pools(layout.get("disaggregated")) or s.disaggregation
     moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
     eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]
     model, known = _model_id(spec)
@@ -194,6 +196,15 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     _kube(out, name=_name(runtime, model), eng=eng, args=args, gpus=tp * pp, replicas=replicas,
           per_server=per_server, gpu_resource=gpu_resource, config=config)
     return out
+
+
+def _pools(d: dict | None) -> DisaggregationSpec | None:
+    if not d:
+        return None
+    pool = lambda p: PoolSpec(workers=int(p["workers"]), tensor_parallel=int(p["tensor_parallel"]),  # noqa: E731
+                              expert_parallel=int(p.get("expert_parallel") or 1),
+                              data_parallel_attention=bool(p.get("data_parallel_attention")))
+    return DisaggregationSpec(prefill=pool(d["prefill"]), decode=pool(d["decode"]))
 
 
 def _disaggregated(out: dict, *, runtime, disagg, drafts, argv, eng, model, max_len, spec, per_server,

@@ -22,6 +22,28 @@ def q(value, unit: str, explain: str) -> dict:
 MECHANISM_KEYS = ("expert_parallel", "data_parallel_attention", "speculative")
 
 
+def pools_of(layout: dict | None) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((prefill workers, TP), (decode workers, TP)) of a disaggregated layout (search_disagg.layout_of);
+    None: aggregated replicas."""
+    d = (layout or {}).get("disaggregated")
+    if not d:
+        return None
+    return ((int(d["prefill"]["workers"]), int(d["prefill"]["tensor_parallel"])),
+            (int(d["decode"]["workers"]), int(d["decode"]["tensor_parallel"])))
+
+
+def candidate_id(row: dict) -> str:
+    """The cost engine's id of a sizing candidate row: "<accelerator id> x<count>", and for a
+    disaggregated layout its pools after it ("... x24 disagg P4xTP4 D1xTP8"), so both layouts of one
+    accelerator and count are priced apart."""
+    base = f"{row.get('accelerator_id')} x{row.get('count')}"
+    pools = pools_of(row.get("layout"))
+    if pools is None:
+        return base
+    (pw, pt), (dw, dt) = pools
+    return f"{base} disagg P{pw}xTP{pt} D{dw}xTP{dt}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Configuration:
     """One candidate configuration: an accelerator, a GPU count and (optionally) its parallel layout.
@@ -37,6 +59,8 @@ class Configuration:
     as_instances: bool = False  # rented cloud instances of that many GPUs, not servers bought in sold shapes
     # a serving layout's MoE mechanisms (serving_candidates.mechanisms); None: any
     mechanisms: tuple[tuple[str, object], ...] | None = None
+    # a disaggregated layout's pools (pools_of); None: aggregated replicas
+    disaggregated: tuple[tuple[int, int], tuple[int, int]] | None = None
 
     @classmethod
     def of_candidate(cls, row: dict) -> Configuration:
@@ -45,10 +69,12 @@ class Configuration:
         mech = tuple((k, lay[k]) for k in MECHANISM_KEYS if k in lay) or None
         return cls(accelerator_id=row["accelerator_id"], count=int(row["count"]),
                    tensor_parallel=lay.get("tensor_parallel"), pipeline_parallel=lay.get("pipeline_parallel"),
-                   mechanisms=mech)
+                   mechanisms=mech, disaggregated=pools_of(lay))
 
-    def matches(self, accelerator_id: str, count: int, tp: int, pp: int, mechanisms: dict | None = None) -> bool:
+    def matches(self, accelerator_id: str, count: int, tp: int, pp: int, mechanisms: dict | None = None,
+                disaggregated: tuple | None = None) -> bool:
         return (accelerator_id == self.accelerator_id and int(count) == self.count
+                and self.disaggregated == disaggregated
                 and (self.tensor_parallel is None or int(tp) == self.tensor_parallel)
                 and (self.pipeline_parallel is None or int(pp) == self.pipeline_parallel)
                 and (self.mechanisms is None or mechanisms is None

@@ -64,6 +64,11 @@ RUNTIME_MECHANISMS = {
     "trtllm": frozenset({"ep", "dpa", "mtp"}),
     "atom": frozenset({"ep", "mtp"}),
 }
+# Runtimes that run disaggregated prefill/decode pools (launch_flags.router: vLLM behind NVIDIA Dynamo or
+# llm-d with the NIXL connector, SGLang's PD router with Mooncake, trtllm-serve disaggregated; the InferenceX
+# Dynamo rows run these engines). ATOM has no disaggregated mode (the AMD disaggregated rows run SGLang with
+# MoRI); eager Transformers none. The serving search tries pool splits only on these (search_disagg.py).
+DISAGG_RUNTIMES = ("vllm", "sglang", "trtllm")
 
 
 def scale_up_domain(acc: AcceleratorSpec) -> int:

@@ -18,6 +18,7 @@ from .errors import FieldError, SpecValidationError
 from .hardware import AcceleratorSpec
 from .rag import rag_index_bytes
 from .result import Configuration, q
+from .search_disagg import layout_text, search_disaggregated
 from .serving_candidates import (
     _fmt_gib,
     _g,
@@ -30,7 +31,7 @@ from .serving_candidates import (
 )
 from .serving_constants import RUNTIME_SPECS
 from .serving_fit_errors import fine_grained_moe_note
-from .sizing_disagg import disaggregated_section
+from .sizing_disagg import disagg_row, disagg_sections
 from .spec import WorkloadSpec
 
 TOP_CANDIDATES = 50
@@ -116,29 +117,46 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
                            "layout": {"tensor_parallel": int(res["tp"][x[1]]), "pipeline_parallel": int(res["pp"][x[1]]),
                                       **mechanisms(res, x[1])},
                            "points": points[x]})
-    if rec is None and pinned and hw.count:
-        _refuse_pin(spec, res, cat, full_catalog, calibrations)
-    if rec is None and not np.isfinite(cat.peak_tflops).any():
-        names = ", ".join(acc.model for acc in cat.accelerators)
-        warnings.append(Msg("{accelerators}: no published tensor peak for {compute} compute in the catalog, so the serving "
-                            "model cannot time it (memory alone is not checked here)", accelerators=names, compute=p.compute))
-    elif rec is None:
-        warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way "
-                            "pipeline parallelism"))
-    elif not res["meets"][rec]:
-        warnings.append(_not_meeting(spec, res, cat, rec, full_catalog, calibrations, pinned=pinned))
-    if rec is not None and _fine_grained_moe_uncalibrated(spec, cat.accelerators[rec[0]].id, calibrations):
+    # disaggregated candidates (search_disagg.py): priced beside the aggregated ones; the plan describes one
+    # when the decision chose it, or when serving.disaggregation states the layout
+    if "disagg" not in derived:
+        derived["disagg"] = search_disaggregated(si, cat, res, stated=s.disaggregation)
+        derived["disagg_rows"] = [disagg_row(c, s, bool(res.get("with_mechanisms"))) for c in derived["disagg"]]
+    disagg, disagg_rows = derived["disagg"], derived["disagg_rows"]
+    pick = _disagg_pick(disagg, chosen, stated=s.disaggregation is not None)
+    if pick is not None and s.disaggregation is not None:
+        candidates, best = disagg_rows, disagg_rows  # the stated layout is the plan's candidate, per accelerator
+    if pick is not None:
+        _disagg_warnings(spec, pick, warnings)
+    else:
+        if rec is None and pinned and hw.count:
+            _refuse_pin(spec, res, cat, full_catalog, calibrations)
+        if rec is None and not np.isfinite(cat.peak_tflops).any():
+            names = ", ".join(acc.model for acc in cat.accelerators)
+            warnings.append(Msg("{accelerators}: no published tensor peak for {compute} compute in the catalog, so the serving "
+                                "model cannot time it (memory alone is not checked here)", accelerators=names, compute=p.compute))
+        elif rec is None:
+            warnings.append(Msg("the model does not fit on any catalog accelerator with up to 8-way tensor and 8-way "
+                                "pipeline parallelism"))
+        elif not res["meets"][rec]:
+            warnings.append(_not_meeting(spec, res, cat, rec, full_catalog, calibrations, pinned=pinned))
+    rec_ai = pick.ai if pick is not None else rec[0] if rec is not None else None
+    if rec_ai is not None and _fine_grained_moe_uncalibrated(spec, cat.accelerators[rec_ai].id, calibrations):
         warnings.append(fine_grained_moe_note(
             experts=a.experts, k=a.experts_per_token, runtime=spec.serving.runtime,
             runtime_label=RUNTIME_SPECS[spec.serving.runtime].label,
-            architecture=cat.accelerators[rec[0]].architecture, model=a.preset_id))
+            architecture=cat.accelerators[rec_ai].architecture, model=a.preset_id))
     fl_tok = 2.0 * a.active_params
     compute_section = {
         "flops_per_output_token": q(fl_tok, "FLOP", Msg("2 x {active_params:,} active parameters (plus attention over the context)", active_params=a.active_params)),
         "prefill_flops_per_request": q(fl_tok * s.input_tokens, "FLOP", Msg("2 x active params x {input_tokens} input tokens", input_tokens=s.input_tokens)),
     }
     memory_section, serving_section, recommendation = {}, {}, {}
-    if rec is not None:
+    if pick is not None:
+        memory_section, serving_section, recommendation = _disagg_details(
+            spec, pick, cat, targets_stated=res["targets_stated"], gpus_per_server=chosen and chosen.gpus_per_server,
+            as_instances=bool(chosen and chosen.as_instances), weights_bytes=res["weights_bytes"])
+    elif rec is not None:
         memory_section, serving_section, recommendation = _details(spec, res, cat, rec, warnings, calibrations,
                                                                    gpus_per_server=chosen and chosen.gpus_per_server,
                                                                    as_instances=bool(chosen and chosen.as_instances))
@@ -149,13 +167,52 @@ def size_serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list
         "ranked": candidates, "best_per_accelerator": best, "not_fitting": not_fitting(spec, res, cat),
         "curves": curves,
     }
-    acc = cat.accelerators[rec[0]] if rec is not None else None
-    if s.disaggregation is not None and acc is not None:
-        serving_section["disaggregated"] = disaggregated_section(spec, acc, calibrations)
-        warnings.append(Msg("serving.disaggregation: the stated prefill and decode pools are evaluated on {acc} "
-                            "(serving.disaggregated); the search and the costs plan aggregated replicas",
-                            acc=acc.model))
+    if disagg_rows:
+        cands["disaggregated"] = disagg_rows
+    acc = cat.accelerators[rec_ai] if rec_ai is not None else None
+    if s.disaggregation is not None and pick is None:
+        warnings.append(Msg("serving.disaggregation: the stated pools (prefill {pw} x TP{pt}, decode {dw} x TP{dt}) do "
+                            "not fit on any accelerator tried, or {runtime} runs no disaggregated pools; the plan shows "
+                            "aggregated replicas", pw=s.disaggregation.prefill.workers,
+                            pt=s.disaggregation.prefill.tensor_parallel, dw=s.disaggregation.decode.workers,
+                            dt=s.disaggregation.decode.tensor_parallel, runtime=RUNTIME_SPECS[s.runtime].label))
     return memory_section, compute_section, serving_section, cands, recommendation, acc
+
+
+def _disagg_pick(disagg: list, chosen: Configuration | None, *, stated: bool):
+    """The disaggregated candidate the plan describes: the decided one (chosen), else with a stated
+    serving.disaggregation the first (meets the targets, then cheapest, then fewest GPUs); None: aggregated."""
+    if chosen is not None:
+        if chosen.disaggregated is None:
+            return None
+        return next((c for c in disagg if chosen.accelerator_id == c.accelerator_id and chosen.count == c.count
+                     and chosen.disaggregated == c.pools), None)
+    return disagg[0] if stated and disagg else None
+
+
+def _disagg_warnings(spec: WorkloadSpec, c, warnings: list) -> None:
+    if c.meets:
+        return
+    warnings.append(Msg("the disaggregated layout ({layout}) does not meet the p95 targets at the stated load: TTFT p95 "
+                        "{ttft:.0f} ms (target {tt:.0f} ms), TPOT p95 {tpot:.1f} ms (target {tpt:.1f} ms)",
+                        layout=layout_text(c), ttft=c.op["ttft_p95"] * 1e3, tt=c.targets[0] * 1e3,
+                        tpot=c.op["tpot_p95"] * 1e3, tpt=c.targets[1] * 1e3))
+
+
+def _disagg_details(spec: WorkloadSpec, c, cat, *, targets_stated: bool, gpus_per_server: int | None,
+                    as_instances: bool, weights_bytes: float):
+    """(memory, serving, recommendation) of a disaggregated layout: both pools, all their GPUs."""
+    rt = RUNTIME_SPECS[spec.serving.runtime]
+    memory_section, serving_section = disagg_sections(spec, c, targets_stated=targets_stated, rt=rt)
+    layout = memory_section["layout"]
+    why = (Msg("the stated disaggregated layout (serving.disaggregation), evaluated at the stated load")
+           if spec.serving.disaggregation is not None else
+           Msg("a disaggregated layout: prefill and decode pools sized for the p95 targets at the stated load"))
+    recommendation = _recommendation(
+        spec, cat.accelerators[c.ai], count=c.count, tp=layout["tensor_parallel"], replicas=layout["replicas"],
+        weights_bytes=weights_bytes, layout={k: v for k, v in layout.items() if k != "count"}, why=why,
+        gps=gpus_per_server or int(cat.gpus_per_server[c.ai]), as_instances=as_instances)
+    return memory_section, serving_section, recommendation
 
 
 def check_pinned_fit(spec: WorkloadSpec, accelerators, calibrations: Calibrations | None = None) -> None:
@@ -275,7 +332,7 @@ def _chosen(res, cat, ai, li, order, chosen: Configuration | None) -> tuple[int,
 
 def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: int | None = None,
              as_instances: bool = False):
-    s, p, d = spec.serving, spec.precision, spec.data
+    s, p = spec.serving, spec.precision
     ai, li = rec
     acc = cat.accelerators[ai]
     tp, pp = int(res["tp"][li]), int(res["pp"][li])
@@ -377,7 +434,20 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
     if s.ttft_p95_ms and np.isfinite(op["ttft_p95"][ai, li]) and float(op["ttft_p95"][ai, li]) * 1e3 > s.ttft_p95_ms:
         warnings.append(Msg("TTFT p95 {ttft:.0f} ms exceeds the {target:g} ms target", ttft=float(op["ttft_p95"][ai, li]) * 1e3,
                             target=s.ttft_p95_ms))
-    gps = gpus_per_server or int(cat.gpus_per_server[ai])
+    why = (Msg("the pinned layout, evaluated exactly at the stated load") if spec.hardware.accelerator and spec.hardware.count
+           else Msg("meets the p95 targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest "
+                    "per hour, then the lowest latency"))
+    recommendation = _recommendation(spec, acc, count=count, tp=tp, replicas=replicas, weights_bytes=res["weights_bytes"],
+                                     layout={"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas,
+                                             **mechanisms(res, li)}, why=why,
+                                     gps=gpus_per_server or int(cat.gpus_per_server[ai]), as_instances=as_instances)
+    return memory_section, serving_section, recommendation
+
+
+def _recommendation(spec, acc, *, count: int, tp: int, replicas: int, weights_bytes: float, layout: dict, why,
+                    gps: int, as_instances: bool) -> dict:
+    """The recommendation block (hardware, servers and power, host, storage, network, Kubernetes, software)."""
+    s, d = spec.serving, spec.data
     sp = infra.servers_and_power(acc=acc, count=count, gpus_per_server=gps, tensor_parallel=tp,
                                  as_instances=as_instances)
     servers = sp["servers"]["value"]
@@ -385,7 +455,6 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
     index_ram = spec.kind == "rag" and rag_index_bytes(spec)[0] or 0.0
     host = infra.host_cpu_ram(kind=spec.kind, per_server=sp["gpus_per_server"]["value"], acc=acc, vision=False,
                               extra_ram_bytes=index_ram)
-    weights_bytes = res["weights_bytes"]
     storage = {
         "nvme_per_server_bytes": q(2 * weights_bytes + 200e9, "bytes", Msg("model weights x 2 (current + next version) + 200 GB images/caches")),
         "model_registry_bytes": q(3 * weights_bytes, "bytes", Msg("object storage: 3 model versions")),
@@ -393,14 +462,11 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         "datasets_bytes": q(d.dataset_gb * 1e9 + d.growth_gb_per_month * 1e9 * d.retention_months, "bytes", Msg("data.dataset_gb + growth")),
     }
     if spec.kind == "rag":
-        idx, why = rag_index_bytes(spec)
-        storage["vector_index_bytes"] = q(idx, "bytes", why + " (on NVMe, loaded into RAM)")
-    why = (Msg("the pinned layout, evaluated exactly at the stated load") if spec.hardware.accelerator and spec.hardware.count
-           else Msg("meets the p95 targets on a priced accelerator where one does, with the fewest GPUs, then the cheapest "
-                    "per hour, then the lowest latency"))
-    recommendation = {
+        idx, idx_why = rag_index_bytes(spec)
+        storage["vector_index_bytes"] = q(idx, "bytes", idx_why + " (on NVMe, loaded into RAM)")
+    return {
         "accelerator_id": acc.id, "accelerator": acc.model, "count": count, "why": why,
-        "layout": {"tensor_parallel": tp, "pipeline_parallel": pp, "replicas": replicas, **mechanisms(res, li)},
+        "layout": layout,
         **sp,
         "nvlink_needed": infra.nvlink_needed(acc=acc, tp=tp, kind=spec.kind, count=count),
         **host,
@@ -410,7 +476,6 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         "software": infra.software_stack(acc),
         **infra.monitoring(spec.kind),
     }
-    return memory_section, serving_section, recommendation
 
 
 def _activations_explain(spec, mem, ai, li, tp, rt) -> Msg:

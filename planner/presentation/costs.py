@@ -317,9 +317,15 @@ def candidate_label(candidate, accelerators: dict) -> str:
     """ "nvidia-a100-sxm4-80gb x48" -> "48 × A100 SXM4 80GB": an engine candidate id as people read it."""
     if not isinstance(candidate, str):
         return candidate
-    acc_id, _sep, count = candidate.rpartition(" x")
+    base, _sep, pools = candidate.partition(" disagg ")  # "<id> x24 disagg P4xTP4 D1xTP8" (result.candidate_id)
+    acc_id, _sep, count = base.rpartition(" x")
     if candidate == "no-gpu":
         return str(_("no GPU"))
+    if pools and acc_id and count.isdigit():
+        name = (accelerators.get(acc_id) or {}).get("model") or acc_id
+        pre, _sp, dec = pools.partition(" ")
+        return str(_("{count} × {name}, disaggregated: prefill {prefill} + decode {decode}")).format(
+            count=count, name=name, prefill=pre[1:].replace("xTP", " × TP"), decode=dec[1:].replace("xTP", " × TP"))
     if not acc_id or not count.isdigit():
         return str(OPTION_KINDS.get(candidate, candidate)) if candidate != "api" else str(OPTION_KINDS["api"])
     name = (accelerators.get(acc_id) or {}).get("model") or acc_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from .. import humanize  # h/form
+from ..engine.result import candidate_id
 from .card import short_option_label
 from .common import _is_quantity, unit_label, value_label
 from .costs import OPTION_KINDS
@@ -224,6 +225,8 @@ def _layout(layout) -> str:
     """ "TP2 × PP1 × DP4": tensor, pipeline and data parallel (replicas when serving)."""
     if not isinstance(layout, dict):
         return ""
+    if isinstance(layout.get("disaggregated"), dict):
+        return _pools_text(layout)
     dp = layout.get("replicas", layout.get("data_parallel"))
     if dp is None and all(isinstance(layout.get(k), int) for k in ("count", "tensor_parallel", "pipeline_parallel")):
         dp = layout["count"] // max(1, layout["tensor_parallel"] * layout["pipeline_parallel"])
@@ -236,6 +239,19 @@ def _layout(layout) -> str:
                   "MTP" if layout.get("speculative") == "mtp" else ""]
     text = " × ".join(parts)
     return ", ".join([text, *filter(None, mechanisms)])
+
+
+def _pools_text(layout: dict) -> str:
+    """A disaggregated layout, both pools: "prefill 4 × TP4 (EP4) + decode 1 × TP8 (EP8, DPA), MTP"."""
+    def pool(name, p):
+        mech = [f"EP{p['expert_parallel']}" if (p.get("expert_parallel") or 1) > 1 else "",
+                "DPA" if p.get("data_parallel_attention") else ""]
+        mech_text = ", ".join(filter(None, mech))
+        return f"{name} {p.get('workers')} × TP{p.get('tensor_parallel')}" + (f" ({mech_text})" if mech_text else "")
+    d = layout["disaggregated"]
+    text = str(_("disaggregated: {prefill} + {decode}")).format(
+        prefill=pool(str(_("prefill")), d.get("prefill") or {}), decode=pool(str(_("decode")), d.get("decode") or {}))
+    return text + (", MTP" if layout.get("speculative") == "mtp" else "")
 
 
 def sizing_view(sizing: dict) -> dict | None:
@@ -294,8 +310,8 @@ def meets_by_candidate(sizing: dict) -> dict[str, bool]:
     cands = sizing.get("candidates") or {}
     # the best configuration of each accelerator too: the decision of a training plan reads it (plan_decision)
     for c in [*(cands.get("best_per_accelerator") or []), *(cands.get("one_server_per_accelerator") or []),
-              *(cands.get("ranked") or [])]:
+              *(cands.get("ranked") or []), *(cands.get("disaggregated") or [])]:
         met = next((c[k] for k in ("meets_target", "meets_targets", "meets_deadline") if k in c), None)
         if c.get("accelerator_id") and c.get("count") is not None and met is not None:
-            out[f"{c['accelerator_id']} x{c['count']}"] = bool(met)
+            out[candidate_id(c)] = bool(met)
     return out
