@@ -17,7 +17,7 @@ from .search_catalog import (
 )
 from .serving_layout import bottleneck, make_engines
 from .serving_model import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK
-from .serving_moe import RUNTIME_MECHANISMS
+from .serving_moe import MECHANISM_VENDORS, RUNTIME_MECHANISMS
 
 # ------------------------------------------------------------------------------------ serving
 
@@ -199,6 +199,11 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
             & (tp <= cat.gpus_per_server[:, None]) & np.isfinite(eng.flops_s))
     if not (s.pp_pin or s.tp_pin):
         fits = fits & _needs_pp(fits, v)
+    # a mechanism the search opened (not one the spec pinned) only where the engine's build runs it
+    opened = ((v["ep"] > 1) & (s.expert_parallel is None)) | (v["dpa"] & (s.data_parallel_attention is None)) \
+        | (v["mtp"] & (s.mtp is None))
+    runs_mechanisms = np.array([acc.vendor.lower() in MECHANISM_VENDORS for acc in cat.accelerators])
+    fits = fits & (~opened[None, :] | runs_mechanisms[:, None])
     idx = np.nonzero(fits)
     e = _compress(eng, idx, shape)  # only layouts that fit are evaluated
     tp_e, pp_e = np.broadcast_to(tp, shape)[idx], np.broadcast_to(pp, shape)[idx]

@@ -64,6 +64,12 @@ RUNTIME_MECHANISMS = {
     "trtllm": frozenset({"ep", "dpa", "mtp"}),
     "atom": frozenset({"ep", "mtp"}),
 }
+# Vendors whose builds of these engines run the mechanisms above (the launch flags' sources and every
+# InferenceX row are NVIDIA and AMD). Intel Gaudi's engine forks document tensor parallel only
+# (docs.habana.ai "SGLang with Gaudi FAQs": "use tensor parallelism to distribute the model", read
+# 2026-12-04; HabanaAI/sglang-fork, vllm-gaudi): the search does not try EP, DPA or MTP there (a pinned
+# value is still evaluated as stated).
+MECHANISM_VENDORS = ("nvidia", "amd")
 # Runtimes that run disaggregated prefill/decode pools (launch_flags.router: vLLM behind NVIDIA Dynamo or
 # llm-d with the NIXL connector, SGLang's PD router with Mooncake, trtllm-serve disaggregated; the InferenceX
 # Dynamo rows run these engines). ATOM has no disaggregated mode (the AMD disaggregated rows run SGLang with

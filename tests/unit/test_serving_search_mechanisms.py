@@ -176,3 +176,20 @@ def test_layouts_are_ranked_by_the_time_a_request_takes():
         return s["ttft_ms"]["value"] + 400 * s["tpot_ms"]["value"]
 
     assert completion_ms(tp8) < completion_ms(pp8)
+
+
+def test_gaudi_is_searched_with_plain_tensor_parallel_only():
+    """Gaudi's engine forks document tensor parallel only: the search does not open EP, DPA or MTP there
+    (a DeepSeek-R1 plan was decided as 40 x Gaudi 3 with SGLang EP8, DPA and MTP); pinned, they are still
+    evaluated as stated."""
+    gaudi = [a for a in ACCS if a.id == "intel-gaudi3-128gb"]
+    rows = _size(_spec(runtime="sglang"), accs=gaudi)["candidates"]["ranked"]
+    assert rows
+    for row in rows:
+        lay = row["layout"]
+        assert (lay.get("expert_parallel", 1), lay.get("data_parallel_attention", False),
+                lay.get("speculative", "none")) == (1, False, "none"), lay
+    pinned = _size(_spec(runtime="sglang", hardware={"expert_parallel": 8}), accs=gaudi)["candidates"]["ranked"]
+    assert any(r["layout"].get("expert_parallel") == 8 for r in pinned)
+    nvidia = _size(_spec(runtime="sglang"), accs=[a for a in ACCS if a.id == "nvidia-h200-sxm-141gb"])
+    assert any(r["layout"].get("expert_parallel", 1) > 1 for r in nvidia["candidates"]["ranked"])
