@@ -92,6 +92,11 @@ def option_label(option: dict) -> str:
         return engine_label
     pp = d.get("pipeline_parallel") or 1
     layout = f"TP{d['tensor_parallel']}" + (f" × PP{pp}" if pp > 1 else "")
+    pools = d.get("pools")
+    if isinstance(pools, dict) and isinstance(pools.get("prefill"), dict) and isinstance(pools.get("decode"), dict):
+        layout = gettext("prefill %(pw)s × TP%(pt)s + decode %(dw)s × TP%(dt)s") % {
+            "pw": pools["prefill"].get("workers"), "pt": pools["prefill"].get("tensor_parallel"),
+            "dw": pools["decode"].get("workers"), "dt": pools["decode"].get("tensor_parallel")}
     fleet = {"gpus": d["gpus"], "accelerator": d.get("accelerator", ""), "layout": layout}
     spare = gettext(" (incl. 1 spare)") if "(incl. 1 spare)" in engine_label else ""
     if kind in MODE_LABELS:

@@ -256,6 +256,7 @@ def workloads_from_sizing(
                 accelerator_name=str(c.get("accelerator") or getattr(acc, "model", "") or acc_id),
                 tensor_parallel=tp,
                 pipeline_parallel=pp,
+                pools=_pools(layout.get("disaggregated")),
                 latency_target=latency_target and kind in SERVING_KINDS,
                 gpu_count=count,
                 gpus_per_server=gps,
@@ -292,3 +293,13 @@ def _cpu_needs(rec: dict) -> tuple[int | None, Decimal | None]:
         return None, None
     ram_gib = (Decimal(str(ram)) / Decimal(2**30)).quantize(Decimal("0.01"), rounding="ROUND_CEILING")
     return int(math.ceil(float(cores))), ram_gib
+
+
+
+def _pools(pools) -> tuple[int, int, int, int] | None:
+    """(prefill workers, prefill TP, decode workers, decode TP) of a disaggregated layout; None otherwise."""
+    if not isinstance(pools, dict) or not all(isinstance(pools.get(k), dict) for k in ("prefill", "decode")):
+        return None
+    pre, dec = pools["prefill"], pools["decode"]
+    return (int(pre.get("workers") or 1), int(pre.get("tensor_parallel") or 1),
+            int(dec.get("workers") or 1), int(dec.get("tensor_parallel") or 1))

@@ -22,6 +22,7 @@ from .lines import (
     item,
     layout_warnings,
     load_share,
+    pools_detail,
     price_show,
     schedule_of,
     show,
@@ -231,6 +232,7 @@ def cloud_option(
             "accelerator": w.accelerator_name or w.accelerator_id,
             "tensor_parallel": w.tensor_parallel,
             "pipeline_parallel": w.pipeline_parallel,
+            **pools_detail(w),
         },
     )
 

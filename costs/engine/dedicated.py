@@ -17,6 +17,7 @@ from .lines import (
     gpus_text,
     hosts_text,
     layout_warnings,
+    pools_detail,
     price_show,
     tokens,
     useful_hours,
@@ -118,5 +119,6 @@ def dedicated_option(
             "accelerator": w.accelerator_name or w.accelerator_id,
             "tensor_parallel": w.tensor_parallel,
             "pipeline_parallel": w.pipeline_parallel,
+            **pools_detail(w),
         },
     )

@@ -7,7 +7,7 @@ from decimal import ROUND_FLOOR, Decimal
 
 from .cloud import cloud_option
 from .inputs import CloudOffer, ServerPrice, Workload
-from .lines import Context, Usage, fleet_text, gpus_text, tokens, useful_hours
+from .lines import Context, Usage, fleet_text, gpus_text, pools_detail, tokens, useful_hours
 from .money import ZERO
 from .onprem import onprem_option
 from .option import OptionCost
@@ -74,5 +74,6 @@ def hybrid_option(
             "accelerator": w.accelerator_name or w.accelerator_id,
             "tensor_parallel": w.tensor_parallel,
             "pipeline_parallel": w.pipeline_parallel,
+            **pools_detail(w),
         },
     )

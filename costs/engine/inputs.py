@@ -42,6 +42,9 @@ class Workload:
     # server (NVLink/PCIe); pipeline stages and replicas / data-parallel groups may span hosts.
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
+    # A disaggregated serving layout's pools: (prefill workers, prefill TP, decode workers, decode TP);
+    # None: one kind of replica, TP/PP say the layout
+    pools: tuple[int, int, int, int] | None = None
     # Serving with a TTFT/TPOT target: a spot interruption is an outage, not just a restart.
     latency_target: bool = False
     gpus_per_server: int = 8

@@ -235,11 +235,25 @@ def _num(d: Decimal, places: int | None = None) -> str:
 
 def fleet_text(w: Workload, gpus: int | None = None) -> str:
     """ "2 x H100 SXM5 80GB (TP2)": what runs, with its layout."""
-    layout = f"TP{max(1, w.tensor_parallel)}" + (
+    layout = pools_text(w.pools) if w.pools else f"TP{max(1, w.tensor_parallel)}" + (
         f" × PP{w.pipeline_parallel}" if w.pipeline_parallel > 1 else ""
     )
     name = w.accelerator_name or w.accelerator_id or "GPU"
     return f"{w.gpu_count if gpus is None else gpus} x {name} ({layout})"
+
+
+def pools_text(pools: tuple[int, int, int, int]) -> str:
+    """ "prefill 5 × TP4 + decode 3 × TP8": a disaggregated layout's pools."""
+    pw, pt, dw, dt = pools
+    return f"prefill {pw} × TP{pt} + decode {dw} × TP{dt}"
+
+
+def pools_detail(w: Workload) -> dict:
+    """An option's detail entry for a disaggregated layout (its label is localised from it)."""
+    if not w.pools:
+        return {}
+    pw, pt, dw, dt = w.pools
+    return {"pools": {"prefill": {"workers": pw, "tensor_parallel": pt}, "decode": {"workers": dw, "tensor_parallel": dt}}}
 
 
 def gpus_text(n: int) -> str:

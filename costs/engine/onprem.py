@@ -17,6 +17,7 @@ from .lines import (
     hosts_text,
     item,
     layout_warnings,
+    pools_detail,
     price_show,
     show,
     tokens,
@@ -347,6 +348,7 @@ def onprem_option(
             "accelerator": w.accelerator_name or w.accelerator_id,
             "tensor_parallel": w.tensor_parallel,
             "pipeline_parallel": w.pipeline_parallel,
+            **pools_detail(w),
             "price_basis": server.price.basis,
         },
     )

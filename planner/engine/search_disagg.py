@@ -88,7 +88,9 @@ def rdma_platform(acc) -> bool:
     pools assumes and the engines' transfer libraries (NIXL, Mooncake, MoRI) use? PCIe cards (cloud
     G5/G6-class instances: 10-100 Gb/s Ethernet, no GPUDirect RDMA) and TPU/Gaudi parts (no disaggregated
     mode in the runtimes) are not tried by the search; a stated layout is evaluated anyway."""
-    return acc.vendor.lower() in ("nvidia", "amd") and bool(_RDMA_FORM.search(acc.form_factor or ""))
+    # Volta's DGX-1 shares 4 NICs among 8 GPUs (and the transfer libraries need GPUDirect RDMA per GPU)
+    return (acc.vendor.lower() in ("nvidia", "amd") and bool(_RDMA_FORM.search(acc.form_factor or ""))
+            and not (acc.architecture or "").lower().startswith("volta"))
 
 
 def _tp_list(s: ServingInputs) -> list[int]:
@@ -273,7 +275,19 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
             price_per_hour=price if math.isfinite(price) else None,
             memory={"prefill": _mem_at(pmem, li, ip, n, len(pre_tps)), "decode": _mem_at(dmem, li, jd, n, len(d_rows))},
             notes=notes[li]))
-    return _best_per_accelerator(out) if stated is None else sorted(out, key=_order)
+    if stated is not None:
+        return sorted(out, key=_order)
+    return _best_per_accelerator([c for c in out if _beats_aggregated(c, best, agg)])
+
+
+def _beats_aggregated(c: DisaggCandidate, best: list, agg: dict) -> bool:
+    """A split is worth pricing only where it needs fewer GPUs of its accelerator than the aggregated pick
+    meeting the same targets, or where that pick misses them: with as many GPUs or more of one accelerator
+    it costs as much or more by the hour, with a second pool, a router and a KV transfer on top."""
+    b = best[c.ai]
+    if b is None or not agg["meets"][b]:
+        return True
+    return c.count < float(agg["count"][b])
 
 
 def _mem_at(mem: dict, ai: int, j: int, n: int, width: int) -> dict:

@@ -32,8 +32,8 @@ STATED = {
 SEARCHED = {
     "kind": "inference", "model": {"preset": "deepseek-r1-0528"},
     "precision": {"weights": "fp4", "compute": "fp4", "kv_cache": "fp8"},
-    "serving": {"runtime": "sglang", "concurrency": 64, "requests_per_second": 10, "input_tokens": 8000,
-                "output_tokens": 1000, "context_length": 9100, "ttft_p95_ms": 3000, "tpot_p95_ms": 25},
+    "serving": {"runtime": "sglang", "concurrency": 64, "requests_per_second": 20, "input_tokens": 8000,
+                "output_tokens": 1000, "context_length": 9100, "ttft_p95_ms": 3000, "tpot_p95_ms": 20},
 }
 
 
@@ -109,12 +109,17 @@ def test_the_search_decides_on_a_disaggregated_layout_where_it_is_cheapest(clien
     gpus = sum(p["workers"] * p["tensor_parallel"] for p in pools.values())
     assert hw["gpu_count"] == gpus == sizing["recommendation"]["count"] == sizing["memory"]["layout"]["count"]
     assert sizing["serving"]["meets_targets"] is True and decision["targets"]["meets"] is True
-    assert sizing["serving"]["tpot_p95_ms"]["value"] <= 25 and sizing["serving"]["ttft_p95_ms"]["value"] <= 3000
+    assert sizing["serving"]["tpot_p95_ms"]["value"] <= 20 and sizing["serving"]["ttft_p95_ms"]["value"] <= 3000
     assert [p["role"] for p in decision["launch"]["pools"]] == ["prefill", "decode"]
     client.force_login(member(Role.VIEWER, team=plan.team))
     text = client.get(reverse("plan_version", args=[plan.id, version.number]), HTTP_ACCEPT_LANGUAGE="en").content.decode()
     pre, dec = pools["prefill"], pools["decode"]
     assert f"disaggregated: prefill {pre['workers']} × TP{pre['tensor_parallel']}" in text
     assert f"decode {dec['workers']} × TP{dec['tensor_parallel']}" in text
+    # the priced option's label names the pools too (it read "44 x B200 (TP8) on 6 x ..."), in both languages
+    option = next(o for o in result["costs"]["options"] if o["id"] == decision["option_id"])
+    assert f"(prefill {pre['workers']} × TP{pre['tensor_parallel']} + decode {dec['workers']} × " in option["label"]
+    ru = client.get(reverse("plan_version", args=[plan.id, version.number]), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert f"(предзаполнение {pre['workers']} × TP{pre['tensor_parallel']} + декодирование" in ru
     api = client.get(f"/api/v1/plans/{plan.id}/versions/{version.number}/").json()["result"]["decision"]
     assert api["hardware"]["layout"] == hw["layout"] and api["candidate"] == decision["candidate"]

@@ -19,6 +19,7 @@ from costs.exports import costs_csv
 from costs.exports_xlsx import costs_xlsx
 from costs.selectors import rate_card_snapshot
 from planner.engine import size_workload
+from planner.engine.result import candidate_id
 from planner.engine.spec import parse_workload_spec
 
 pytestmark = pytest.mark.django_db
@@ -240,7 +241,7 @@ def test_prices_the_recommendation_and_one_configuration_per_accelerator(costs, 
     rec = sizing["recommendation"]
     wanted = {f"{rec['accelerator_id']} x{rec['count']}"} | {
         f"{b['accelerator_id']} x{b['count']}" for b in sizing["candidates"]["best_per_accelerator"]
-    }
+    } | {candidate_id(d) for d in sizing["candidates"].get("disaggregated") or []}  # pool splits priced beside them
     # the external model API (shipped prices) is a candidate of its own
     assert {o["candidate"] for o in res["options"]} - {"api"} <= wanted
     rec_id = f"{rec['accelerator_id']} x{rec['count']}"
