@@ -107,3 +107,18 @@ def test_the_decision_rule_picks_a_disaggregated_layout_that_alone_meets_the_tar
         servers=[], options=("cloud_on_demand",), horizon_months=1, utilisation=D(1), efficiency=D(1),
     ))
     assert res.analysis["decision"]["recommended"]["candidate"] == dis["candidate_id"]
+
+
+def test_a_split_is_kept_only_where_it_needs_fewer_gpus_than_a_replica_meeting_the_targets(sized):
+    """At as many GPUs or more of one accelerator a split costs as much or more by the hour (and adds a pool,
+    a router and a KV transfer): the search keeps it only with fewer GPUs than that accelerator's aggregated
+    pick meeting the same targets. Volta (DGX-1: 4 NICs for 8 GPUs) is never split."""
+    agg = {b["accelerator_id"]: b for b in sized["candidates"]["best_per_accelerator"]}
+    rows = sized["candidates"]["disaggregated"]
+    assert rows
+    for d in rows:
+        b = agg.get(d["accelerator_id"])
+        if b is not None and b.get("meets_target"):
+            assert d["count"] < b["count"], (d["accelerator_id"], d["count"], b["count"])
+    assert not rdma_platform(next(a for a in ACCS if a.id == "nvidia-v100-sxm2-32gb"))
+    assert rdma_platform(next(a for a in ACCS if a.id == "nvidia-a100-sxm4-80gb"))
