@@ -10,10 +10,10 @@ import numpy as np
 
 from . import compressed_attention, hyper_connections
 from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_per_token
+from .moe_comm import DISPATCH_BYTES
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
 from .serving_model import Engine, moe_split
-from .moe_comm import DISPATCH_BYTES
 from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
 
 

@@ -214,3 +214,19 @@ def test_trtllm_dispatches_nvfp4_tokens_for_nvfp4_experts_only():
     e4 = make_engine(weights="fp4", compute="fp4", **kw)[0]
     e8 = make_engine(weights="fp8", compute="fp8", **kw)[0]
     assert float(e4.comm_per_token_s) < 0.7 * float(e8.comm_per_token_s)
+
+
+def test_skewed_routing_reads_fewer_experts_than_uniform_draws():
+    from planner.engine.serving_model import MOE_ROUTING_SHAPE, experts_touched
+    log_miss = np.log1p(-8 / 256)  # DeepSeek-R1: 8 of 256 experts per token
+    n = np.array([1.0, 8.0, 32.0, 128.0, 1024.0, 1e6])
+    uniform = -np.expm1(n * log_miss)
+    assert experts_touched(n, log_miss, shape=np.inf) == pytest.approx(uniform)
+    assert experts_touched(n, log_miss, shape=1e9) == pytest.approx(uniform, rel=1e-5)
+    skew = experts_touched(n, log_miss)
+    assert np.isfinite(MOE_ROUTING_SHAPE) and MOE_ROUTING_SHAPE > 0
+    assert np.all(skew < uniform) and np.all(np.diff(skew) > 0)  # fewer, but more with every token
+    assert skew[0] == pytest.approx(8 / 256, rel=0.05)  # one token still reads its k experts
+    assert skew[-1] == pytest.approx(1.0, abs=1e-3)  # a large batch still reads every expert
+    # the Gamma mixture in closed form: 1 - (1 + n x -ln(1 - k/E) / a)^-a
+    assert experts_touched(32.0, log_miss, shape=2.0) == pytest.approx(1 - (1 - 32 * log_miss / 2) ** -2)
