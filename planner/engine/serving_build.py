@@ -10,6 +10,7 @@ import numpy as np
 
 from . import compressed_attention, hyper_connections
 from .architecture import ModelArch, embedding_and_head_params, kv_cache_bytes_per_token
+from .moe_comm import DISPATCH_BYTES
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
 from .serving_model import Engine, moe_split
@@ -19,14 +20,15 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
-                 mtp_on=True, dec_attn_rate=1.0) -> Engine:
+                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
     mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off), where `mtp_on`
     (broadcast over the layouts: the search's MTP variants); prompt_share 0:
     a decode-only worker of a disaggregated deployment (serving_disagg.py); dp_balance: the runtime
-    balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine)."""
+    balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine);
+    dispatch_bytes: bytes per value of the MoE all-to-all dispatch (serving_moe.dispatch_bytes_per_value)."""
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     tp, pp = f(tp), f(pp)
     dpa = np.asarray(dpa, dtype=bool)
@@ -67,7 +69,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # Ring all-reduces (2 per layer) or, with DPA, the MoE all-to-all (serving_moe.collectives).
     ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
                                 a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
-                                allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
+                                allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY, dispatch_bytes=f(dispatch_bytes))
     q, acc, draft = speculative(arch, mtp_accepted, mtp_draft, on=mtp_on)
     bytes_s = f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel
     # DeepSeek-V4 hyper-connections: a latency per layer per step + bytes per token (hyper_connections.py)

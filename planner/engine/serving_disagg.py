@@ -98,6 +98,7 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
     hi = np.minimum(prefill.workers * pre.max_stable_rate(), decode.workers * dec.max_stable_rate())
     hi = np.broadcast_to(hi, np.broadcast_shapes(np.shape(hi), clients.shape, isl.shape)).astype(float)
     lo = np.zeros_like(hi)
+    resolution = hi / 2.0 ** BISECT_STEPS  # the bisection's step: lam may sit up to this below the loop's rate
     for _ in range(BISECT_STEPS):
         mid = 0.5 * (lo + hi)
         good = fewer(mid)
@@ -109,7 +110,8 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
     ttft_p50 = ttft - p["ttft"] + p["ttft_p50"]
     cycle = ttft + (osl - 1.0) * d["tpot"]
     queued = np.maximum(clients / np.maximum(lam, 1e-12) - cycle, 0.0)
-    queued = np.where(queued > 1e-3 * cycle, queued, 0.0)
+    # a residue within the bisection's resolution is not a queue (clients / lam - cycle ~ cycle x step / lam)
+    queued = np.where(queued > cycle * np.maximum(1e-3, 2.0 * resolution / np.maximum(lam, 1e-12)), queued, 0.0)
     fits = pmem["fits"] & dmem["fits"]
     ok = fits & np.isfinite(d["T"]) & (lam > 0)
     ms = lambda x: np.where(ok, x * 1e3, np.inf)  # noqa: E731

@@ -38,6 +38,7 @@ from .serving_moe import (
     MTP_DRAFT_TOKENS,
     MTP_DRAFT_TOKENS_BY_RUNTIME,
     attention_weight_params,
+    dispatch_bytes_per_value,
     group_link,
 )
 
@@ -129,6 +130,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     memo: dict = {}
     link_rows = []
     attn_rates = []
+    dispatch = []
     for acc in accs:
         cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
         key = (acc.architecture, acc.model, acc.fp32_tflops, acc.tf32_tflops_dense, acc.bf16_tflops_dense,
@@ -152,6 +154,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                          [lk[0] for lk in links], [np.nan if lk[1] is None else lk[1] for lk in links], attn_rate)
         peak, kern, values, note, bws, lats, attn_rate = memo[key]
         attn_rates.append(attn_rate)
+        dispatch.append(dispatch_bytes_per_value(arch, runtime=runtime, weights=weights,
+                                                 compute_fmt=note["compute_format"]))
         peaks.append(peak)
         kernels.append(kern)
         vals.append(values)
@@ -182,7 +186,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp.any() else None, mtp_on=mtp,
                        prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
-                       dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates))
+                       dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
+                       dispatch_bytes=col(dispatch))
     return eng, mem, notes
 
 

@@ -43,6 +43,24 @@ MOE_ITERATIONS = 6  # fixed-point passes for MoE (experts touched depend on T); 
 # (planner defaults, not measurements: interactive use tolerates queueing up to ~4x the bare
 # prefill and batching up to ~3x the single-stream step).
 DEFAULT_TTFT_SLACK = 4.0
+# Expert routing is not uniform from one step to the next: some experts draw more of a batch's tokens than
+# others (the load imbalance that DeepSeek-V3's EPLB and SGLang's / TensorRT-LLM's expert load balancers
+# redistribute), so a decode step of n tokens reads fewer distinct experts than n uniform draws would.
+# Model: each expert's share of the step's routing is k/E x g with g ~ Gamma(shape, 1/shape) (mean 1,
+# coefficient of variation 1/sqrt(shape)); a step of n tokens misses an expert with probability
+# E[(1 - k/E)^(n g)] = (1 + n x -ln(1 - k/E) / shape)^-shape, the uniform (1 - k/E)^n as shape -> inf.
+# Fitted (docs/SIZING.md "Expert routing skew"): one value for every runtime, chip and MoE model, on the
+# 3,745 evaluated InferenceX rows (grid inf, 4, 3, 2, 1.5, 1; 2 = load CV 0.71); nothing else refitted.
+MOE_ROUTING_SHAPE = 2.0
+
+
+def experts_touched(tokens, log_miss, shape=None):
+    """Expected share of the experts a step with `tokens` tokens reads; log_miss = ln(1 - k/E) (<= 0).
+    Gamma-distributed expert popularity of `shape` (MOE_ROUTING_SHAPE; inf: uniform routing)."""
+    a = MOE_ROUTING_SHAPE if shape is None else float(shape)
+    if not np.isfinite(a):
+        return -np.expm1(tokens * log_miss)
+    return 1.0 - (1.0 - tokens * log_miss / a) ** (-a)
 DEFAULT_TPOT_SLACK = 3.0
 
 
@@ -200,7 +218,7 @@ class Engine:
         """(weight read s, tile padding s) of a step with `tokens` tokens (one power per call)."""
         k = self._moe_k
         per_micro = np.maximum(tokens / self.pp, 1.0)
-        touched = -np.expm1(per_micro * k["log_miss"])  # 1 - (1 - k/E)^tokens: share of experts touched
+        touched = experts_touched(per_micro, k["log_miss"])  # share of the experts the step's tokens touch
         w = k["dense_s"] + k["w_s"] * touched
         # padded rows / (E x 64) = max(touched - tokens x k / (E x 64), touched / 2); x pp micro-batches
         pad = k["pad_s"] * np.maximum(touched - k["rows_per_tile"] * per_micro, 0.5 * touched)

@@ -13,8 +13,10 @@ parallel and data-parallel attention live inside the tensor-parallel group):
   once). Attention needs no all-reduce; the MoE layers exchange tokens instead:
     EP > 1: all-to-all dispatch (each token's hidden state to the ranks of its k experts, once per
             distinct rank: r = EP x (1 - (1 - 1/EP)^k) ranks) and combine (the outputs back):
-            r x h x (b_dispatch + b_combine) x (EP - 1) / EP bytes per token per MoE layer (bf16
-            both ways, moe_comm.DISPATCH_BYTES / COMBINE_BYTES), over the link x all_to_all_efficiency;
+            r x h x (b_dispatch + b_combine) x (EP - 1) / EP bytes per token per MoE layer, over the
+            link x all_to_all_efficiency; b_combine = 2 (bf16 outputs), b_dispatch the format the runtime
+            sends the tokens in (dispatch_bytes_per_value: NVFP4 on TensorRT-LLM with NVFP4 experts,
+            bf16 otherwise);
             the tokens are spread over the tp attention ranks, each sending its own share;
     EP = 1: the MoE runs tensor parallel on the gathered tokens: all-gather + reduce-scatter, the
             bytes of one ring all-reduce per layer.
@@ -75,6 +77,14 @@ MECHANISM_VENDORS = ("nvidia", "amd")
 # Dynamo rows run these engines). ATOM has no disaggregated mode (the AMD disaggregated rows run SGLang with
 # MoRI); eager Transformers none. The serving search tries pool splits only on these (search_disagg.py).
 DISAGG_RUNTIMES = ("vllm", "sglang", "trtllm")
+# Runtimes that quantize the tokens to the experts' NVFP4 activation format *before* the MoE all-to-all
+# dispatch (and run the expert GEMM on what arrives): TensorRT-LLM's "post-quant all-to-all",
+# `use_postquant_alltoall = TRTLLM_MOE_POST_QUANT_ALLTOALLV (default "1") and quant_mode.has_nvfp4()`
+# (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py and fused_moe_cutlass.py,
+# read 2026-12-04). Its combine stays bf16 (`use_low_precision_combine` defaults to False). mxfp4 experts
+# (gpt-oss) are not NVFP4: their tokens go in bf16. A setting of the engine, not a fit.
+NVFP4_DISPATCH_RUNTIMES = ("trtllm",)
+NVFP4_BYTES_PER_VALUE = 0.5 + 1.0 / 16.0  # E2M1 + one E4M3 scale per 16 values (precision.WEIGHT_SCHEMES)
 
 
 def scale_up_domain(acc: AcceleratorSpec) -> int:
@@ -98,11 +108,27 @@ def attention_weight_params(a: ModelArch) -> float:
     return float(a.layers * _attention_params(a))
 
 
-def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allreduce_efficiency):
+def dispatch_bytes_per_value(a: ModelArch, *, runtime: str, weights: str, compute_fmt: str) -> float:
+    """Bytes per hidden value of the MoE all-to-all dispatch: NVFP4 (0.5625) where the runtime quantizes
+    before dispatching (NVFP4_DISPATCH_RUNTIMES) and the experts run NVFP4 (fp4 matmuls on fp4 weights
+    that are not the checkpoint's own mxfp4), bf16 (moe_comm.DISPATCH_BYTES) otherwise."""
+    if runtime not in NVFP4_DISPATCH_RUNTIMES or compute_fmt != "fp4" or str(weights) != "fp4":
+        return float(DISPATCH_BYTES)
+    parts = getattr(weights, "parts", None)
+    if parts is None and "experts=mxfp4" in (a.checkpoint_weights or "").replace(" ", ""):
+        return float(DISPATCH_BYTES)  # the published mxfp4 checkpoint (gpt-oss) served as it is
+    if parts is not None and parts.get("experts") == "mxfp4":
+        return float(DISPATCH_BYTES)
+    return NVFP4_BYTES_PER_VALUE
+
+
+def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allreduce_efficiency,
+                dispatch_bytes=DISPATCH_BYTES):
     """(collectives per token pass, seconds per token over the link) of one replica's step.
 
-    Arrays broadcast over tp / ep / dpa / link. Ring all-reduce of one 16-bit hidden state moves
-    2 (tp-1)/tp x 2h bytes; an all-to-all dispatch + combine k x h x (2 + 2) x (ep-1)/ep."""
+    Arrays broadcast over tp / ep / dpa / link / dispatch_bytes. Ring all-reduce of one 16-bit hidden
+    state moves 2 (tp-1)/tp x 2h bytes; an all-to-all dispatch + combine r x h x (b_dispatch + 2) x (ep-1)/ep
+    (dispatch_bytes_per_value)."""
     tp, ep = np.asarray(tp, dtype=float), np.asarray(ep, dtype=float)
     dpa = np.asarray(dpa, dtype=bool)
     h, L = float(a.hidden_size or 0), float(a.layers or 1)
@@ -114,7 +140,7 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     # (ep - 1) / ep are remote.
     k = float(a.experts_per_token if a.is_moe else 0)
     ranks = ep * -np.expm1(k * np.log1p(-1.0 / np.maximum(ep, 1.0 + 1e-9)))
-    a2a_bytes = ranks * h * (DISPATCH_BYTES + COMBINE_BYTES) * (ep - 1.0) / np.maximum(ep, 1.0)
+    a2a_bytes = ranks * h * (np.asarray(dispatch_bytes, dtype=float) + COMBINE_BYTES) * (ep - 1.0) / np.maximum(ep, 1.0)
     # Without DPA: 2 all-reduces per layer. With DPA: dense layers 1 all-reduce-equivalent
     # (gather + scatter), MoE layers an all-to-all (EP > 1) or one all-reduce-equivalent (EP = 1).
     tp_s = 2.0 * L * ar_bytes / (bw * allreduce_efficiency)

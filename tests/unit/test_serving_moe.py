@@ -183,3 +183,50 @@ def test_a_stated_disaggregation_is_evaluated_in_the_plan():
     assert d["tpot_p50_ms"]["value"] == pytest.approx(float(direct["tpot_p50_ms"]))
     assert d["output_tokens_per_s_per_decode_gpu"]["value"] == pytest.approx(
         d["output_tokens_per_s_per_gpu"]["value"] * 12 / 8)
+
+
+def test_trtllm_dispatches_nvfp4_tokens_for_nvfp4_experts_only():
+    from planner.engine.precision import WeightFormat
+    from planner.engine.serving_moe import NVFP4_BYTES_PER_VALUE, dispatch_bytes_per_value
+    gptoss = preset_arch("gpt-oss-120b")
+    # TensorRT-LLM's post-quant all-to-all: NVFP4 tokens (4.5 bits) when the experts run NVFP4 ...
+    assert dispatch_bytes_per_value(DSR1, runtime="trtllm", weights="fp4", compute_fmt="fp4") == pytest.approx(0.5625)
+    # ... bf16 for fp8 experts, for the mxfp4 checkpoint of gpt-oss, on a chip without fp4 units, on other runtimes
+    assert dispatch_bytes_per_value(DSR1, runtime="trtllm", weights="fp8", compute_fmt="fp8") == DISPATCH_BYTES
+    assert dispatch_bytes_per_value(gptoss, runtime="trtllm", weights="fp4", compute_fmt="fp4") == DISPATCH_BYTES
+    mx = WeightFormat("experts=mxfp4;rest=bf16")
+    assert dispatch_bytes_per_value(DSR1, runtime="trtllm", weights=mx, compute_fmt="fp4") == DISPATCH_BYTES
+    assert dispatch_bytes_per_value(DSR1, runtime="trtllm", weights="fp4", compute_fmt="bf16") == DISPATCH_BYTES
+    assert dispatch_bytes_per_value(DSR1, runtime="sglang", weights="fp4", compute_fmt="fp4") == DISPATCH_BYTES
+    # the all-to-all bytes scale with (dispatch + combine): 0.5625 + 2 against 2 + 2
+    kw = dict(tp=8.0, ep=8.0, dpa=True, link_gb_s=900.0, a2a_efficiency=0.5, allreduce_efficiency=1.0)
+    _, bf16 = collectives(DSR1, **kw)
+    _, fp4 = collectives(DSR1, **kw, dispatch_bytes=NVFP4_BYTES_PER_VALUE)
+    _, no_ep = collectives(DSR1, **{**kw, "ep": 1.0}, dispatch_bytes=NVFP4_BYTES_PER_VALUE)
+    _, no_ep_bf16 = collectives(DSR1, **{**kw, "ep": 1.0})
+    dense = DSR1.dense_layers * 2 * (7 / 8) * DSR1.hidden_size * 2 / 900e9
+    assert (float(fp4) - dense) / (float(bf16) - dense) == pytest.approx((0.5625 + 2) / 4)
+    assert float(no_ep) == pytest.approx(float(no_ep_bf16))  # EP 1: a gather + scatter, not a dispatch
+    # and the engine carries it: one TensorRT-LLM B200 EP8 + DPA replica, NVFP4 against fp8 experts
+    from planner.engine.serving_layout import make_engine
+    kw = dict(arch=DSR1, acc=B200, runtime="trtllm", kv_precision="fp8", tp=8, pp=1, isl=1024, osl=1024,
+              consts={"all_to_all_efficiency": 0.5}, ep=8, dpa=True)
+    e4 = make_engine(weights="fp4", compute="fp4", **kw)[0]
+    e8 = make_engine(weights="fp8", compute="fp8", **kw)[0]
+    assert float(e4.comm_per_token_s) < 0.7 * float(e8.comm_per_token_s)
+
+
+def test_skewed_routing_reads_fewer_experts_than_uniform_draws():
+    from planner.engine.serving_model import MOE_ROUTING_SHAPE, experts_touched
+    log_miss = np.log1p(-8 / 256)  # DeepSeek-R1: 8 of 256 experts per token
+    n = np.array([1.0, 8.0, 32.0, 128.0, 1024.0, 1e6])
+    uniform = -np.expm1(n * log_miss)
+    assert experts_touched(n, log_miss, shape=np.inf) == pytest.approx(uniform)
+    assert experts_touched(n, log_miss, shape=1e9) == pytest.approx(uniform, rel=1e-5)
+    skew = experts_touched(n, log_miss)
+    assert np.isfinite(MOE_ROUTING_SHAPE) and MOE_ROUTING_SHAPE > 0
+    assert np.all(skew < uniform) and np.all(np.diff(skew) > 0)  # fewer, but more with every token
+    assert skew[0] == pytest.approx(8 / 256, rel=0.05)  # one token still reads its k experts
+    assert skew[-1] == pytest.approx(1.0, abs=1e-3)  # a large batch still reads every expert
+    # the Gamma mixture in closed form: 1 - (1 + n x -ln(1 - k/E) / a)^-a
+    assert experts_touched(32.0, log_miss, shape=2.0) == pytest.approx(1 - (1 - 32 * log_miss / 2) ** -2)
