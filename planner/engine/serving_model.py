@@ -324,7 +324,8 @@ class Engine:
         # every prompt that arrived in its window, lam x poll_steps x T of them; the average step (T) already
         # carries lam x T of them, the rest, lam x (poll_steps - 1) x T prompts, are added here (docs/SIZING.md
         # "Scheduler polling"). 0 when the scheduler takes requests in every step.
-        batched = lam * (poll - T) * self.prompt * k["c_pre"]
+        extra_steps = np.maximum(self.poll_steps, 1.0) - 1.0
+        batched = np.where(extra_steps > 0.0, lam * extra_steps * T * self.prompt * k["c_pre"], 0.0)
         fixed_part = T + own + self.request_overhead_s + batched
         ttft = fixed_part + 0.5 * poll + waits
         ttft_p50 = fixed_part + 0.5 * poll + waits * LN2
