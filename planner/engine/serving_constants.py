@@ -219,8 +219,10 @@ MLA_LAYER_OVERHEAD_S = 0.0
 # The scheduler takes in new requests once every this many engine steps, so a new request waits for the
 # rest of the running step and, on average, (poll - 1) / 2 more (docs/SIZING.md "Closed-loop TTFT"). 1: every
 # step (vLLM's engine core and TensorRT-LLM's executor fetch each iteration; SGLang's default
-# --scheduler-recv-interval 1). Fitted per runtime and generation where recipes raise it (InferenceX SGLang
-# DeepSeek-R1 recipes: 10 below 16 clients, 30 from 16, benchmarks/dsr1_fp4_b200.sh @df64f87f).
+# --scheduler-recv-interval 1). The InferenceX replay takes it from the recipes where they set it
+# (serving_replay_ix.recipe_poll_steps: SGLang DeepSeek-R1 / Qwen3.5 10 below 16 clients, 30 from 16,
+# benchmarks/single_node/fixed_seq_len/dsr1_fp4_b200.sh @843c6254); fitted for SGLang CDNA's other rows
+# (serving_constants_ix.py), whose DeepSeek-R1 recipes set --num-continuous-decode-steps.
 SCHEDULER_POLL_STEPS = 1.0
 
 

@@ -335,9 +335,16 @@ class Engine:
         balance = np.where(ranks > 1.0, np.minimum(balance_arrivals(ranks) / np.maximum(lam, 1e-12),
                                                    DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
         waits = wait + slot_wait + balance
-        fixed_part = T + own + self.request_overhead_s
         # the wait to be taken in: uniform over poll_steps steps (mean and median half of them, p95/p99 all)
         poll = np.maximum(self.poll_steps, 1.0) * T
+        # Prefill batching across the poll window: what one poll takes in is prefilled as one batch (SGLang's
+        # scheduler prefers a waiting prefill batch to the next decode step), so a prompt's first token waits for
+        # every prompt that arrived in its window, lam x poll_steps x T of them; the average step (T) already
+        # carries lam x T of them, the rest, lam x (poll_steps - 1) x T prompts, are added here (docs/SIZING.md
+        # "Scheduler polling"). 0 when the scheduler takes requests in every step.
+        extra_steps = np.maximum(self.poll_steps, 1.0) - 1.0
+        batched = np.where(extra_steps > 0.0, lam * extra_steps * T * self.prompt * k["c_pre"], 0.0)
+        fixed_part = T + own + self.request_overhead_s + batched
         ttft = fixed_part + 0.5 * poll + waits
         ttft_p50 = fixed_part + 0.5 * poll + waits * LN2
         ttft_p95 = fixed_part + poll + Z95 * share_sd + waits * LN20

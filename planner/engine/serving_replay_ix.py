@@ -50,6 +50,31 @@ LENGTH_SHARE = 0.9  # mean real length / nominal (README of serving_fit.csv)
 ASYNC_SCHEDULING = ("vllm",)
 
 
+# SGLang's --scheduler-recv-interval as the InferenceX single-node recipes set it (the rows do not record it;
+# SemiAnalysisAI/InferenceX benchmarks/single_node/fixed_seq_len/*.sh @843c6254, read 2026-12-04): the DeepSeek-R1
+# and Qwen3.5 Blackwell recipes poll every 10 decode steps below 16 clients and every 30 from 16 (dsr1_fp4_b200.sh,
+# dsr1_fp8_b200.sh, dsr1_fp8_b300.sh, their _mtp siblings, qwen3.5_fp4_b300.sh, qwen3.5_bf16_b200/b300.sh), except
+# DeepSeek-R1 FP8 at TP4 (10) and Qwen3.5 FP4/FP8 on B200 (30 above 4 clients) and FP8 on B300 (10); the Qwen3.5
+# CDNA recipes poll every 30 (qwen3.5_fp8_mi300x.sh, qwen3.5_fp8_mi355x.sh, qwen3.5_bf16_mi300x/mi355x.sh); with
+# data-parallel attention every step (SGLang's skipper does not run with DP attention). None: the recipe sets
+# nothing, the group's constant applies.
+def recipe_poll_steps(r: dict) -> float | None:
+    if r["framework"] != "sglang" or _b(r.get("data_parallel_attention")) or _b(r.get("disaggregated")):
+        return None
+    c, model, gpu, prec = _i(r.get("concurrency")), r["model_key"], r["gpu"], r["precision"]
+    if gpu in ("mi300x", "mi325x", "mi355x"):
+        return 30.0 if model == "qwen3.5" else None
+    if gpu not in ("b200", "b300") or model not in ("dsr1", "qwen3.5"):
+        return None
+    if model == "dsr1" and prec == "fp8" and _i(r["tensor_parallel"]) == 4:
+        return 10.0
+    if model == "qwen3.5" and gpu == "b200" and prec in ("fp4", "fp8"):
+        return 30.0 if c > 4 else 10.0
+    if model == "qwen3.5" and gpu == "b300" and prec == "fp8":
+        return 10.0
+    return 30.0 if c >= 16 else 10.0
+
+
 def load_rows(path: Path | None = None) -> list[dict]:
     path = path or FIT_CSV
     with path.open(encoding="utf-8", newline="") as f:
@@ -148,7 +173,7 @@ def group_key(r: dict) -> tuple:
     rt = RUNTIME[r["framework"]]
     gen = generation_of(accelerator(r["gpu"]).architecture)
     return (r["model_key"], r["gpu"], rt, gen, r["precision"], r["speculative"],
-            pools(r) if _b(r["disaggregated"]) else None, r["framework"] in ASYNC_SCHEDULING)
+            pools(r) if _b(r["disaggregated"]) else None, r["framework"] in ASYNC_SCHEDULING, recipe_poll_steps(r))
 
 
 def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
@@ -163,10 +188,12 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         else:
             groups.setdefault(group_key(r), []).append(i)
     for key, idx in groups.items():
-        model, gpu, rt, gen, prec, spec, layout, async_scheduling = key
+        model, gpu, rt, gen, prec, spec, layout, async_scheduling, poll = key
         arch, acc = preset_arch(MODEL[model]), accelerator(gpu)
         w, c, kv = PREC[prec]
         consts = (consts_by_group or {}).get((rt, gen))
+        if poll is not None:
+            consts = {**(consts or {}), "scheduler_poll_steps": poll}
         col = lambda k: np.array([float(rows[i][k]) for i in idx])  # noqa: E731, B023
         common = dict(arch=arch, accelerator=acc, runtime=rt, weights=w, compute=c, kv_cache=kv,
                       input_tokens=LENGTH_SHARE * col("isl"), output_tokens=LENGTH_SHARE * col("osl"),

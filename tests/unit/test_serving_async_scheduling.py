@@ -35,8 +35,8 @@ def test_without_the_inferencex_fit_the_synchronous_value_stands(monkeypatch):
 def test_inferencex_vllm_rows_are_replayed_with_async_scheduling():
     r = {"model_key": "gptoss120b", "gpu": "h100", "framework": "vllm", "precision": "fp4", "speculative": "none",
          "disaggregated": "False"}
-    assert ix.group_key(r)[-1] is True
-    assert ix.group_key({**r, "framework": "sglang"})[-1] is False
+    assert ix.group_key(r)[-2] is True
+    assert ix.group_key({**r, "framework": "sglang"})[-2] is False
 
 
 def test_hopper_vllm_rows_held_out_of_the_async_fit_are_predicted():

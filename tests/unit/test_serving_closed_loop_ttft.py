@@ -82,3 +82,52 @@ def test_disaggregated_median_is_at_most_the_mean():
                                prefill=Pool(2, 4), decode=Pool(1, 8))
     assert np.all(r["ttft_p50_ms"] <= r["ttft_ms"] * (1 + 1e-9))
     assert np.all(np.diff(r["ttft_ms"]) >= -1e-6)
+
+
+@pytest.mark.parametrize("lam", [0.2, 2.0])
+def test_a_prompt_waits_for_the_prompts_batched_with_it_over_the_poll_window(lam):
+    """SGLang prefills what one poll takes in as one batch: beyond the half window, a prompt's first token waits
+    for the lam x (k - 1) x T prompts that arrived in the rest of its window (docs/SIZING.md "Scheduler polling")."""
+    eng, _, _ = make_engine(**ENGINE, runtime="sglang")
+    every = replace(eng, poll_steps=np.array(1.0))
+    thirty = replace(eng, poll_steps=np.array(30.0))
+    a, b = every.steady(lam, parts=False), thirty.steady(lam, parts=False)
+    assert a["stable"] and b["stable"]
+    T = float(a["T"])
+    batched = lam * 29.0 * T * 8192.0 * float(eng.prefill_s_per_token())
+    assert batched > 0.0
+    # the median gains the half window and the batch (and the slot wait the longer residence adds, >= 0)
+    assert float(b["ttft_p50"] - a["ttft_p50"]) >= (14.5 * T + batched) * (1 - 1e-9)
+    assert float(b["ttft_p50"] - a["ttft_p50"]) <= (14.5 * T + batched) * 1.05
+    assert float(b["tpot"]) == pytest.approx(float(a["tpot"]))  # the steps are the same
+
+
+def test_the_batched_prompts_grow_with_the_rate():
+    eng, _, _ = make_engine(**ENGINE, runtime="sglang")
+    thirty = replace(eng, poll_steps=np.array(30.0))
+    every = replace(eng, poll_steps=np.array(1.0))
+    lams = np.array([0.1, 0.5, 1.0, 2.0])
+    gap = thirty.steady(lams, parts=False)["ttft_p50"] - every.steady(lams, parts=False)["ttft_p50"]
+    half = 14.5 * every.steady(lams, parts=False)["T"]
+    assert np.all(np.diff(gap - half) > 0.0)  # the batch beyond the half window grows with the arrivals
+
+
+@pytest.mark.parametrize(("row", "k"), [
+    ({"concurrency": "8", "gpu": "b200", "model_key": "dsr1", "precision": "fp4", "tensor_parallel": "8"}, 10.0),
+    ({"concurrency": "16", "gpu": "b200", "model_key": "dsr1", "precision": "fp4", "tensor_parallel": "8"}, 30.0),
+    ({"concurrency": "64", "gpu": "b200", "model_key": "dsr1", "precision": "fp8", "tensor_parallel": "4"}, 10.0),
+    ({"concurrency": "64", "gpu": "b300", "model_key": "dsr1", "precision": "fp8", "tensor_parallel": "8"}, 30.0),
+    ({"concurrency": "8", "gpu": "b200", "model_key": "qwen3.5", "precision": "fp8", "tensor_parallel": "8"}, 30.0),
+    ({"concurrency": "4", "gpu": "b200", "model_key": "qwen3.5", "precision": "fp8", "tensor_parallel": "8"}, 10.0),
+    ({"concurrency": "64", "gpu": "mi355x", "model_key": "qwen3.5", "precision": "fp8", "tensor_parallel": "8"}, 30.0),
+    ({"concurrency": "64", "gpu": "mi355x", "model_key": "dsr1", "precision": "fp8", "tensor_parallel": "8"}, None),
+    ({"concurrency": "64", "gpu": "b200", "model_key": "dsv4", "precision": "fp4", "tensor_parallel": "8"}, None),
+    ({"concurrency": "64", "gpu": "h200", "model_key": "dsr1", "precision": "fp8", "tensor_parallel": "8"}, None),
+])
+def test_the_replay_takes_sglangs_poll_interval_from_the_recipes(row, k):
+    from planner.engine.serving_replay_ix import recipe_poll_steps
+    r = {"framework": "sglang", "data_parallel_attention": "False", "disaggregated": "False", **row}
+    assert recipe_poll_steps(r) == k
+    assert recipe_poll_steps({**r, "data_parallel_attention": "True"}) is None  # the skipper needs no DP attention
+    assert recipe_poll_steps({**r, "framework": "vllm"}) is None
+    assert recipe_poll_steps({**r, "framework": "dynamo-sglang", "disaggregated": "True"}) is None
