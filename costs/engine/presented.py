@@ -45,24 +45,24 @@ def presented(option_ids: Sequence[str], kinds: Sequence[str], decision: dict,
     keep = set(range(n)) | set(order[:KEPT_IN_ORDER]) | {i for i, oid in enumerate(option_ids)
                                                           if oid in named or oid in also_full}
     detailed: list[int] = order[:1]
-    seen_kinds = {kinds[order[0]]} if order else set()
-    for i in order[1:]:
-        if len(detailed) >= DETAILED_MAX:
-            break
-        if kinds[i] not in seen_kinds:
-            detailed.append(i)
-            seen_kinds.add(kinds[i])
-    if providers is not None and len(seen_kinds) == 1 and order:
+    _first_of_each(order, kinds, detailed, DETAILED_MAX)
+    if providers is not None and order and len({kinds[i] for i in detailed}) == 1:
         # one way of paying only (an agent on model APIs): the cheapest of each other provider
-        seen_providers = {providers[order[0]]}
-        for i in order[1:]:
-            if len(detailed) >= SAME_KIND_DETAILED_MAX:
-                break
-            if providers[i] not in seen_providers:
-                detailed.append(i)
-                seen_providers.add(providers[i])
+        _first_of_each(order, providers, detailed, SAME_KIND_DETAILED_MAX)
     full = {option_ids[i] for i in detailed}
     full |= {(decision.get(k) or {}).get("id") for k in NAMED_KEYS if isinstance(decision.get(k), dict)}
     full |= set(also_full)
     full.discard(None)
     return sorted(keep), full
+
+
+def _first_of_each(order: list[int], key: Sequence, detailed: list[int], limit: int) -> None:
+    """Append to ``detailed`` (which starts with the decided option) the first option, in the decision's
+    order, of each value of ``key`` it does not hold yet, up to ``limit`` options in all."""
+    seen = {key[i] for i in detailed}
+    for i in order[1:]:
+        if len(detailed) >= limit:
+            break
+        if key[i] not in seen:
+            detailed.append(i)
+            seen.add(key[i])

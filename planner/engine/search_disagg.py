@@ -48,7 +48,7 @@ from .search_catalog import MAX_GPUS, TP_OPTIONS, CatalogArrays
 from .search_serving import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK, ServingInputs, _compress
 from .serving_constants import link
 from .serving_layout import make_engines
-from .serving_model import BISECT_STEPS
+from .serving_model import bisect_largest
 from .serving_moe import DISAGG_RUNTIMES, NIC_GB_S, RUNTIME_MECHANISMS, scale_up_domain
 
 MIN_AGGREGATED_REPLICAS = 2
@@ -344,13 +344,7 @@ def _closed(e_p, e_d, P, D, x, h, osl, clients, hi):
         d = e_d.steady(lam / D, parts=False)
         cycle = p["ttft"] + x + h + d["T"] + (osl - 1.0) * d["tpot"]
         return p["stable"] & d["stable"] & (lam * cycle <= clients)
-    lo, hi = np.zeros_like(hi), hi.copy()
-    for _ in range(BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
-        good = fewer(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    return lo
+    return bisect_largest(fewer, hi)
 
 
 def _at(e_p, e_d, lam, P, D, x, h, osl, queued=0.0):

@@ -31,7 +31,7 @@ from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .serving_constants import link
 from .serving_layout import make_engine
-from .serving_model import BISECT_STEPS
+from .serving_model import BISECT_STEPS, bisect_largest
 from .serving_moe import NIC_GB_S, scale_up_domain
 
 
@@ -97,14 +97,8 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
 
     hi = np.minimum(prefill.workers * pre.max_stable_rate(), decode.workers * dec.max_stable_rate())
     hi = np.broadcast_to(hi, np.broadcast_shapes(np.shape(hi), clients.shape, isl.shape)).astype(float)
-    lo = np.zeros_like(hi)
     resolution = hi / 2.0 ** BISECT_STEPS  # the bisection's step: lam may sit up to this below the loop's rate
-    for _ in range(BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
-        good = fewer(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    lam = lo
+    lam = bisect_largest(fewer, hi)
     p, d, ttft = point(lam)
     # median: the prefill engine's median TTFT (its queue waits at their medians), the rest deterministic
     ttft_p50 = ttft - p["ttft"] + p["ttft_p50"]

@@ -91,6 +91,19 @@ def moe_split(a: ModelArch) -> tuple[float, float]:
     return float(a.params) - routed, routed
 
 
+def bisect_largest(ok, hi):
+    """Largest rate in [0, hi] (elementwise) with ok(rate), BISECT_STEPS halvings (ok is monotone: true
+    below a threshold)."""
+    lo = np.zeros_like(hi)
+    hi = np.array(hi, dtype=float, copy=True)
+    for _ in range(BISECT_STEPS):
+        mid = 0.5 * (lo + hi)
+        good = ok(mid)
+        lo = np.where(good, mid, lo)
+        hi = np.where(good, hi, mid)
+    return lo
+
+
 @dataclass(frozen=True, kw_only=True)
 class Engine:
     """One replica's engine, as broadcastable arrays (per GPU unless named otherwise)."""
@@ -380,7 +393,7 @@ class Engine:
         """Highest rate the engine sustains (token budget, compute, bandwidth or KV memory)."""
         def ok(lam):
             return self.steady(lam, parts=False)["stable"]
-        return self._bisect(ok, self._rate_upper())
+        return bisect_largest(ok, self._rate_upper())
 
     def _rate_upper(self):
         """The rate where compute or KV traffic alone would fill every second (no steady state beyond)."""
@@ -388,18 +401,6 @@ class Engine:
         slope = np.maximum(g_c + np.maximum(a_c, a_kv), np.maximum(a_c, a_kv)) + a_k
         full = np.broadcast_shapes(np.shape(slope), np.shape(self.n_max), np.shape(self.overhead_s))
         return np.broadcast_to(1.0 / np.maximum(slope, 1e-12), full).astype(float)
-
-    @staticmethod
-    def _bisect(ok, hi):
-        """Largest lam in [0, hi] with ok(lam) (ok is monotone: true below a threshold)."""
-        lo = np.zeros_like(hi)
-        hi = hi.copy()
-        for _ in range(BISECT_STEPS):
-            mid = 0.5 * (lo + hi)
-            good = ok(mid)
-            lo = np.where(good, mid, lo)
-            hi = np.where(good, hi, mid)
-        return lo
 
     def cohort_s(self, clients):
         """Closed loops with equal request lengths run in cohorts: clients that started together finish
@@ -419,7 +420,7 @@ class Engine:
             if closed:
                 ttft = ttft + 2.0 * self.cohort_s(lam * (s["ttft"] + (self.osl - 1.0) * s["tpot"]))
             return s["stable"] & (ttft <= ttft_s) & (s["tpot_p95"] <= tpot_s)
-        lam = self._bisect(ok, self._rate_upper() if hi is None else hi)
+        lam = bisect_largest(ok, self._rate_upper() if hi is None else hi)
         # lam is the top of the feasible range; 0 with an infeasible floor means never.
         return np.where(ok(np.maximum(lam, 1e-9)), lam, 0.0)
 
@@ -437,7 +438,7 @@ class Engine:
         def fewer(lam):
             s = self.steady(lam, parts=False)
             return s["stable"] & (lam * (s["ttft"] + cohort + (self.osl - 1.0) * s["tpot"]) <= clients)
-        lam = self._bisect(fewer, cap)
+        lam = bisect_largest(fewer, cap)
         s = self.steady(lam)
         # The cohort wait is part of every request's cycle, so it is in the balance above: the rate,
         # the step time and the latencies are one operating point (Little's law on the loop holds).
