@@ -242,7 +242,7 @@ def bill_of_materials(sizing: dict, decision: dict, option: dict) -> list[dict]:
     for key, label in NETWORK_LABELS.items():
         if network.get(key):
             out.append({"item": label, "quantity": "", "detail": str(network[key])})
-    if not decision.get("model_api"):
+    if not decision.get("model_api") and decision.get("option_kind") in OWNED_KINDS:  # a rental's power is the provider's
         per_kw = _q(rec.get("server_power_kw"))
         total_kw = hw.get("total_power_kw") or _q(rec.get("total_power_kw"))
         if total_kw:

@@ -19,6 +19,7 @@ from .engine.result import candidate_id as candidate_id_of
 SERVICE_KINDS = ("inference", "rag")
 TRAINING_KINDS = ("pretraining", "finetuning", "classic_training")
 CLOUD_KINDS = ("cloud_on_demand", "cloud_spot", "cloud_commit_1y", "cloud_commit_3y")
+OWNED_KINDS = ("onprem", "hybrid")  # hardware in the team's own site (its power and racks)
 # How each option kind is paid, in the words a budget uses.
 PAYMENT = {
     "onprem": Msg("bought (capital expense) and run on site"),
@@ -148,8 +149,10 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
             or _value(rec.get("gpus_per_server")),
             "server": detail.get("server") or detail.get("instance_type"),
             **({"server_i18n": detail["server_i18n"]} if detail.get("server") and detail.get("server_i18n") else {}),
-            "total_power_kw": _value(rec.get("total_power_kw")),
-            "racks": _value(rec.get("racks")),
+            # the site's power and racks are the team's only for hardware it owns (on-prem, hybrid's own
+            # servers); a rented instance draws on the provider's (null: the headline names no kW)
+            "total_power_kw": _value(rec.get("total_power_kw")) if ref.get("kind") in OWNED_KINDS else None,
+            "racks": _value(rec.get("racks")) if ref.get("kind") in OWNED_KINDS else None,
         }
     site = _site(spec, rec, serving)
     out = {
@@ -170,8 +173,7 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
         "site": site,
         # what published runs say of the run time this decision states (a MoE training estimate)
         **({"accuracy": accuracy} if (accuracy := _accuracy(sizing, kind)) is not None else {}),
-        "warnings": [ref["spot_warning"]] if ref.get("spot_warning") else [],
-        **({"warnings_i18n": [ref["spot_warning_i18n"]]} if ref.get("spot_warning_i18n") else {}),
+        **_warnings(ref, option),
         "alternatives": [
             {"option_id": r["id"], "label": r.get("label"), "option_kind": r.get("kind"),
              "candidate": r.get("candidate"), "total": r.get("total"), "meets_targets": r.get("meets_targets"),
@@ -186,6 +188,21 @@ def build(*, sizing: dict, costs: dict, spec: dict) -> dict:
         out.pop("why_i18n", None)
         out["why"] = Msg("no priced option meets every target: the closest is shown, and it does NOT meet them")
     return with_structured(out)
+
+
+def _warnings(ref: dict, option: dict) -> dict:
+    """What the headline says of the decided option's risks: the spot warning, then the option's own
+    warnings (a pipeline across instances, an assumed commitment price...), once each, so that PDF page 1
+    and the API's `decision.warnings` carry what the option's cost table does."""
+    pairs = [(ref["spot_warning"], ref.get("spot_warning_i18n"))] if ref.get("spot_warning") else []
+    stored = option.get("warnings_i18n") or []
+    pairs += [(w, stored[k] if k < len(stored) else None) for k, w in enumerate(option.get("warnings") or [])]
+    seen: set[str] = set()
+    pairs = [(w, s) for w, s in pairs if not (str(w) in seen or seen.add(str(w)))]
+    out: dict = {"warnings": [w for w, _ in pairs]}
+    if pairs and all(s is not None for _, s in pairs):  # a stored result: keep the texts' structured form
+        out["warnings_i18n"] = [s for _, s in pairs]
+    return out
 
 
 def _accuracy(sizing: dict, kind: str | None) -> Msg | None:

@@ -150,7 +150,8 @@ DECISION = _obj({
         "power_budget_kw": _num(), "racks": _int(), "max_servers": _int(), "max_gpus": _int(),
         "max_output_tokens_per_s": _num(), **_texts("text"),
     }, nullable=True, description="What the site's power budget and racks allow; null without them."),
-    "warnings": _list(_str(nullable=False)),
+    "warnings": _list(_str(nullable=False), description="The decided option's risks: the spot warning, then the "
+                      "option's own warnings (as its cost table lists them)."),
     "warnings_i18n": _list(_ref("I18nText")),
     "alternatives": _list(_ref("DecisionAlternative"),
                           description="The cheapest option of every other configuration."),

@@ -231,6 +231,7 @@ def monitoring(kind: str) -> dict:
     else:
         metrics += [Msg("request latency p50/p95/p99, TTFT, TPOT"), Msg("queue length, running/waiting sequences"),
                     Msg("KV-cache usage and preemptions"), Msg("error rate and tokens/s")]
+    training = kind in ("pretraining", "finetuning", "classic_training")
     checklist = [
         Msg("driver, CUDA, NCCL, framework and container image versions pinned and recorded"),
         Msg("data loading measured: GPU utilisation stays high with the real data pipeline (no idle waiting on input)"),
@@ -238,6 +239,14 @@ def monitoring(kind: str) -> dict:
         Msg("monitoring and alerting on before the run starts"),
         Msg("recovery tested: resume from a checkpoint, replace a failed node"),
         Msg("secrets outside images and repositories; least-privilege access to data, checkpoints and logs"),
+    ] if training else [
+        # a service has no checkpoints or input pipeline: it goes live after a load test at its peak
+        Msg("driver, CUDA, NCCL, framework and container image versions pinned and recorded"),
+        Msg("load test at the stated peak with real prompt lengths: p95 TTFT and TPOT within the targets"),
+        Msg("storage laid out for model weights, images and logs with free space for the retention period"),
+        Msg("monitoring and alerting on before the service goes live"),
+        Msg("recovery tested: a replica restarts and reloads the model, a failed replica is drained from the balancer"),
+        Msg("secrets outside images and repositories; least-privilege access to models, prompts and logs"),
     ]
     if kind in ("pretraining", "finetuning"):
         checklist.insert(2, Msg("a short burn-in run at full scale (NCCL all-reduce test, a few hundred steps)"))

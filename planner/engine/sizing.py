@@ -15,7 +15,7 @@ from .rag import rag_index_bytes, rag_section
 from .resolve import resolve_accelerator
 from .result import Configuration, SizingResult, q
 from .serving_constants import RUNTIME_VENDORS
-from .sizing_common import ASSUMPTIONS, ENGINE_VERSION, GIB, _model_section, checkpoint_assumption
+from .sizing_common import ENGINE_VERSION, GIB_ASSUMPTION, SERVING_ASSUMPTIONS, GIB, _model_section, checkpoint_assumption
 from .sizing_serving import size_serving
 from .sizing_training import _training
 from .spec import WorkloadSpec
@@ -78,7 +78,7 @@ def _serving(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list, ca
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True, model=_model_section(spec),
                         memory=memory_section, compute=compute_section, serving=serving_section, rag=rag_out,
                         candidates=cands, recommendation=recommendation, warnings=tuple(warnings),
-                        assumptions=ASSUMPTIONS + checkpoint_assumption(spec))
+                        assumptions=SERVING_ASSUMPTIONS + checkpoint_assumption(spec))
 
 
 # --------------------------------------------------------------------------------------- RAG
@@ -104,4 +104,4 @@ def _cpu_only(spec: WorkloadSpec, warnings: list[str]) -> SizingResult:
     }
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=False,
                         model=_model_section(spec) if spec.model is not None else {}, rag=rag,
-                        recommendation=rec, warnings=tuple(warnings), assumptions=ASSUMPTIONS)
+                        recommendation=rec, warnings=tuple(warnings), assumptions=(GIB_ASSUMPTION,))

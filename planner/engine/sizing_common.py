@@ -20,8 +20,10 @@ from .spec import WorkloadSpec
 ENGINE_VERSION = "1.1.0"  # 1.1: serving on the continuous-batching model fitted on measured engines
 GIB = memory.GIB
 
-ASSUMPTIONS = (
-    Msg("1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes."),
+GIB_ASSUMPTION = Msg("1 GiB = 2^30 bytes; accelerator memory is taken as memory_gib x 2^30 bytes.")
+# What a plan states it assumed, by the kind of work: a serving plan does not list optimizer states.
+TRAINING_ASSUMPTIONS = (
+    GIB_ASSUMPTION,
     Msg("Optimizer state convention: mixed-precision AdamW = 16 bytes/parameter (2 weights + 2 gradients + "
         "12 fp32 master+m+v), as in the ZeRO paper (K=12)."),
     Msg("Training efficiency is a fitted model of GEMM width per GPU, attention share, pipeline bubble, accelerator "
@@ -33,6 +35,9 @@ ASSUMPTIONS = (
         "never stored. The logits and cross-entropy are "
         "counted fused for pre-training (one fp32 value per token and vocabulary entry, Megatron-Core) and unfused "
         "for fine-tuning (HF: 16-bit logits, fp32 copy, fp32 log-softmax and its gradient, 14 bytes)."),
+)
+SERVING_ASSUMPTIONS = (
+    GIB_ASSUMPTION,
     Msg("Serving: continuous-batching engine steps (max of compute and memory traffic per step) with per-runtime "
         "constants fitted on 552 measured points (serving_measured.csv; error in docs/BENCHMARKS.md); replicas are "
         "planned so the p95 TTFT/TPOT hold at the stated load (open loop at requests_per_second, closed loop at "

@@ -23,7 +23,7 @@ from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
 from .result import Configuration, SizingResult, q
-from .sizing_common import ASSUMPTIONS, CKPT_TEXT, ENGINE_VERSION, _model_section
+from .sizing_common import CKPT_TEXT, TRAINING_ASSUMPTIONS, ENGINE_VERSION, _model_section
 from .sizing_training_rank import (
     _chosen_training_row,
     _cost_or_gpu_hours,
@@ -199,7 +199,7 @@ def _training(spec: WorkloadSpec, accs: list[AcceleratorSpec], warnings: list[st
     return SizingResult(engine_version=ENGINE_VERSION, kind=spec.kind, gpu_required=True,
                         model=_model_section(spec), memory=memory_section, compute=compute_section,
                         candidates=result_candidates, recommendation=recommendation,
-                        warnings=tuple(warnings), assumptions=ASSUMPTIONS)
+                        warnings=tuple(warnings), assumptions=TRAINING_ASSUMPTIONS)
 
 
 def _training_calibrations(calibrations: Calibrations, accs: list[AcceleratorSpec]) -> tuple:

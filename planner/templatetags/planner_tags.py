@@ -182,3 +182,25 @@ def signed_money_whole(value, currency=""):
 def dash_css(dash):
     """A chart line's dash ([6, 3]) as a legend swatch's CSS border style."""
     return "dashed" if dash else "solid"
+
+
+@register.filter
+def money_range_short(low, high):
+    """A P10-P90 range in a narrow table cell: '12,1 – 24,1 млн' / '914 тыс. – 1,34 млн' (three significant
+    digits, millions or thousands); the exact figures stay in the cell's title, the chart and the XLSX."""
+    parts = [_short_amount(_dec(v)) for v in (low, high)]
+    if None in parts:
+        return _unknown()
+    (lo, lo_unit), (hi, hi_unit) = parts
+    return f"{lo} – {hi} {hi_unit}".strip() if lo_unit == hi_unit else f"{lo} {lo_unit} – {hi} {hi_unit}".strip()
+
+
+def _short_amount(amount):
+    if amount is None:
+        return None
+    for scale, unit in ((Decimal(10) ** 9, _("bn")), (Decimal(10) ** 6, _("M")), (Decimal(10) ** 3, _("k"))):
+        if abs(amount) >= scale:
+            scaled = amount / scale
+            places = max(0, 2 - scaled.copy_abs().adjusted())
+            return number_format(_half_up(scaled, places), places, use_l10n=True, force_grouping=True), unit
+    return number_format(_half_up(amount, 0), 0, use_l10n=True, force_grouping=True), ""

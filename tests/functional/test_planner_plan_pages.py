@@ -120,20 +120,22 @@ def test_serving_curves_carry_the_cost_per_million_output_tokens(owner_client, p
 
 
 def test_cost_table_percentiles_are_on_the_totals_basis_and_labelled(owner_client, plan):
-    """P10/P50/P90 beside a gross total are gross, and the column headers say so (issue 20)."""
-    from planner.templatetags.planner_tags import money_whole
+    """P10/P50/P90 beside a gross total are gross, and the column header says so (issue 20); the
+    table's range column fits a 1366 px page (P10 - P90 in short figures, the three exact in its title)."""
+    from planner.templatetags.planner_tags import money_range_short, money_whole
 
     costs = plan.versions.get().result["costs"]
     html = owner_client.get(reverse("plan_detail", args=[plan.id])).content.decode()
     basis, key = ("with VAT", "p50_gross") if costs.get("include_vat") else ("without VAT", "p50_net")
-    assert f'P10 <span class="muted basis">{basis}</span>' in html
+    assert f'P10 – P90 <span class="muted basis">{basis}</span>' in html
     mc = costs["monte_carlo"]["options"]
     shown = [i for i in mc if f'<tr data-option-id="{i}"' in html[html.index('id="options-summary"'):]]
     assert shown
     # the row of the options table (the card above names options too); figures in whole units there
     table = html[html.index('id="options-summary"'):]
     row = table.split(f'data-option-id="{shown[0]}"', 1)[1].split("</tr>", 1)[0]
-    assert str(money_whole(mc[shown[0]][key])) in row
+    assert f"P50 {money_whole(mc[shown[0]][key])}" in row
+    assert str(money_range_short(mc[shown[0]][key.replace("p50", "p10")], mc[shown[0]][key.replace("p50", "p90")])) in row
 
 
 def test_option_warnings_are_shown(client, computed):
