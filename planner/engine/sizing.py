@@ -15,7 +15,14 @@ from .rag import rag_index_bytes, rag_section
 from .resolve import resolve_accelerator
 from .result import Configuration, SizingResult, q
 from .serving_constants import RUNTIME_VENDORS
-from .sizing_common import ENGINE_VERSION, GIB_ASSUMPTION, SERVING_ASSUMPTIONS, GIB, _model_section, checkpoint_assumption
+from .sizing_common import (
+    ENGINE_VERSION,
+    GIB,
+    GIB_ASSUMPTION,
+    SERVING_ASSUMPTIONS,
+    _model_section,
+    checkpoint_assumption,
+)
 from .sizing_serving import size_serving
 from .sizing_training import _training
 from .spec import WorkloadSpec

@@ -23,7 +23,7 @@ from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .precision import has_eight_bit_units, weight_bytes_per_param
 from .result import Configuration, SizingResult, q
-from .sizing_common import CKPT_TEXT, TRAINING_ASSUMPTIONS, ENGINE_VERSION, _model_section
+from .sizing_common import CKPT_TEXT, ENGINE_VERSION, TRAINING_ASSUMPTIONS, _model_section
 from .sizing_training_rank import (
     _chosen_training_row,
     _cost_or_gpu_hours,
