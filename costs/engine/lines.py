@@ -274,6 +274,20 @@ def holds_tp_group(w: Workload, gpus_per_host: int) -> bool:
 def layout_warnings(w: Workload, *, hosts: int, gpus_per_host: int, what: str) -> list[str]:
     """Pipeline stages on different hosts exchange activations every micro-batch: say so."""
     if w.pipeline_parallel > 1 and hosts > 1 and gpus_per_host < w.tensor_parallel * w.pipeline_parallel:
+        if not w.is_training:
+            # serving sends one activation per token between stages (hidden x 2 bytes: 16 KB on a 70B), not
+            # gradients: a private 10 Gb/s link carries a step's megabytes in well under a millisecond
+            return [
+                Msg("pipeline stages (PP{pipeline_parallel}) span servers: each step passes its tokens' activations "
+                    "to the next stage over the network (megabytes a step, tens to hundreds for a long prompt); keep them on a "
+                    "private network of 10 Gb/s or more; the latency figures do not count this hop",
+                    pipeline_parallel=w.pipeline_parallel)
+                if what == "server" else
+                Msg("pipeline stages (PP{pipeline_parallel}) span instances: each step passes its tokens' activations "
+                    "to the next stage over the network (megabytes a step, tens to hundreds for a long prompt); keep the "
+                    "instances in one zone on a private network of 10 Gb/s or more; the latency figures do not count "
+                    "this hop", pipeline_parallel=w.pipeline_parallel)
+            ]
         return [
             Msg("pipeline stages (PP{pipeline_parallel}) span servers: they need a fast inter-node network "
                 "(e.g. 100 Gb/s or more, RDMA) between them", pipeline_parallel=w.pipeline_parallel)
