@@ -33,7 +33,7 @@ def test_pipeline_stages_and_replicas_may_span_instances():
     d = cost_plan(inputs=inputs(workloads=[w], offers=[four], options=("cloud_on_demand",))).to_dict()
     (o,) = d["options"]
     assert o["detail"]["instances"] == 2
-    assert any("inter-node network" in x for x in o["warnings"])
+    assert any("span instances" in x and "private network of 10 Gb/s" in x for x in o["warnings"])  # serving: no RDMA
 
 
 def test_dedicated_and_onprem_servers_must_hold_a_tp_group():
