@@ -119,6 +119,14 @@ def _meets(option: dict, decided: bool, decision: dict, meets: dict) -> bool | N
     return None if option.get("kind") == "api" else meets.get(option.get("candidate"))
 
 
+def _whole_runs(runs) -> int | None:
+    try:
+        n = Decimal(str(runs))
+    except (InvalidOperation, ValueError, TypeError):
+        return None
+    return int(n) if n > 0 and n == n.to_integral_value() else None
+
+
 def _headline(decision: dict, currency: str) -> dict:
     """What to buy or rent, in figures a budget reads: the pieces of page 1's answer box."""
     if not decision or decision.get("status") == "nothing_priced":
@@ -133,6 +141,9 @@ def _headline(decision: dict, currency: str) -> dict:
         "per_month": whole(budget.get("per_month"), currency) if budget.get("per_month") else None,
         "per_run": whole(budget.get("per_run"), currency) if budget.get("per_run") else None,
         "runs": budget.get("runs"),
+        # a job's budget is for its runs (the web card's "one run"), not "over 36 months"
+        "runs_count": _whole_runs(budget.get("runs")),
+        "owned": owned,
         "amount_gross": budget.get("amount") == "gross",
     }
     if hw.get("accelerator"):

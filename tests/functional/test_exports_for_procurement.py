@@ -174,7 +174,10 @@ def test_pdf_is_a_short_report_with_the_decision_and_budget_on_page_one(owner, p
         per = _squash(num(per_run if per_run else per_month, 0)) if (per_run or per_month) else None
     assert budget in squashed, (kind, budget)
     assert "," not in budget  # whole roubles in the headline, no kopecks
-    if per_run:
+    if per_run and Decimal(decision["budget"]["runs"]) == 1:
+        # one run: the budget is that run's, said once ("за 1 запуск"), never "за 36 мес."
+        assert "за 1 запуск" in first and "За запуск" not in first, kind
+    elif per_run:
         assert "За запуск" in first and per in squashed, kind
     elif per_month:
         assert "В месяц" in first and per in squashed, kind
