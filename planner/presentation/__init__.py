@@ -26,6 +26,7 @@ from .diff import version_diff
 from .sizing import (
     _layout,
     _unit_from_key,
+    in_decision_order,
     meets_by_candidate,
     memory_chart,
     quantity_rows,
@@ -78,6 +79,7 @@ def version_view(version) -> dict:
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
     sizing_v = sizing_view(sizing)
     if sizing_v:
+        in_decision_order(sizing_v, sizing, result.get("costs") or {})
         _price_alternatives(sizing_v, result.get("costs") or {})
     costs_v = costs_view(result.get("costs") or {}, accelerators)
     card_view(costs_v, result.get("costs") or {})  # the ten-second card's short labels, numbers, colours, matrix (h/card)
@@ -114,3 +116,5 @@ def _price_alternatives(view: dict, costs: dict) -> None:
     for c in view.get("ranked") or []:
         usd = _decimal(c.get("cost_usd_per_hour"))
         c["cost_per_hour"] = usd * factor if usd is not None and factor is not None else None
+    if not any(c.get("cost_per_hour") is not None for c in view.get("ranked") or []):
+        view["price_currency"] = ""  # no row has a catalog hourly price (training rows): no column of "unknown"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.utils.translation import gettext_lazy as _
 
 from .. import humanize  # h/form
 from ..engine.result import candidate_id
 from .card import short_option_label
-from .common import _is_quantity, unit_label, value_label
+from .common import _decimal, _is_quantity, unit_label, value_label
 from .costs import OPTION_KINDS
 
 # Labels of the engine's keys; a key not listed is shown humanised (units stay in the unit column).
@@ -315,3 +317,48 @@ def meets_by_candidate(sizing: dict) -> dict[str, bool]:
         if c.get("accelerator_id") and c.get("count") is not None and met is not None:
             out[candidate_id(c)] = bool(met)
     return out
+
+
+def in_decision_order(view: dict, sizing: dict, costs: dict) -> None:
+    """The sizing's table in the decision's order (issue 20: the sizing's own ranking stops competing):
+    the configurations the cost engine priced first, each at its first option in the decision's order (the
+    decided one, the eligible ones by total, then those it would not recommend, e.g. spot for a service)
+    with that option's total, then the others by the sizing's rule. A QLoRA's cheapest GPU time
+    may sit at 144 GPUs (a layout that shards memory enough to recompute less), yet the team runs the
+    8 the decision picks: that row leads, the unpriced 144-GPU ones follow."""
+    options = costs.get("options") or []
+    # the decision's order (costs.engine.decision: the decided option, then the eligible ones by total, then
+    # those it would not recommend, e.g. spot for a service); positions in `options`
+    order = [i for i in (costs.get("decision") or {}).get("order") or [] if isinstance(i, int) and 0 <= i < len(options)]
+    order += [i for i in range(len(options)) if i not in set(order)]
+    totals: dict[tuple, tuple[int, Decimal]] = {}
+    for rank, i in enumerate(order):
+        o = options[i]
+        total = _decimal((o.get("totals") or {}).get("decision"))
+        if not o.get("candidate") or total is None:
+            continue
+        d = o.get("detail") or {}
+        for key in ((o["candidate"], d.get("tensor_parallel"), d.get("pipeline_parallel")), (o["candidate"],)):
+            totals.setdefault(key, (rank, total))
+    if not totals:
+        return
+    laid_out = {k[0] for k in totals if len(k) == 3 and k[1] is not None}
+    cands = sizing.get("candidates") or {}
+    pool, seen = [], set()
+    for c in [*(cands.get("ranked") or []), *(cands.get("best_per_accelerator") or []),
+              *(cands.get("one_server_per_accelerator") or []), *(cands.get("disaggregated") or [])]:
+        if not c.get("accelerator_id") or c.get("count") is None:
+            continue
+        lay = c.get("layout") or {}
+        key = (candidate_id(c), lay.get("tensor_parallel"), lay.get("pipeline_parallel"))
+        if key in seen:
+            continue
+        seen.add(key)
+        # options that name their layout match it exactly (two layouts of 6 GPUs are two rows)
+        total = totals.get(key) if key[0] in laid_out else totals.get(key[:1])
+        pool.append({**c, "layout_text": _layout(c.get("layout")), "decision_rank": total[0] if total else None,
+                     "decision_total": total[1] if total else None})
+    priced = sorted((c for c in pool if c["decision_rank"] is not None), key=lambda c: c["decision_rank"])
+    rest = [c for c in pool if c["decision_rank"] is None]
+    view["ranked"] = (priced + rest)[:MAX_ALTERNATIVES]
+    view["decision_ordered"] = bool(priced)
