@@ -77,7 +77,8 @@ def version_view(version) -> dict:
     result = localise(version.result or {})
     sizing = result.get("sizing") or {}
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
-    sizing_v = sizing_view(sizing)
+    kind = (result.get("decision") or {}).get("option_kind")
+    sizing_v = sizing_view(sizing, rented=bool(kind) and kind not in ("onprem", "hybrid"))
     if sizing_v:
         in_decision_order(sizing_v, sizing, result.get("costs") or {})
         _price_alternatives(sizing_v, result.get("costs") or {})

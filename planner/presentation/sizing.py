@@ -256,10 +256,19 @@ def _pools_text(layout: dict) -> str:
     return text + (", MTP" if layout.get("speculative") == "mtp" else "")
 
 
-def sizing_view(sizing: dict) -> dict | None:
+# The site's share of a recommendation: the team's own power and racks, not a rented instance's.
+SITE_KEYS = ("server_power_kw", "total_power_kw", "racks")
+
+
+def sizing_view(sizing: dict, *, rented: bool = False) -> dict | None:
+    """``rented``: the decision rents the hardware (cloud, a dedicated server): its power and racks are the
+    provider's, so the hardware table leaves them out as the headline does (planner.plan_decision)."""
     if not sizing:
         return None
     recommendation = dict(sizing.get("recommendation") or {})
+    if rented:
+        for key in SITE_KEYS:
+            recommendation.pop(key, None)
     operations = {k: recommendation.pop(k) for k in OPERATIONS_KEYS if k in recommendation}
     # no GPU (an agent on a model API): the server's reason leads, not a "GPU needed: no" row
     no_gpu = recommendation.pop("gpu_needed", None) if sizing.get("gpu_required") is False else None

@@ -40,3 +40,15 @@ def test_nothing_priced_keeps_the_sizing_table():
     view = {"ranked": ["as it was"]}
     in_decision_order(view, {"candidates": {"ranked": [_row("gh", 8)]}}, {"options": []})
     assert view == {"ranked": ["as it was"]}
+
+
+def test_a_rented_decision_shows_no_site_power_or_racks():
+    from planner.presentation.sizing import sizing_view
+
+    rec = {"accelerator_id": "gh", "count": 6, "servers": {"value": 6, "unit": "servers", "explain": ""},
+           "total_power_kw": {"value": 18.0, "unit": "kW", "explain": ""},
+           "server_power_kw": {"value": 3.0, "unit": "kW", "explain": ""}, "racks": {"value": 2, "unit": "racks", "explain": ""}}
+    sizing = {"kind": "inference", "recommendation": rec}
+    owned = [r["label"] for r in sizing_view(sizing)["recommendation"]]
+    rented = [r["label"] for r in sizing_view(sizing, rented=True)["recommendation"]]
+    assert len(owned) == 4 and len(rented) == 1  # only the servers row stays
