@@ -95,6 +95,15 @@ CHECK = r"""
 """
 
 
+# The tables a reader compares across (the options, the sizing's alternatives, the catalog) fit the
+# page at 1366 px without scrolling sideways (issue 21's "unreadable tables"): every column in sight.
+FITS = r"""
+() => [...document.querySelectorAll('table.catalog, table#options-summary, #alternatives table')]
+  .filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)
+  .map(t => `a table needs a sideways scroll: ${t.id || t.className || 'table'} (${t.parentElement.scrollWidth} > ${t.parentElement.clientWidth})`)
+"""
+
+
 def _plans(owner):
     team = owner.memberships.get().team
     plans = {}
@@ -161,6 +170,7 @@ def test_every_page_holds_at_1366_and_1920_in_both_languages(page, live_server, 
                 if where == "plan pretraining" and width == 1366 and os.environ.get("DOCS_SCREENSHOTS"):
                     page.screenshot(path=str(DOCS_IMG / f"plan-pretraining-{lang}-{width}.png"))
                 failures += [f"{lang} {width}px {where}: {problem}" for problem in page.evaluate(CHECK)]
+                failures += [f"{lang} {width}px {where}: {problem}" for problem in page.evaluate(FITS)]
     assert not failures, f"{len(failures)} layout problems:\n" + "\n".join(_summary(failures))
 
 
