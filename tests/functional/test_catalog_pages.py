@@ -129,6 +129,6 @@ def test_wide_catalog_tables_scroll_in_their_box(client):
     accelerator("a1", price="30000")
     for url in (reverse("catalog:accelerators"), reverse("catalog:cloud_offers")):
         html = client.get(url).content.decode()
-        assert '<div class="table-scroll"><table>' in html, url
+        assert '<div class="table-scroll"><table class="catalog">' in html, url
     css = (Path(__file__).resolve().parents[2] / "static" / "css" / "app.css").read_text()
     assert ".table-scroll { overflow-x:auto;" in css and "td.num .muted { white-space: normal;" in css
