@@ -48,3 +48,12 @@ def test_the_mix_slows_mid_load_steps():
     lam = float(s["rate"][0])
     at_mean, *_ = eng.step_s(lam * eng.steps * T, lam * eng.prompt * T)
     assert T > 1.05 * float(at_mean)
+
+
+def test_aitken_finds_the_limit_of_a_geometric_sequence_and_keeps_diverging_entries():
+    from planner.engine.serving_math import aitken
+    limit, q = np.array([2.0, 5.0]), np.array([0.9, 0.5])
+    t = [limit + 3.0 * q ** k for k in range(3)]
+    assert np.allclose(aitken(*t), limit)
+    inf = np.array([np.inf])
+    assert aitken(inf, inf, inf)[0] == np.inf

@@ -189,10 +189,10 @@ def _gptj(accelerator, precision):
 
 
 # 2026-12-04 (h/tpotm): TensorRT-LLM's step overhead refitted with the step mix on its 1.x rows of
-# serving_measured.csv is 1.32 ms (3.0 before); the blog's batch-1 points (TensorRT-LLM v0.5, 2023: H100 FP8 at
+# serving_measured.csv is 1.31 ms (3.0 before); the blog's batch-1 points (TensorRT-LLM v0.5, 2023: H100 FP8 at
 # MBU 0.33; the A100 TTFT, 8.7 ms predicted for 12.5 measured) need ~3 ms per step. One step overhead per runtime cannot hold both engine versions (known limit,
 # docs/BENCHMARKS.md "Decode step mix (h/tpotm)"); strict, so an engine-version constant would show.
-_TRTLLM_V05 = pytest.mark.xfail(strict=True, reason="TensorRT-LLM v0.5 batch-1 step overhead (~3 ms) vs 1.x (1.32 ms)")
+_TRTLLM_V05 = pytest.mark.xfail(strict=True, reason="TensorRT-LLM v0.5 batch-1 step overhead (~3 ms) vs 1.x (1.31 ms)")
 
 
 @pytest.mark.parametrize(("accelerator", "precision", "key"), [
