@@ -52,8 +52,11 @@ def test_the_mix_slows_mid_load_steps():
 
 def test_aitken_finds_the_limit_of_a_geometric_sequence_and_keeps_diverging_entries():
     from planner.engine.serving_math import aitken
-    limit, q = np.array([2.0, 5.0]), np.array([0.9, 0.5])
-    t = [limit + 3.0 * q ** k for k in range(3)]
+    limit, q = np.array([4.0, 5.0]), np.array([0.9, 0.5])
+    t = [limit + 1.0 * q ** k for k in range(3)]
     assert np.allclose(aitken(*t), limit)
+    # an extrapolation beyond a factor 2 of the iterates is not trusted: the last iterate stays
+    far = [2.0 + 3.0 * 0.9 ** k for k in range(3)]
+    assert aitken(*map(np.array, far)) == far[-1]
     inf = np.array([np.inf])
     assert aitken(inf, inf, inf)[0] == np.inf
