@@ -129,18 +129,26 @@ def sglang_mem_fraction_static(gpu_mem_mib, *, tp=1, pp=1, chunked_prefill_size=
 # matmul peaks, MAMF: bf16 ~80 %, fp8 lower). Fitted once, on the 180 TensorRT-LLM fp8 rows (Qwen3-32B,
 # H100 SXM), with the runtime constants held; used for every runtime and every low-bit compute format.
 LOW_BIT_GEMM_FACTOR = 0.544
+# 2026-12-04 (h/tpotm): the steady state now prices the step mix (decode-only and chunk-carrying steps each take
+# their own max(matmuls, weights) + max(attention, KV); serving_model.Engine._step_mix, docs/SIZING.md "Step mix").
+# Without it the step overheads had absorbed the mix's extra time at mid load (TensorRT-LLM 3.0 ms, SGLang 4.5 ms)
+# and over-predicted the low-load TPOT (Llama-3.1-8B TP8 8 clients: 4.5 ms predicted, 2.7 measured). The decode
+# constants (decode_bandwidth_efficiency, step_overhead_s, allreduce_latency_s; bandwidth share bounded at 0.95,
+# which all three reach) were refitted with it per runtime on the same H100 rows (same loss, Nelder-Mead 150 steps,
+# with ALLREDUCE_BUS_EFFICIENCY 0.50); the prefill/TTFT constants are held as fitted before. allreduce_latency_s was a
+# 10 us assumption: the TP 1-8 rows identify it.
 FITTED = {
-    "vllm": {"prefill_efficiency": 0.528, "decode_bandwidth_efficiency": 0.900, "step_overhead_s": 5.46e-3,
-             "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 0.575,
+    "vllm": {"prefill_efficiency": 0.528, "decode_bandwidth_efficiency": 0.95, "step_overhead_s": 3.42e-3,
+             "layer_overhead_s": 0.0, "allreduce_latency_s": 11.7e-6, "ttft_cohort_factor": 0.575,
              "request_overhead_s": 32.2e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
     # Refitted 2026-12-02 (issue 22) when the closed loop's cohort wait joined its Little's-law
     # balance: SGLang's large cohort factor moved its fit loss by 22 % (0.796 -> 0.620, --steps 600); vLLM's and
     # TensorRT-LLM's by < 1.2 %, within the flat of their fits, so their values stand.
-    "sglang": {"prefill_efficiency": 0.611, "decode_bandwidth_efficiency": 0.95, "step_overhead_s": 4.50e-3,
-               "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 4.99,
+    "sglang": {"prefill_efficiency": 0.611, "decode_bandwidth_efficiency": 0.95, "step_overhead_s": 0.618e-3,
+               "layer_overhead_s": 0.0, "allreduce_latency_s": 20.0e-6, "ttft_cohort_factor": 4.99,
                "request_overhead_s": 40.6e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
-    "trtllm": {"prefill_efficiency": 0.676, "decode_bandwidth_efficiency": 0.798, "step_overhead_s": 3.00e-3,
-               "layer_overhead_s": 0.0, "allreduce_latency_s": 10e-6, "ttft_cohort_factor": 0.469,
+    "trtllm": {"prefill_efficiency": 0.676, "decode_bandwidth_efficiency": 0.910, "step_overhead_s": 1.31e-3,
+               "layer_overhead_s": 0.0, "allreduce_latency_s": 17.8e-6, "ttft_cohort_factor": 0.469,
                "request_overhead_s": 115.5e-3, "low_bit_gemm_factor": LOW_BIT_GEMM_FACTOR},
 }
 # vLLM's scheduler is synchronous unless --async-scheduling (default from v0.14): the CPU schedules step n+1
@@ -184,7 +192,13 @@ GENERATION_FACTOR = {
 WEIGHT_ONLY_FACTOR = {"int4": 0.80, "int8": 0.90, "fp8": 0.90, "fp4": 0.85}
 
 # Tensor-parallel all-reduce: two per layer per step (attention output, MLP output), ring algorithm.
-ALLREDUCE_BUS_EFFICIENCY = 0.70  # share of the link's one-way bandwidth NCCL reaches (assumption, NCCL tests ~70-80%)
+# share of the link's one-way bandwidth a tensor-parallel all-reduce reaches. 0.70 (NCCL tests' large-message
+# bus bandwidth, an assumption) until 2026-12-04 (h/tpotm); 0.50 chosen on the grid 0.40 / 0.45 / 0.50 / 0.55 / 0.70
+# with the Hopper decode constants (FITTED) refitted at each value: serving_measured.csv's TP 2-8 rows under-predicted
+# the compute-heavy steps at TP 8 (-15 to -25 %) and the InferenceX TensorRT-LLM gpt-oss TP 8 rows likewise; a
+# step's all-reduce messages (0.1-10 MB) sit below the sizes where NCCL reaches its large-message share.
+# docs/BENCHMARKS.md "Decode step mix (h/tpotm)".
+ALLREDUCE_BUS_EFFICIENCY = 0.50
 PCIE_ALLREDUCE_LATENCY_S = 30e-6  # per all-reduce over PCIe (assumption; NVLink uses the fitted value)
 PCIE_ONE_WAY_GB_S = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}  # x16, one direction
 PP_HOP_S = 30e-6  # activations handed to the next pipeline stage, per boundary per step (assumption)

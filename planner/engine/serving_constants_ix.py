@@ -42,25 +42,35 @@ refitted (FITTED_IX_ROWS says which).
 request_overhead_s,ttft_cohort_factor,prefill_efficiency,disagg_handoff_s --rounds 3 --write` with its
 scheduler_poll_steps set to 1 (the default; its rows whose recipe sets the flag take the recipe's value).
 docs/BENCHMARKS.md "SGLang's poll window".
+
+2026-12-04 (h/tpotm): the step mix joined the steady state (serving_model.Engine._step_mix) and the Hopper decode
+constants of FITTED were refitted on serving_measured.csv (allreduce_latency_s among them). The groups fitted here
+with the 10 us all-reduce latency preset keep it (`allreduce_latency_s`: 1e-05, the value their constants were
+fitted with); the Hopper groups' mla_layer_overhead_s, all_to_all_efficiency and mtp_accepted_tokens were refitted
+over the new FITTED (`--only trtllm,hopper` / `--only sglang,hopper --names
+mla_layer_overhead_s,mtp_accepted_tokens,all_to_all_efficiency --rounds 5`, the last pass with
+ALLREDUCE_BUS_EFFICIENCY 0.50), and vLLM Blackwell's decode constants (`--names
+decode_bandwidth_efficiency,step_overhead_s,mtp_accepted_tokens,all_to_all_efficiency --rounds 5`, twice: step
+overhead 2.105 -> 2.016 ms, bandwidth share 0.771 -> 0.805, all-to-all 0.191 -> 0.057, MTP accepted 1.189 -> 1.09).
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
-    ('atom', 'cdna'): {"prefill_efficiency": 0.1695, "decode_bandwidth_efficiency": 0.817, "step_overhead_s": 0.005954, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273, "mtp_accepted_tokens": 1.85},
-    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.1053, "ttft_cohort_factor": 3.847, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.3668, "scheduler_poll_steps": 1},
-    ('sglang', 'cdna'): {"prefill_efficiency": 0.1512, "decode_bandwidth_efficiency": 0.5128, "step_overhead_s": 0.006364, "request_overhead_s": 0.03414, "ttft_cohort_factor": 1.923, "all_to_all_efficiency": 0.227, "mtp_accepted_tokens": 2.853, "disagg_handoff_s": 0.1, "scheduler_poll_steps": 3.085},
-    ('sglang', 'hopper'): {"mla_layer_overhead_s": 6.169e-05, "all_to_all_efficiency": 0.0954, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
-    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.7396, "step_overhead_s": 0.001262, "request_overhead_s": 0.03434, "ttft_cohort_factor": 1.327, "all_to_all_efficiency": 0.7071, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.01928, "mla_layer_overhead_s": 8e-05},
-    ('trtllm', 'hopper'): {"mla_layer_overhead_s": 0.0001037, "all_to_all_efficiency": 0.2699, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.1834},
-    ('vllm', 'blackwell'): {"prefill_efficiency": 0.291, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.002105, "request_overhead_s": 0.03511, "ttft_cohort_factor": 0.4434, "all_to_all_efficiency": 0.1908, "mtp_accepted_tokens": 1.189, "disagg_handoff_s": 0.1834},
-    ('vllm', 'cdna'): {"prefill_efficiency": 0.285, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.003247, "request_overhead_s": 0.0322, "ttft_cohort_factor": 1.368},
+    ('atom', 'cdna'): {"prefill_efficiency": 0.1695, "decode_bandwidth_efficiency": 0.817, "step_overhead_s": 0.005954, "request_overhead_s": 0.0322, "ttft_cohort_factor": 0.5273, "mtp_accepted_tokens": 1.85, "allreduce_latency_s": 1e-05},
+    ('sglang', 'blackwell'): {"prefill_efficiency": 0.2184, "decode_bandwidth_efficiency": 0.7405, "step_overhead_s": 0.004907, "request_overhead_s": 0.1053, "ttft_cohort_factor": 3.847, "all_to_all_efficiency": 0.3817, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.3668, "scheduler_poll_steps": 1, "allreduce_latency_s": 1e-05},
+    ('sglang', 'cdna'): {"prefill_efficiency": 0.1512, "decode_bandwidth_efficiency": 0.5128, "step_overhead_s": 0.006364, "request_overhead_s": 0.03414, "ttft_cohort_factor": 1.923, "all_to_all_efficiency": 0.227, "mtp_accepted_tokens": 2.853, "disagg_handoff_s": 0.1, "scheduler_poll_steps": 3.085, "allreduce_latency_s": 1e-05},
+    ('sglang', 'hopper'): {"mla_layer_overhead_s": 0.0001037, "all_to_all_efficiency": 0.08022, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1834},
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2873, "decode_bandwidth_efficiency": 0.7396, "step_overhead_s": 0.001262, "request_overhead_s": 0.03434, "ttft_cohort_factor": 1.327, "all_to_all_efficiency": 0.7071, "mtp_accepted_tokens": 2.2, "disagg_handoff_s": 0.01928, "mla_layer_overhead_s": 8e-05, "allreduce_latency_s": 1e-05},
+    ('trtllm', 'hopper'): {"mla_layer_overhead_s": 0.0001345, "all_to_all_efficiency": 0.2173, "mtp_accepted_tokens": 2.017, "disagg_handoff_s": 0.1834},
+    ('vllm', 'blackwell'): {"prefill_efficiency": 0.291, "decode_bandwidth_efficiency": 0.8052, "step_overhead_s": 0.002016, "request_overhead_s": 0.03511, "ttft_cohort_factor": 0.4434, "all_to_all_efficiency": 0.05672, "mtp_accepted_tokens": 1.09, "disagg_handoff_s": 0.1834, "allreduce_latency_s": 1e-05},
+    ('vllm', 'cdna'): {"prefill_efficiency": 0.285, "decode_bandwidth_efficiency": 0.7711, "step_overhead_s": 0.003247, "request_overhead_s": 0.0322, "ttft_cohort_factor": 1.368, "allreduce_latency_s": 1e-05},
 }
 FITTED_IX_ROWS: dict[tuple[str, str], str] = {
     ('atom', 'cdna'): 'serving_fit.csv: 182 rows, engines atom; GPUs mi355x; models dsr1, dsv4, gptoss120b, qwen3.5',
     ('sglang', 'blackwell'): 'serving_fit.csv: 959 rows, engines dynamo-sglang, sglang; GPUs b200, b300, gb200; models dsr1, dsv4, qwen3.5 (2026-12-04, h/ttft2: request_overhead_s, ttft_cohort_factor, prefill_efficiency, disagg_handoff_s refitted with the recipes\' poll interval and prefill batching over the poll window; scheduler_poll_steps 1, the default, for the rows whose recipe sets none)',
     ('sglang', 'cdna'): 'serving_fit.csv: 805 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, dsv4, qwen3.5 (2026-12-04, h/tpotdpa: all_to_all_efficiency, mtp_accepted_tokens from its refit with the absorbed MLA decode attention, over the h/ttft values); 2026-12-04, h/ttft2: request_overhead_s, ttft_cohort_factor, scheduler_poll_steps refitted with the Qwen3.5 recipes\' poll interval (30) and prefill batching over the poll window)',
-    ('sglang', 'hopper'): 'serving_fit.csv: 180 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, dsv4, qwen3.5 (2026-12-04, h/tpotdpa: all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values)',
+    ('sglang', 'hopper'): 'serving_fit.csv: 180 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, dsv4, qwen3.5 (2026-12-04, h/tpotdpa: all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values); 2026-12-04, h/tpotm: mla_layer_overhead_s, all_to_all_efficiency refitted over the step mix and the refitted Hopper decode constants',
     ('trtllm', 'blackwell'): 'serving_fit.csv: 819 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, dsv4, gptoss120b (2026-12-04, h/tpotdpa: mla_layer_overhead_s, step_overhead_s, decode_bandwidth_efficiency, mtp_accepted_tokens, all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values; 2026-12-04, h/tpot2: all_to_all_efficiency refitted with the NVFP4 post-quant dispatch bytes, the rest held)',
-    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b (2026-12-04, h/tpotdpa: mla_layer_overhead_s, mtp_accepted_tokens, all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values)',
-    ('vllm', 'blackwell'): 'serving_fit.csv: 280 rows, engines dynamo-vllm, vllm; GPUs b200, b300, gb200; models dsv4, gptoss120b',
+    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b (2026-12-04, h/tpotdpa: mla_layer_overhead_s, mtp_accepted_tokens, all_to_all_efficiency from its refit with the absorbed MLA decode attention, over the h/ttft values); 2026-12-04, h/tpotm: mla_layer_overhead_s, all_to_all_efficiency, mtp_accepted_tokens refitted over the step mix and the refitted Hopper decode constants',
+    ('vllm', 'blackwell'): 'serving_fit.csv: 280 rows, engines dynamo-vllm, vllm; GPUs b200, b300, gb200; models dsv4, gptoss120b (2026-12-04, h/tpotm: decode_bandwidth_efficiency, step_overhead_s, all_to_all_efficiency, mtp_accepted_tokens refitted with the step mix)',
     ('vllm', 'cdna'): 'serving_fit.csv: 86 rows, engines vllm; GPUs mi300x, mi355x; models dsv4, gptoss120b',
 }

@@ -17,7 +17,9 @@ def test_async_scheduling_takes_the_async_step_overhead_only_for_vllm():
     h100, b200 = ix.accelerator("h100"), ix.accelerator("b200")
     assert serving_constants(h100, "vllm", "fp4")["step_overhead_s"] == FITTED["vllm"]["step_overhead_s"]
     assert serving_constants(h100, "vllm", "fp4", async_scheduling=True)["step_overhead_s"] == ASYNC_S
-    assert ASYNC_S < FITTED["vllm"]["step_overhead_s"] / 2  # the CPU part no longer adds to the step
+    # the CPU part no longer adds to the step (2026-12-04, h/tpotm: with the step mix the synchronous overhead
+    # refitted to 3.77 ms, so the asynchronous 2.0 ms is about half of it, no longer under half)
+    assert ASYNC_S < 0.6 * FITTED["vllm"]["step_overhead_s"]
     # a group fitted on InferenceX keeps its own value; other engines are untouched
     assert serving_constants(b200, "vllm", "fp4", async_scheduling=True)["step_overhead_s"] == ASYNC_S
     assert (serving_constants(h100, "sglang", "fp8", async_scheduling=True)

@@ -188,8 +188,16 @@ def _gptj(accelerator, precision):
                 "hardware": {"accelerator": accelerator}})["serving"]
 
 
+# 2026-12-04 (h/tpotm): TensorRT-LLM's step overhead refitted with the step mix on its 1.x rows of
+# serving_measured.csv is 1.31 ms (3.0 before); the blog's batch-1 points (TensorRT-LLM v0.5, 2023: H100 FP8 at
+# MBU 0.33; the A100 TTFT, 8.7 ms predicted for 12.5 measured) need ~3 ms per step. One step overhead per runtime cannot hold both engine versions (known limit,
+# docs/BENCHMARKS.md "Decode step mix (h/tpotm)"); strict, so an engine-version constant would show.
+_TRTLLM_V05 = pytest.mark.xfail(strict=True, reason="TensorRT-LLM v0.5 batch-1 step overhead (~3 ms) vs 1.x (1.31 ms)")
+
+
 @pytest.mark.parametrize(("accelerator", "precision", "key"), [
-    ("nvidia-a100-sxm4-80gb", "fp16", "A100_fp16_tok_s"), ("nvidia-h100-sxm5-80gb", "fp8", "H100_fp8_tok_s")])
+    ("nvidia-a100-sxm4-80gb", "fp16", "A100_fp16_tok_s"),
+    pytest.param("nvidia-h100-sxm5-80gb", "fp8", "H100_fp8_tok_s", marks=_TRTLLM_V05)])
 def test_gptj_single_stream_decode(accelerator, precision, key):
     case = CASES["gptj_6b_bs1_decode_a100_h100"]
     tok_s = _gptj(accelerator, precision)["single_stream_tokens_per_s"]["value"]
@@ -197,7 +205,8 @@ def test_gptj_single_stream_decode(accelerator, precision, key):
 
 
 @pytest.mark.parametrize(("accelerator", "precision", "key"), [
-    ("nvidia-a100-sxm4-80gb", "fp16", "A100_ttft_ms"), ("nvidia-h100-sxm5-80gb", "fp8", "H100_ttft_ms")])
+    pytest.param("nvidia-a100-sxm4-80gb", "fp16", "A100_ttft_ms", marks=_TRTLLM_V05),
+    pytest.param("nvidia-h100-sxm5-80gb", "fp8", "H100_ttft_ms", marks=_TRTLLM_V05)])
 def test_gptj_time_to_first_token(accelerator, precision, key):
     case = CASES["gptj_6b_bs1_decode_a100_h100"]
     ttft = _gptj(accelerator, precision)["prefill_ms"]["value"]
