@@ -25,7 +25,9 @@ JSON form back into text in a language; the Django edge (planner.i18n) supplies 
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import string
 from collections.abc import Callable
 from decimal import Decimal
@@ -86,13 +88,40 @@ class _Formatter(string.Formatter):
         return text
 
 
+_PLURAL_FIELD = re.compile(r"\{(\w+):plural:([^{}]*)\}")
+
+
 def format_template(template: str, params: dict, conventions: Conventions = ENGLISH) -> str:
     if not params:
         return template
-    if conventions is ENGLISH and "plural:" not in template:
-        # the same text as _Formatter's (English numbers need no separator swap), by the C formatter
-        return template.format_map(params)
+    if conventions is ENGLISH:
+        # the same text as _Formatter's (English numbers need no separator swap), by the C formatter: a
+        # plural field becomes its form first (the engines write thousands of these texts per plan)
+        if "plural:" in template:
+            template = _with_english_forms(template, params)
+        if "plural:" not in template:
+            return template.format_map(params)
     return _Formatter(conventions).vformat(template, (), params)
+
+
+def _with_english_forms(template: str, params: dict) -> str:
+    pieces, fields = _plural_fields(template)
+    out = [pieces[0]]
+    for (name, forms), after in zip(fields, pieces[1:], strict=True):
+        out += [forms[min(ENGLISH.plural(params[name]), len(forms) - 1)].replace("{", "{{").replace("}", "}}"), after]
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plural_fields(template: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The template cut around its plural fields: (the pieces between them, (name, forms) of each)."""
+    pieces, fields, at = [], [], 0
+    for m in _PLURAL_FIELD.finditer(template):
+        pieces.append(template[at:m.start()])
+        fields.append((m.group(1), m.group(2).split("|")))
+        at = m.end()
+    pieces.append(template[at:])
+    return pieces, fields
 
 
 class Msg(str):

@@ -48,7 +48,7 @@ from .search_catalog import MAX_GPUS, TP_OPTIONS, CatalogArrays
 from .search_serving import DEFAULT_TPOT_SLACK, DEFAULT_TTFT_SLACK, ServingInputs, _compress
 from .serving_constants import link
 from .serving_layout import make_engines
-from .serving_model import bisect_largest
+from .serving_math import bisect_largest
 from .serving_moe import DISAGG_RUNTIMES, NIC_GB_S, RUNTIME_MECHANISMS, scale_up_domain
 
 MIN_AGGREGATED_REPLICAS = 2

@@ -31,7 +31,7 @@ from .calibration import NO_CALIBRATIONS, Calibrations
 from .hardware import AcceleratorSpec
 from .serving_constants import link
 from .serving_layout import make_engine
-from .serving_model import BISECT_STEPS, bisect_largest
+from .serving_math import BISECT_STEPS, bisect_largest
 from .serving_moe import NIC_GB_S, scale_up_domain
 
 

@@ -1,9 +1,15 @@
 """Numeric helpers of the serving model (serving_model.Engine): the fixed-point acceleration of its steady
-state and the attention-DP balancing arrivals (docs/SIZING.md "Serving model")."""
+state, the attention-DP balancing arrivals and the search for the largest rate that passes a test
+(docs/SIZING.md "Serving model")."""
 
 from __future__ import annotations
 
 import numpy as np
+
+BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
+# bisect_largest: halvings per round (a 2**h-way search) by the number of rates searched at once, up to
+# (the calls cost the same below ~100 elements; beyond, 2**h - 1 tries per round cost as many elements)
+FAN_HALVINGS = ((4, 128), (2, 4096), (1, float("inf")))
 
 
 def aitken(t0, t1, t2):
@@ -34,3 +40,41 @@ def balance_arrivals(ranks):
     en = r * h[idx]
     var = r * r * h2[idx] - en
     return np.where(r > 1.0, (var + en * en - en) / (2.0 * np.maximum(en, 1e-12)), 0.0)
+
+
+def bisect_largest(ok, hi):
+    """Largest rate in [0, hi] (elementwise) with ok(rate), to hi / 2**BISECT_STEPS (ok is monotone: true
+    below a threshold).
+
+    A k-way search: each round tries k - 1 evenly spaced rates in one vectorised call of ok and keeps the
+    k-th of the interval below the first failing one, reaching the grid point BISECT_STEPS halvings reach.
+    Small arrays (a plan's few candidates) go 16 ways, a third of the calls (numpy's per-call cost
+    dominates them); large ones (a whole-catalog search) 4 ways or halve, where the elementwise work
+    dominates. One call at hi first gives the shape ok answers in (its inputs broadcast against the rate),
+    so the added leading axis of tried rates never meets another array's axis."""
+    hi = np.array(hi, dtype=float, copy=True)
+    with np.errstate(all="ignore"):  # beyond saturation the step time is inf: only the shape is read
+        shape = np.broadcast_shapes(hi.shape, np.shape(ok(hi)))
+    hi = np.broadcast_to(hi, shape).copy()
+    lo = np.zeros_like(hi)
+    size = max(hi.size, 1)
+    per_round = next(h for h, most in FAN_HALVINGS if size <= most)
+    fan = 2 ** per_round
+    fractions = np.arange(1, fan, dtype=float).reshape((-1,) + (1,) * hi.ndim) / fan
+    for _ in range(BISECT_STEPS // per_round if per_round > 1 else 0):
+        width = hi - lo
+        good = np.broadcast_to(ok(lo + fractions * width), (fan - 1,) + shape)
+        # how many tried rates pass, counted from the bottom (ok is monotone: a prefix of them)
+        passed = np.cumprod(good, axis=0).sum(axis=0)
+        lo = lo + passed * (width / fan)
+        hi = lo + width / fan
+    return _halvings(ok, lo, hi, BISECT_STEPS % per_round if per_round > 1 else BISECT_STEPS)
+
+
+def _halvings(ok, lo, hi, steps):
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        good = ok(mid)
+        lo = np.where(good, mid, lo)
+        hi = np.where(good, hi, mid)
+    return lo

@@ -27,14 +27,13 @@ import numpy as np
 
 from .architecture import ModelArch
 from .serving_constants import MOE_TILE_ROWS, REQUEST_OVERHEAD_S
-from .serving_math import aitken, balance_arrivals
+from .serving_math import aitken, balance_arrivals, bisect_largest
 
 Z95 = 1.645  # one-sided 95 % normal quantile
 Z99 = 2.326  # one-sided 99 % normal quantile
 LN2 = float(np.log(2.0))  # median of an exponential wait = ln(2) x mean
 LN20 = float(np.log(20.0))  # p95 of an exponential wait = ln(20) x mean
 LN100 = float(np.log(100.0))  # p99 of an exponential wait = ln(100) x mean
-BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
 # TensorRT-LLM's attention-DP balancing gives up waiting after this many steps: timeout_iters 60
 # (batching_wait_iters 0) in the DeepSeek-R1 attention-DP recipes of InferenceX (benchmarks/
 # dsr1_fp4_b200_trt.sh and siblings) whose rows the TensorRT-LLM constants are fitted on.
@@ -64,7 +63,10 @@ def experts_touched(tokens, log_miss, shape=None):
     a = MOE_ROUTING_SHAPE if shape is None else float(shape)
     if not np.isfinite(a):
         return -np.expm1(tokens * log_miss)
-    return 1.0 - (1.0 - tokens * log_miss / a) ** (-a)
+    base = 1.0 - tokens * log_miss / a
+    if a == 2.0:  # the fitted shape: a square instead of a general power (the search's hottest line)
+        return 1.0 - 1.0 / (base * base)
+    return 1.0 - base ** (-a)
 DEFAULT_TPOT_SLACK = 3.0
 
 
@@ -76,19 +78,6 @@ def moe_split(a: ModelArch) -> tuple[float, float]:
     expert = (3 if a.gated_ffn else 2) * a.hidden_size * width
     routed = float((a.layers - a.dense_layers) * a.experts * expert)
     return float(a.params) - routed, routed
-
-
-def bisect_largest(ok, hi):
-    """Largest rate in [0, hi] (elementwise) with ok(rate), BISECT_STEPS halvings (ok is monotone: true
-    below a threshold)."""
-    lo = np.zeros_like(hi)
-    hi = np.array(hi, dtype=float, copy=True)
-    for _ in range(BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
-    return lo
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -277,36 +266,49 @@ class Engine:
         exceeds the max of the means (a chunk-carrying step is compute-bound while the decode-only
         steps around it are memory-bound); the gap is the excess of the per-kind mean over the
         mean step the closed form prices (0 when no step or every step carries a prompt)."""
+        c = self._mix_k
         finite = np.isfinite(T)
         Tf = np.where(finite, T, 0.0)
-        moe = bool(np.any(self.expert_weight_bytes))
-        chunks = np.ceil(self.prompt / self.budget)
-        share = np.minimum(lam * chunks * Tf, 1.0)
+        lam_t = lam * Tf
+        share = np.minimum(lam_t * c["chunks"], 1.0)
         # prompt tokens per chunk-carrying step: the mean lam x isl x T spread over that share of steps
         # (one chunk, isl / chunks tokens, at low load; several prompts per step at high load)
-        p_c = lam * self.prompt * Tf / np.maximum(share, 1e-12)
-        if moe:
-            n_tok = np.maximum(lam * self.steps * Tf, 1.0) * self.dq
+        p_c = lam_t * self.prompt / np.maximum(share, 1e-12)
+        if c["moe"]:
+            n_tok = np.maximum(lam_t * self.steps, 1.0) * self.dq
             w_c, pad_c = self._moe_costs(n_tok + p_c)
             w_d, pad_d = self._moe_costs(n_tok)
         else:
-            w_c = w_d = self.weight_read_s(1.0)
+            w_c = w_d = c["w1"]
             pad_c = pad_d = 0.0
-        w_mean = share * w_c + (1.0 - share) * w_d
-        pad_mean = share * pad_c + (1.0 - share) * pad_d
-        per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
-        n_seq = lam * self.steps * Tf
-        g_d = n_seq * self.dq * self.flops_per_token * per_flop + pad_d
-        g_c = g_d - pad_d + p_c * self.flops_per_token * per_flop + pad_c
-        a_d = n_seq * self.spec_q * self.dec_attn / self.dec_attn_rate * per_flop
-        a_c = a_d + p_c * self.pre_attn * per_flop
-        k_d = n_seq * self.dec_kv / self.bytes_s
-        k_c = k_d + p_c * self.kv_bytes_per_token_gpu / self.bytes_s
-        mix = (share * (np.maximum(g_c, w_c) + np.maximum(a_c, k_c))
-               + (1.0 - share) * (np.maximum(g_d, w_d) + np.maximum(a_d, k_d)))
-        mean = lambda c, d: share * c + (1.0 - share) * d  # noqa: E731
-        lin = np.maximum(mean(g_c, g_d), w_mean) + np.maximum(mean(a_c, a_d), mean(k_c, k_d))
+        rest = 1.0 - share
+        w_mean = share * w_c + rest * w_d
+        pad_mean = share * pad_c + rest * pad_d
+        # per kind: matmuls (g), attention (a) and KV read (k) of the decodes (_d), plus a prompt chunk (_c)
+        g_d = lam_t * c["g_seq"] + pad_d
+        g_c = g_d - pad_d + p_c * c["g_tok"] + pad_c
+        a_d = lam_t * c["a_seq"]
+        a_c = a_d + p_c * c["a_tok"]
+        k_d = lam_t * c["k_seq"]
+        k_c = k_d + p_c * c["k_tok"]
+        mix = share * (np.maximum(g_c, w_c) + np.maximum(a_c, k_c)) + rest * (np.maximum(g_d, w_d) + np.maximum(a_d, k_d))
+        lin = (np.maximum(share * g_c + rest * g_d, w_mean)
+               + np.maximum(share * a_c + rest * a_d, share * k_c + rest * k_d))
         return w_mean, pad_mean, np.where(finite, np.maximum(mix - lin, 0.0), 0.0)
+
+    @cached_property
+    def _mix_k(self) -> dict:
+        """Per-engine constants of _step_mix (it runs a few times inside every steady state)."""
+        per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
+        return {"moe": bool(np.any(self.expert_weight_bytes)), "chunks": np.ceil(self.prompt / self.budget),
+                "w1": self.weight_read_s(1.0),
+                # per (request/s x second of step): the running decodes' matmuls, attention and KV read
+                "g_seq": self.steps * self.dq * self.flops_per_token * per_flop,
+                "a_seq": self.steps * self.spec_q * self.dec_attn / self.dec_attn_rate * per_flop,
+                "k_seq": self.steps * self.dec_kv / self.bytes_s,
+                # per prompt token of a chunk
+                "g_tok": self.flops_per_token * per_flop, "a_tok": self.pre_attn * per_flop,
+                "k_tok": self.kv_bytes_per_token_gpu / self.bytes_s}
 
     def steady(self, lam, parts=True):
         """Steady state at lam requests/s per replica (open loop, Poisson arrivals).
