@@ -83,7 +83,7 @@ def conversion(version, *, base: str, quote: str) -> dict:
     from catalog.snapshots import fx_on
     from costs.adapters import fx_from_snapshot
 
-    costs = (version.result or {}).get("costs") or {}
+    costs = (version.full_result or {}).get("costs") or {}
     on = dt.date.fromisoformat(costs.get("as_of") or version.as_of.isoformat())
     out = {"base": base, "quote": quote, "on": on, "factor": None, "legs": [], "error": ""}
     if base == quote:

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from .choices import Role, VersionStatus, WorkloadKind
+from .result_parts import merged
 
 
 class Team(models.Model):
@@ -109,7 +110,10 @@ class PlanVersion(models.Model):
     # recomputation of these inputs gives the same numbers (docs/CALIBRATION.md).
     calibrations = models.JSONField(_("calibrations"), default=dict, blank=True)
     as_of = models.DateField(_("prices as of"))
+    # The result a version serves: the decision and the options the plan names; every priced and
+    # skipped option is in option_catalog (planner.result_parts: a result of at most 250 KB, issue 20).
     result = models.JSONField(_("result"), null=True, blank=True)
+    option_catalog = models.JSONField(_("option catalog"), null=True, blank=True)
     error = models.TextField(_("error"), blank=True)
     engine_version = models.CharField(_("engine version"), max_length=40, blank=True)
     attempts = models.PositiveIntegerField(_("attempts"), default=0)
@@ -149,6 +153,12 @@ class PlanVersion(models.Model):
     @property
     def is_finished(self):
         return self.status in (VersionStatus.DONE, VersionStatus.FAILED)
+
+    @property
+    def full_result(self) -> dict | None:
+        """The engines' whole result: `result` with every priced and skipped option put back (what the page,
+        the PDF, the XLSX and the compare pages read)."""
+        return merged(self.result, self.option_catalog)
 
 
 class ShareLink(models.Model):

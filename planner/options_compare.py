@@ -170,7 +170,7 @@ def build(version, option_ids: list[str]) -> dict | None:
     from .i18n import localise
     from .presentation import OPTION_KINDS, _localised, risk_view
 
-    result = localise(version.result or {})
+    result = localise(version.full_result or {})
     costs = result.get("costs") or {}
     by_id = {o.get("id"): o for o in costs.get("options") or []}
     if not option_ids or any(i not in by_id for i in option_ids):

@@ -54,7 +54,7 @@ def pdf_summary(version, view: dict) -> dict:
     from .i18n import localise
     from .presentation import _localised, meets_by_candidate, risk_view
 
-    result = localise(version.result or {})
+    result = localise(version.full_result or {})
     costs = result.get("costs") or {}
     include_vat = bool(costs.get("include_vat"))
     currency = costs.get("currency", "")

@@ -28,7 +28,7 @@ def export(*, version, fmt: str, request=None) -> tuple[bytes, str, str]:
 
     from .i18n import localise
 
-    costs = localise((version.result or {}).get("costs") or {})  # engine texts in the file's language
+    costs = localise((version.full_result or {}).get("costs") or {})  # engine texts in the file's language
     meta = export_meta(version)
     if fmt == "csv":
         content = exports.costs_csv(costs, meta=meta)
@@ -45,7 +45,7 @@ def export_meta(version):
     from costs.exports import ExportMeta
 
     return ExportMeta(plan=version.plan.name, version=version.number, exported_on=timezone.localdate(),
-                      meets=meets_by_candidate((version.result or {}).get("sizing") or {}))
+                      meets=meets_by_candidate((version.full_result or {}).get("sizing") or {}))
 
 
 def render_pdf(*, version, request=None) -> bytes:

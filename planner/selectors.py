@@ -56,7 +56,7 @@ def plans_for_user(*, user) -> QuerySet[Plan]:
 
 def plan_with_history(*, plans: QuerySet[Plan]) -> QuerySet[Plan]:
     """Versions (without their heavy JSON) and share links in two extra queries."""
-    light_versions = PlanVersion.objects.defer("result", "price_snapshot", "rate_snapshot").order_by("-number")
+    light_versions = PlanVersion.objects.defer("result", "option_catalog", "price_snapshot", "rate_snapshot").order_by("-number")
     return plans.select_related("team", "workload").prefetch_related(
         Prefetch("versions", queryset=light_versions, to_attr="history"),
         Prefetch("share_links", queryset=ShareLink.objects.order_by("-created_at"), to_attr="links"),

@@ -24,6 +24,7 @@ from django.utils.translation import gettext_noop
 from . import curve_costs, plan_decision
 from .choices import Role, VersionStatus
 from .models import Membership, Plan, PlanVersion, ShareLink, Team, Workload
+from .result_parts import split
 from .selectors import hash_share_token
 
 logger = logging.getLogger(__name__)
@@ -440,11 +441,12 @@ def plan_version_compute(*, version_id: int) -> PlanVersion | None:
             logger.exception("plan version %s failed", version_id)
             outcome = ComputeOutcome(VersionStatus.FAILED, None, f"{type(exc).__name__}: {exc}"[:2000], "")
         version.status = outcome.status
-        version.result = outcome.result
+        version.result, version.option_catalog = split(outcome.result)
         version.error = outcome.error or ("" if outcome.status == VersionStatus.DONE else "unknown error")
         version.engine_version = outcome.engine_version
         version.finished_at = timezone.now()
-        version.save(update_fields=["status", "result", "error", "engine_version", "finished_at"])
+        version.save(update_fields=["status", "result", "option_catalog", "error", "engine_version",
+                                 "finished_at"])
     return version
 
 

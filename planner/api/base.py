@@ -25,7 +25,7 @@ from .exports import EXPORT_FORMATS
 
 ID_PARAM = {"min_value": 1, "max_value": 2**63 - 1}
 MAX_KEY = 255
-VERSION_LIGHT = ("result", "price_snapshot", "rate_snapshot", "inputs")
+VERSION_LIGHT = ("result", "option_catalog", "price_snapshot", "rate_snapshot", "inputs")
 
 
 class Pagination(StrictPageNumberPagination):
@@ -144,13 +144,22 @@ def version_status(v: PlanVersion) -> dict:
 
 def version_data(v: PlanVersion, *, exports_base: str | None = None) -> dict:
     data = version_summary(v)
-    exports = {}
+    exports, options_url = {}, None
     if v.status == VersionStatus.DONE:
         base = exports_base or version_url(v.plan_id, v.number)
         exports = {fmt: f"{base}export/{fmt}/" for fmt in EXPORT_FORMATS}
+        options_url = f"{base}options/"
     data.update({"plan": v.plan_id, "error": v.error, "inputs": v.inputs, "calibrations": v.calibrations,
-                 "result": for_api(v.result), "exports": exports})
+                 "result": for_api(v.result), "exports": exports, "options_url": options_url})
     return data
+
+
+def version_options_data(v: PlanVersion) -> dict:
+    """Every priced and skipped option of a done version (the engines' whole list, result_parts.merged)."""
+    costs = (for_api(v.full_result) or {}).get("costs") or {}
+    options = costs.get("options") or []
+    return {"plan": v.plan_id, "number": v.number, "options_listed": len(options), "options": options,
+            "skipped": costs.get("skipped") or []}
 
 
 def share_link_data(link: ShareLink) -> dict:

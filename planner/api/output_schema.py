@@ -332,18 +332,21 @@ COSTS = _obj({
     "offers_priced": _int(),
     "comparison_basis": _ref("ComparisonBasis", nullable=True),
     "options": _list(_ref("CostOption"), description=(
-        "Every priced option (the cheapest per provider); the decided option, the cheapest of each other way "
-        "of paying and those priced with the team's own quotes carry their lines and cash flow.")),
+        "The options the plan names: the decided one, the alternatives compared in full (with their lines and "
+        "cash flow), the cheapest of each way of paying, each ranked configuration's best and the first few in "
+        "the decision's order. A stored version lists every priced option at its options_url; an estimate "
+        "lists them all here.")),
     "options_listed": _int(description="How many options `options` lists."),
-    "options_left_out": _int(description="Options priced but not listed (0: every option is listed)."),
-    "skipped_total": _int(description="Options not priced (as many as `skipped` lists)."),
+    "options_left_out": _int(description="Options priced but not listed here (a version's options_url lists them)."),
+    "skipped_total": _int(description="Options not priced (a version's options_url lists them with the reason)."),
     "decision": _obj({
         "recommended": _obj({"id": _str(), "kind": _str(), "candidate": _str(), "label": _str(), "total": _dec(),
                              **_texts("why")}, nullable=True),
         "ranked": _list(_obj()), "ranked_by": _str(), "basis": _ref("ComparisonBasis", nullable=True),
     }, nullable=True, description="The cost engine's ranking (the plan's decision is result.decision)."),
     "skipped": _list(_obj({"candidate": _str(), "kind": _str(), **_texts("reason")}),
-                     description="Options not priced, with the reason."),
+                     description="Options not priced, with the reason (empty in a stored version: its options_url "
+                                 "lists them)."),
     "notes": _list(_str(nullable=False)), "notes_i18n": _list(_ref("I18nText")),
     "freshness": _obj({"as_of": _str(format="date"), "warnings": _list(_str(nullable=False)),
                        "warnings_i18n": _list(_ref("I18nText"))}, nullable=True,
@@ -403,6 +406,11 @@ OUTPUT_FIELDS = {
         "result": _ref("PlanResult", nullable=True, description="null until done."),
         "exports": _obj({fmt: _str(nullable=False) for fmt in ("csv", "xlsx", "pdf")},
                         description="Download URLs by format; empty until done."),
+    },
+    "VersionOptionsOut": {
+        "options": _list(_ref("CostOption"), description="Every priced option, in the order of result.costs."),
+        "skipped": _list(_obj({"candidate": _str(), "kind": _str(), **_texts("reason")}),
+                         description="Every option not priced, with the reason."),
     },
     "EstimateOut": {"decision": _ref("PlanDecision"), "sizing": _ref("SizingResult"),
                     "costs": _ref("CostResult", nullable=True)},

@@ -177,6 +177,18 @@ class VersionOut(VersionSummaryOut):
                                          "(docs/CALIBRATION.md); empty lists: the presets.")
     result = ObjectField(allow_null=True, help_text='{"decision": the one decided option (hardware, layout, provider, payment mode, budget, targets; docs/API.md), "sizing": ..., "costs": ...}; null until done.')
     exports = serializers.DictField(child=serializers.CharField(), help_text="Download URLs by format.")
+    options_url = serializers.CharField(
+        allow_null=True, help_text="Every priced and every skipped option of a done version (result.costs.options "
+                                   "lists those the plan names); null until done.")
+
+
+class VersionOptionsOut(serializers.Serializer):
+    plan = serializers.IntegerField()
+    number = serializers.IntegerField()
+    options_listed = serializers.IntegerField(help_text="How many options `options` lists.")
+    options = serializers.ListField(child=ObjectField(), help_text="Every priced option, as result.costs.options "
+                                                                   "lists them.")
+    skipped = serializers.ListField(child=ObjectField(), help_text="Every option not priced, with the reason.")
 
 
 class PlanOut(serializers.Serializer):

@@ -18,7 +18,16 @@ from planner.selectors import share_link_resolve
 from planner.services import PlannerError, share_link_create, share_link_revoke
 
 from . import serializers as s
-from .base import VERSION_LIGHT, ApiView, _plan, _require_edit, share_link_data, version_data, version_summary
+from .base import (
+    VERSION_LIGHT,
+    ApiView,
+    _plan,
+    _require_edit,
+    share_link_data,
+    version_data,
+    version_options_data,
+    version_summary,
+)
 from .errors import FieldErrors
 from .views import EXPORT_FORMAT_PARAM, EXPORT_RESPONSES, _export_response
 
@@ -95,6 +104,17 @@ class SharedVersionView(APIView):
         data = version_data(version, exports_base=base)
         data["url"] = data["status_url"] = base
         return Response(data)
+
+
+class SharedVersionOptionsView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(summary="Every priced and skipped option of a done version of a shared plan",
+                   responses=s.VersionOptionsOut, tags=["sharing"], auth=[])
+    def get(self, request, token: str, number: int):
+        plan = _shared_plan(token)
+        version = get_object_or_404(plan.versions, number=number, status=VersionStatus.DONE)
+        return Response(version_options_data(version))
 
 
 class SharedExportView(APIView):

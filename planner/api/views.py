@@ -41,6 +41,7 @@ from .base import (
     plan_data,
     status_url,
     version_data,
+    version_options_data,
     version_status,
     version_summary,
     version_url,
@@ -328,7 +329,7 @@ class VersionDetailView(ApiView):
             raise Http404
         pk, version_status_ = row
         if version_status_ != VersionStatus.DONE:
-            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
+            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot", "option_catalog").get(pk=pk)
             return Response(version_data(version), headers={"Cache-Control": "no-store"})
         fmt = getattr(request.accepted_renderer, "format", "json")
         lang = api_language()
@@ -340,11 +341,11 @@ class VersionDetailView(ApiView):
         if _etag_matches(request.headers.get("If-None-Match", ""), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers=headers)
         if fmt != "json":  # the browsable API: rendered by DRF each time
-            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
+            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot", "option_catalog").get(pk=pk)
             return Response(version_data(version), headers=headers)
         bodies = done_bodies.get(pk, lang)
         if bodies is None:
-            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot").get(pk=pk)
+            version = PlanVersion.objects.defer("price_snapshot", "rate_snapshot", "option_catalog").get(pk=pk)
             bodies = done_bodies.put(pk, JSONRenderer().render(version_data(version)), lang)
         if accepts_gzip(request):
             response = HttpResponse(bodies[1], content_type="application/json")
@@ -354,6 +355,19 @@ class VersionDetailView(ApiView):
         for name, value in headers.items():
             response[name] = value
         return response
+
+
+class VersionOptionsView(ApiView):
+    @extend_schema(summary="Every priced and skipped option of a done version",
+                   description="result.costs.options lists the options the plan names; this lists them all, "
+                               "in the same order, with the options not priced and why.",
+                   responses=s.VersionOptionsOut, tags=["plans"])
+    def get(self, request, plan_id: int, number: int):
+        version = _version(request.user, plan_id, number)
+        if version.status != VersionStatus.DONE:
+            raise Conflict(_("Only a done version lists its options; this one is %(status)s.")
+                           % {"status": version.status})
+        return Response(version_options_data(version))
 
 
 class RecomputeView(ApiView):
@@ -395,7 +409,7 @@ class DiffView(ApiView):
             "inputs": json_diff(a.inputs, b.inputs),
             "prices": json_diff(a.price_snapshot, b.price_snapshot),
             "rates": json_diff(a.rate_snapshot, b.rate_snapshot),
-            "result": json_diff(a.result, b.result) if both_done else None,
+            "result": json_diff(a.full_result, b.full_result) if both_done else None,
         })
 
 

@@ -74,7 +74,7 @@ def version_view(version) -> dict:
     from ..launch_view import launch_view
     from ..procurement_view import version_procurement_view
 
-    result = localise(version.result or {})
+    result = localise(version.full_result or {})
     sizing = result.get("sizing") or {}
     accelerators = {a.get("id"): a for a in (version.price_snapshot or {}).get("accelerators") or []}
     kind = (result.get("decision") or {}).get("option_kind")

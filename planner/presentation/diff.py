@@ -50,7 +50,7 @@ def version_diff(*, old, new) -> dict:
         for path in sorted(set(a) | set(b))
         if a.get(path) != b.get(path)
     ]
-    old_totals, new_totals = option_totals(old.result), option_totals(new.result)
+    old_totals, new_totals = option_totals(old.full_result), option_totals(new.full_result)
     totals = []
     for option_id in list(dict.fromkeys([*old_totals, *new_totals])):
         o, n = old_totals.get(option_id, {}), new_totals.get(option_id, {})

@@ -49,8 +49,13 @@ def test_estimate_matches_a_plan_version_computed_today(world, catalog, django_c
         created = client.post("/api/v1/plans/", {"team": world.team.id, "spec": spec}, format="json").json()
     version = client.get(created["version_url"]).json()
     assert version["result"]["sizing"] == estimate["sizing"]
-    assert version["result"]["costs"]["options"] == estimate["costs"]["options"]
+    # the version's result names some options; its options_url lists every one the estimate lists
+    every = client.get(version["options_url"]).json()
+    assert every["options"] == estimate["costs"]["options"]
+    assert every["skipped"] == estimate["costs"]["skipped"]
     assert estimate["costs"]["options"]  # priced, not empty
+    named = {o["id"] for o in version["result"]["costs"]["options"]}
+    assert [o for o in estimate["costs"]["options"] if o["id"] in named] == version["result"]["costs"]["options"]
 
 
 def test_estimate_saves_nothing(catalog_today, viewer):

@@ -36,7 +36,7 @@ def _block_and_table(text: str, delimiter: str):
 
 
 def _costs(plan):
-    return plan.versions.get().result["costs"]
+    return plan.versions.get().full_result["costs"]
 
 
 def test_russian_csv_has_the_header_block_semicolons_and_decimal_commas(owner, plans):  # noqa: F811
@@ -153,7 +153,7 @@ def test_pdf_is_a_short_report_with_the_decision_and_budget_on_page_one(owner, p
     from planner.templatetags.planner_tags import num
 
     plan = plans["plans"][kind]
-    result = plan.versions.get().result
+    result = plan.versions.get().full_result
     decision, costs = result["decision"], result["costs"]
     pages = _pdf_pages(owner, plan, "ru")
     assert len(pages) <= 6, (kind, len(pages))
