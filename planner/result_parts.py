@@ -6,7 +6,8 @@ A plan prices every matching offer: the 70B example of issue 20 lists 104 option
 (`PlanVersion.result`, the API's `result`) keeps the options the plan names: the decided one, the
 alternatives compared in full, the cheapest of each way of paying, the ranked configurations' best and
 the first few in the decision's order. Every priced option and every skipped one stay in
-`PlanVersion.option_catalog`, served at `.../versions/N/options/`. `merged` puts the two back together,
+`PlanVersion.option_catalog`, served at `.../versions/N/options/`, with the parts of the composed prices
+(`costs.freshness.prices[].components`). `merged` puts the two back together,
 equal to the engines' result, for the page, the PDF, the XLSX and the compare pages, so nothing a team
 compares is hidden. Pure: no Django.
 """
@@ -27,7 +28,12 @@ def split(result: dict | None) -> tuple[dict | None, dict | None]:
         return result, None
     kept = _kept_positions(result, costs, options)
     skipped = costs.get("skipped") or []
-    if len(kept) == len(options) and not skipped:
+    prices = (costs.get("freshness") or {}).get("prices") if isinstance(costs.get("freshness"), dict) else None
+    prices = prices if isinstance(prices, list) else []
+    # a composed price's parts (GPU, vCPU, RAM, each with its own source record): its row and source text
+    # say the sum; the parts are in the catalog
+    components = {str(i): p["components"] for i, p in enumerate(prices) if isinstance(p, dict) and "components" in p}
+    if len(kept) == len(options) and not skipped and not components:
         return result, None
     decision = costs.get("decision") if isinstance(costs.get("decision"), dict) else None
     order = decision.get("order") if decision else None
@@ -39,6 +45,7 @@ def split(result: dict | None) -> tuple[dict | None, dict | None]:
         "order": order,
         "options_listed": costs.get("options_listed"),
         "options_left_out": costs.get("options_left_out"),
+        "price_components": components,
     }
     lean_costs = {
         **costs,
@@ -47,6 +54,10 @@ def split(result: dict | None) -> tuple[dict | None, dict | None]:
         "options_left_out": (costs.get("options_left_out") or 0) + len(options) - len(kept),
         "skipped": [],
     }
+    if components:
+        lean_costs["freshness"] = {**costs["freshness"], "prices": [
+            {k: v for k, v in p.items() if k != "components"} if str(i) in components else p
+            for i, p in enumerate(prices)]}
     if isinstance(order, list):
         new_position = {old: new for new, old in enumerate(kept)}
         lean_costs["decision"] = {**decision, "order": [new_position[i] for i in order if i in new_position]}
@@ -67,6 +78,11 @@ def merged(result: dict | None, catalog: dict | None) -> dict | None:
            "options_left_out": catalog.get("options_left_out", 0)}
     if isinstance(costs.get("decision"), dict) and catalog.get("order") is not None:
         out["decision"] = {**costs["decision"], "order": catalog["order"]}
+    components = catalog.get("price_components") or {}
+    if components and isinstance(costs.get("freshness"), dict):
+        out["freshness"] = {**costs["freshness"], "prices": [
+            {**p, "components": components[str(i)]} if str(i) in components else p
+            for i, p in enumerate(costs["freshness"].get("prices") or [])]}
     return {**result, "costs": out}
 
 

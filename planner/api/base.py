@@ -155,11 +155,12 @@ def version_data(v: PlanVersion, *, exports_base: str | None = None) -> dict:
 
 
 def version_options_data(v: PlanVersion) -> dict:
-    """Every priced and skipped option of a done version (the engines' whole list, result_parts.merged)."""
+    """Every priced and skipped option of a done version and every price it used with a composed price's parts
+    (the engines' whole lists, result_parts.merged)."""
     costs = (for_api(v.full_result) or {}).get("costs") or {}
     options = costs.get("options") or []
     return {"plan": v.plan_id, "number": v.number, "options_listed": len(options), "options": options,
-            "skipped": costs.get("skipped") or []}
+            "skipped": costs.get("skipped") or [], "prices": (costs.get("freshness") or {}).get("prices") or []}
 
 
 def share_link_data(link: ShareLink) -> dict:

@@ -189,6 +189,9 @@ class VersionOptionsOut(serializers.Serializer):
     options = serializers.ListField(child=ObjectField(), help_text="Every priced option, as result.costs.options "
                                                                    "lists them.")
     skipped = serializers.ListField(child=ObjectField(), help_text="Every option not priced, with the reason.")
+    prices = serializers.ListField(child=ObjectField(), help_text="Every price the plan used, as "
+                                   "result.costs.freshness.prices lists them, with a composed price's parts "
+                                   "(`components`: GPU, vCPU, RAM, each with its source).")
 
 
 class PlanOut(serializers.Serializer):

@@ -53,6 +53,7 @@ def test_result_names_the_decided_options_and_the_options_url_lists_them_all(wor
     assert all_body["options_listed"] == len(everything)
     assert [s["reason"] for s in all_body["skipped"]] == [s["reason"] for s in real_result["costs"]["skipped"]]
     _validate("VersionOptionsOut", all_body)
+    assert all_body["prices"] == real_result["costs"]["freshness"]["prices"]
     # the whole result the page and the exports read is the engines' result
     assert split_version.full_result == real_result
 

@@ -19,6 +19,9 @@ def _result(n_options: int = 12) -> dict:
             "options": options, "options_listed": n_options, "options_left_out": 0,
             "skipped": [{"candidate": "x", "kind": "onprem", "reason": "no price"}], "skipped_total": 1,
             "shortlist": {"c": ["o10"]},
+            "freshness": {"as_of": "2026-12-05", "prices": [
+                {"row": "a", "source": "list"},
+                {"row": "b", "source": "GPU + vCPU", "components": {"on_demand": {"components": [{"label": "GPU"}]}}}]},
             "decision": {"recommended": {"id": "o9"}, "cheapest_onprem": {"id": "o2"}, "ranked": [{"id": "o3"}],
                          "order": order},
         },
@@ -41,6 +44,9 @@ def test_the_served_result_keeps_the_named_options_in_their_order():
     by_position = [ids[i] for i in costs["decision"]["order"]]
     assert by_position == [f"o{i}" for i in result["costs"]["decision"]["order"] if f"o{i}" in ids]
     assert len(catalog["options"]) == 12 - len(ids)
+    # a composed price keeps its row and source text; its parts are in the catalog
+    assert costs["freshness"]["prices"] == [{"row": "a", "source": "list"}, {"row": "b", "source": "GPU + vCPU"}]
+    assert costs["freshness"]["as_of"] == "2026-12-05"
 
 
 def test_merged_parts_are_the_engines_result():
@@ -53,6 +59,7 @@ def test_merged_parts_are_the_engines_result():
 def test_nothing_to_leave_out_keeps_one_part():
     result = _result(KEPT_IN_ORDER)  # every option among the first in the decision's order
     result["costs"]["skipped"] = []
+    result["costs"]["freshness"]["prices"].pop()
     lean, catalog = split(copy.deepcopy(result))
     assert catalog is None and lean == result
 
