@@ -27,7 +27,7 @@ import datetime as dt
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from catalog.domain.messages import Msg
+from catalog.domain.messages import Msg, figure, join_texts
 from costs.engine.inputs import CloudOffer, CostOptions, PriceBook, ServerPrice
 from costs.engine.money import Price
 
@@ -59,13 +59,22 @@ def _money_text(amount: Decimal, currency: str) -> str:
 # ---- composed cloud offers ---------------------------------------------------------------------
 
 
-def _components_text(o: dict) -> str:
-    parts = " + ".join(f"{c['label']} {c['quantity']} x {c['unit_price']}" for c in o["components"])
-    vat = {True: "incl. VAT", False: "excl. VAT", None: "VAT basis not stated"}[o["includes_vat"]]
-    when = f"price list of {o['valid_from']}" if o["valid_from"] else "undated price list"
-    stale = " [STALE]" if o["stale"] else ""
-    return f"{o['provider']} {o['product']}: {parts} = {o['price_per_hour']['amount']} " \
-           f"{o['price_per_hour']['currency']} per VM-hour, {vat} ({when}){stale}"
+# what a composed price's parts are called (catalog.compose): translatable names
+COMPONENT_NAMES = {"GPU": "GPU", "vCPU": "vCPU", "RAM, GB": "RAM, GB", "GPU cluster fee per VM": "GPU cluster fee per VM"}
+VAT_TEXT = {True: "incl. VAT", False: "excl. VAT", None: "VAT basis not stated"}
+
+
+def _components_text(o: dict) -> Msg:
+    """The sum a composed price is, part by part, as a translatable text (a Russian plan reads it in Russian)."""
+    parts = join_texts([Msg("{part} {quantity} x {unit_price:,.2f}",
+                            part=Msg(COMPONENT_NAMES[c["label"]]) if c["label"] in COMPONENT_NAMES else c["label"],
+                            quantity=figure(Decimal(c["quantity"])), unit_price=Decimal(c["unit_price"]))
+                        for c in o["components"]], " + ")
+    when = Msg("price list of {date}", date=o["valid_from"]) if o["valid_from"] else Msg("undated price list")
+    return Msg("{provider} {product}: {parts} = {amount:,.2f} {currency} per VM-hour, {vat} ({when}){stale}",
+               provider=o["provider"], product=o["product"], parts=parts,
+               amount=Decimal(o["price_per_hour"]["amount"]), currency=o["price_per_hour"]["currency"],
+               vat=Msg(VAT_TEXT[o["includes_vat"]]), when=when, stale=Msg(" [STALE]") if o["stale"] else "")
 
 
 def composed_cloud_offers(price_snapshot: dict, *, training: bool) -> tuple[list[CloudOffer], dict]:
@@ -80,7 +89,8 @@ def composed_cloud_offers(price_snapshot: dict, *, training: bool) -> tuple[list
                                                  o["billing"]) in clustered):
             continue
         reserved = o["billing"] == "capacity_reservation"
-        name = o["instance_type"] + (" (capacity reservation, billed every hour)" if reserved else "")
+        name = (Msg("{instance} (capacity reservation, billed every hour)", instance=o["instance_type"])
+                if reserved else o["instance_type"])
         groups.setdefault((o["provider"], o["region"], name, o["accelerator"], o["gpu_count"]), {})[o["billing"]] = o
     offers, meta = [], {}
     for (provider, region, name, acc, gpus), by_billing in groups.items():
@@ -103,7 +113,7 @@ def composed_cloud_offers(price_snapshot: dict, *, training: bool) -> tuple[list
         meta[(provider, region, name)] = {
             "kind": "list price",
             "what": "cloud",
-            "row": f"{provider} {name}",
+            "row": Msg("{provider} {instance}", provider=provider, instance=name),
             "date": first["valid_from"],
             "stale": any(o["stale"] for o in by_billing.values()),
             "stale_reason": first["stale_reason"],

@@ -83,4 +83,16 @@ def for_api(result):
     lang = (translation.get_language() or "en").lower()
     if result is None or lang.startswith("en"):
         return result
-    return localise(result, keep_structured=True)
+    out = localise(result, keep_structured=True)
+    # an option's label, wherever the result names the option (costs.options, the decision, its alternatives,
+    # the ranking), in the language too: read from the rendered detail (the label itself is stored in English)
+    return _relabelled(out, _option_labels(out))
+
+
+def _relabelled(tree, labels: dict[str, str]):
+    if isinstance(tree, dict):
+        return {k: labels.get(v, v) if k == "label" and isinstance(v, str) else _relabelled(v, labels)
+                for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_relabelled(v, labels) for v in tree]
+    return tree

@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("planner/engine", "costs/engine", "costs/adapters", "catalog", "planner/plan_decision.py")
+SOURCES = ("planner/engine", "costs/engine", "costs/adapters", "costs/price_sources.py", "catalog",
+           "planner/plan_decision.py")
 # A template with no word in it ("{a}{b}", "{n} GPU") needs no translation.
 WORD = re.compile(r"[A-Za-z]{2,}")
 

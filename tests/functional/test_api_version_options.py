@@ -58,11 +58,19 @@ def test_result_names_the_decided_options_and_the_options_url_lists_them_all(wor
     assert split_version.full_result == real_result
 
 
-def test_options_url_in_russian_localises_engine_texts(world, split_version):
+def test_options_url_in_russian_localises_engine_texts_and_option_labels(world, split_version):
     client = client_for(world.users["viewer"])  # noqa: F405
     body = client.get(f"/api/v1/plans/{world.plan.id}/versions/2/options/", HTTP_ACCEPT_LANGUAGE="ru").json()
     reasons = " ".join(s["reason"] for s in body["skipped"])
     assert any("а" <= ch <= "я" for ch in reasons.lower()), reasons[:200]
+    # the options are named in Russian wherever the result names them ("на 1 ×", "по требованию", "покупка")
+    assert all(" on " not in o["label"] for o in body["options"]), [o["label"] for o in body["options"]][:3]
+    version = client.get(f"/api/v1/plans/{world.plan.id}/versions/2/", HTTP_ACCEPT_LANGUAGE="ru").json()
+    decision = version["result"]["decision"]
+    listed = {o["id"]: o["label"] for o in version["result"]["costs"]["options"]}
+    assert decision["label"] == listed[decision["option_id"]]
+    assert all(a["label"] == listed[a["option_id"]] for a in decision["alternatives"])
+    assert any("а" <= ch <= "я" for ch in " ".join(listed.values()).lower())
 
 
 def test_options_url_is_scoped_and_needs_a_done_version(world, split_version):
