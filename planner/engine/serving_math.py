@@ -42,7 +42,7 @@ def balance_arrivals(ranks):
     return np.where(r > 1.0, (var + en * en - en) / (2.0 * np.maximum(en, 1e-12)), 0.0)
 
 
-def bisect_largest(ok, hi):
+def bisect_largest(ok, hi, shape=None):
     """Largest rate in [0, hi] (elementwise) with ok(rate), to hi / 2**BISECT_STEPS (ok is monotone: true
     below a threshold).
 
@@ -50,11 +50,13 @@ def bisect_largest(ok, hi):
     k-th of the interval below the first failing one, reaching the grid point BISECT_STEPS halvings reach.
     Small arrays (a plan's few candidates) go 16 ways, a third of the calls (numpy's per-call cost
     dominates them); large ones (a whole-catalog search) 4 ways or halve, where the elementwise work
-    dominates. One call at hi first gives the shape ok answers in (its inputs broadcast against the rate),
-    so the added leading axis of tried rates never meets another array's axis."""
+    dominates. `shape`: the shape ok answers in (its inputs broadcast against the rate), so the added
+    leading axis of tried rates never meets another array's axis; without it, one call at hi tells."""
     hi = np.array(hi, dtype=float, copy=True)
-    with np.errstate(all="ignore"):  # beyond saturation the step time is inf: only the shape is read
-        shape = np.broadcast_shapes(hi.shape, np.shape(ok(hi)))
+    if shape is None:
+        with np.errstate(all="ignore"):  # beyond saturation the step time is inf: only the shape is read
+            shape = np.shape(ok(hi))
+    shape = np.broadcast_shapes(hi.shape, tuple(shape))
     hi = np.broadcast_to(hi, shape).copy()
     lo = np.zeros_like(hi)
     size = max(hi.size, 1)

@@ -297,6 +297,12 @@ class Engine:
         return w_mean, pad_mean, np.where(finite, np.maximum(mix - lin, 0.0), 0.0)
 
     @cached_property
+    def shape(self) -> tuple:
+        """The shape every per-engine figure broadcasts to (its array fields' shapes together)."""
+        return np.broadcast_shapes(*(np.shape(getattr(self, f)) for f in self.__dataclass_fields__
+                                     if getattr(self, f) is not None))
+
+    @cached_property
     def _mix_k(self) -> dict:
         """Per-engine constants of _step_mix (it runs a few times inside every steady state)."""
         per_flop = 1.0 / (self.tp * self.pp * self.flops_s)
@@ -411,7 +417,7 @@ class Engine:
         """Highest rate the engine sustains (token budget, compute, bandwidth or KV memory)."""
         def ok(lam):
             return self.steady(lam, parts=False)["stable"]
-        return bisect_largest(ok, self._rate_upper())
+        return bisect_largest(ok, self._rate_upper(), shape=self.shape)
 
     def _rate_upper(self):
         """The rate where compute or KV traffic alone would fill every second (no steady state beyond)."""
@@ -438,7 +444,8 @@ class Engine:
             if closed:
                 ttft = ttft + 2.0 * self.cohort_s(lam * (s["ttft"] + (self.osl - 1.0) * s["tpot"]))
             return s["stable"] & (ttft <= ttft_s) & (s["tpot_p95"] <= tpot_s)
-        lam = bisect_largest(ok, self._rate_upper() if hi is None else hi)
+        lam = bisect_largest(ok, self._rate_upper() if hi is None else hi,
+                             shape=np.broadcast_shapes(self.shape, np.shape(ttft_s), np.shape(tpot_s)))
         # lam is the top of the feasible range; 0 with an infeasible floor means never.
         return np.where(ok(np.maximum(lam, 1e-9)), lam, 0.0)
 
@@ -456,7 +463,7 @@ class Engine:
         def fewer(lam):
             s = self.steady(lam, parts=False)
             return s["stable"] & (lam * (s["ttft"] + cohort + (self.osl - 1.0) * s["tpot"]) <= clients)
-        lam = bisect_largest(fewer, cap)
+        lam = bisect_largest(fewer, cap, shape=np.broadcast_shapes(self.shape, clients.shape, np.shape(cohort)))
         s = self.steady(lam)
         # The cohort wait is part of every request's cycle, so it is in the balance above: the rate,
         # the step time and the latencies are one operating point (Little's law on the loop holds).
