@@ -248,7 +248,10 @@ class Engine:
                 "own": P * (c_pre + self.comm_per_token_s + self.hc_per_token_s) + np.maximum(chunks - 1.0, 0.0) * (fixed + w1), "w1": w1,
                 "moe": bool(np.any(self.expert_weight_bytes)), "slots": np.maximum(self.n_max, 1.0),
                 "slot_exp": np.sqrt(2.0 * (np.maximum(self.n_max, 1.0) + 1.0)) - 1.0,
-                "tpot_sd": P * c_pre / np.sqrt(np.maximum(S, 1.0))}
+                "tpot_sd": P * c_pre / np.sqrt(np.maximum(S, 1.0)),
+                # attention-DP balancing arrivals (None: no engine balances ranks) and the poll window
+                "arrivals": balance_arrivals(self.dp_balance_ranks) if np.any(self.dp_balance_ranks > 1.0) else None,
+                "poll": np.maximum(self.poll_steps, 1.0), "polls": bool(np.any(self.poll_steps > 1.0))}
 
     def _slopes(self, lam):
         k = self._k
@@ -352,7 +355,7 @@ class Engine:
         own = k["own"]
         rho = lam * self.prompt * T / np.maximum(self.budget - n_decode * self.dq, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
-        residence = (1.0 + 0.5 * np.maximum(self.poll_steps, 1.0)) * T + own + wait + self.steps * T
+        residence = (1.0 + 0.5 * k["poll"]) * T + own + wait + self.steps * T
         n_running = lam * residence
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
@@ -369,18 +372,20 @@ class Engine:
         # Attention-DP balancing: a prompt waits for the other ranks' prompts, (ranks - 1) / 2 arrivals on
         # average, at most the timeout (counted with the queue waits: median ln 2, p95 ln 20 x the mean).
         ranks = self.dp_balance_ranks
-        balance = np.where(ranks > 1.0, np.minimum(balance_arrivals(ranks) / np.maximum(lam, 1e-12),
-                                                   DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
+        balance = 0.0 if k["arrivals"] is None else np.where(
+            ranks > 1.0, np.minimum(k["arrivals"] / np.maximum(lam, 1e-12),
+                                    DP_BALANCE_TIMEOUT_STEPS * np.where(np.isfinite(T), T, 0.0)), 0.0)
         waits = wait + slot_wait + balance
         # the wait to be taken in: uniform over poll_steps steps (mean and median half of them, p95/p99 all)
-        poll = np.maximum(self.poll_steps, 1.0) * T
+        poll = k["poll"] * T
         # Prefill batching across the poll window: what one poll takes in is prefilled as one batch (SGLang's
         # scheduler prefers a waiting prefill batch to the next decode step), so a prompt's first token waits for
         # every prompt that arrived in its window, lam x poll_steps x T of them; the average step (T) already
         # carries lam x T of them, the rest, lam x (poll_steps - 1) x T prompts, are added here (docs/SIZING.md
         # "Scheduler polling"). 0 when the scheduler takes requests in every step.
-        extra_steps = np.maximum(self.poll_steps, 1.0) - 1.0
-        batched = np.where(extra_steps > 0.0, lam * extra_steps * T * self.prompt * k["c_pre"], 0.0)
+        extra_steps = k["poll"] - 1.0
+        batched = 0.0 if not k["polls"] else np.where(
+            extra_steps > 0.0, lam * extra_steps * T * self.prompt * k["c_pre"], 0.0)
         fixed_part = T + own + self.request_overhead_s + batched
         ttft = fixed_part + 0.5 * poll + waits
         ttft_p50 = fixed_part + 0.5 * poll + waits * LN2
