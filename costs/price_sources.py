@@ -66,12 +66,12 @@ VAT_TEXT = {True: "incl. VAT", False: "excl. VAT", None: "VAT basis not stated"}
 
 def _components_text(o: dict) -> Msg:
     """The sum a composed price is, part by part, as a translatable text (a Russian plan reads it in Russian)."""
-    parts = join_texts([Msg("{part} {quantity} x {unit_price:,.2f}",
+    parts = join_texts([Msg("{part} {quantity} x {unit_price:.2f}",
                             part=Msg(COMPONENT_NAMES[c["label"]]) if c["label"] in COMPONENT_NAMES else c["label"],
                             quantity=figure(Decimal(c["quantity"])), unit_price=Decimal(c["unit_price"]))
                         for c in o["components"]], " + ")
     when = Msg("price list of {date}", date=o["valid_from"]) if o["valid_from"] else Msg("undated price list")
-    return Msg("{provider} {product}: {parts} = {amount:,.2f} {currency} per VM-hour, {vat} ({when}){stale}",
+    return Msg("{provider} {product}: {parts} = {amount:.2f} {currency} per VM-hour, {vat} ({when}){stale}",
                provider=o["provider"], product=o["product"], parts=parts,
                amount=Decimal(o["price_per_hour"]["amount"]), currency=o["price_per_hour"]["currency"],
                vat=Msg(VAT_TEXT[o["includes_vat"]]), when=when, stale=Msg(" [STALE]") if o["stale"] else "")

@@ -47,7 +47,7 @@ def _assert_each_completed_once(version_ids: list[int], report: dict) -> None:
     assert report["done"] == len(version_ids), "every plan must end done (the catalog is loaded)"
     for vid in version_ids:
         status, result = expected_outcome(vid)
-        assert (rows[vid].status, rows[vid].result) == (status, result), f"version {vid}: {rows[vid].error}"
+        assert (rows[vid].status, rows[vid].full_result) == (status, result), f"version {vid}: {rows[vid].error}"
         assert _finish_transitions(vid) == 1, f"version {vid} finished more than once"
 
 

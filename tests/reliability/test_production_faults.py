@@ -250,7 +250,7 @@ def test_production_shape_survives_ten_redis_outages_three_worker_kills_and_a_po
         for vid in version_ids:
             assert _finish_transitions(vid) == 1, f"version {vid} finished more than once"
             row = PlanVersion.objects.get(pk=vid)
-            assert (row.status, row.result) == expected_outcome(vid), f"version {vid}: {row.error}"
+            assert (row.status, row.full_result) == expected_outcome(vid), f"version {vid}: {row.error}"
         slow = [r for r in report if r["recovery_s"] > RECOVERY_LIMIT_S]
         assert not slow, f"recovery slower than {RECOVERY_LIMIT_S} s: {slow}"
         assert supervised.unexpected_exits == [], "the worker must survive broker outages"

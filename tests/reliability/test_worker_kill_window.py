@@ -81,5 +81,5 @@ def test_a_worker_killed_between_receiving_and_claiming_loses_the_plan_for_secon
     recovery_s = time.monotonic() - killed_at
     print("KILL-WINDOW", {"recovery_s": round(recovery_s, 1)})
     row = PlanVersion.objects.get(pk=version_id)
-    assert (row.status, row.result) == expected_outcome(version_id)
+    assert (row.status, row.full_result) == expected_outcome(version_id)
     assert row.attempts == 1, "the killed worker never claimed it"

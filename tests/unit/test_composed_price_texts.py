@@ -19,8 +19,8 @@ COMPOSED = {
 
 def test_english_text_states_the_sum_part_by_part():
     text = _components_text(COMPOSED)
-    assert text == ("Yandex Cloud Compute Cloud: GPU 4 x 1,016.90 + vCPU 88 x 0.90 + RAM, GB 880 x 0.28 = "
-                    "4,393.20 RUB per VM-hour, incl. VAT (price list of 2026-01-23)")
+    assert text == ("Yandex Cloud Compute Cloud: GPU 4 x 1016.90 + vCPU 88 x 0.90 + RAM, GB 880 x 0.28 = "
+                    "4393.20 RUB per VM-hour, incl. VAT (price list of 2026-01-23)")
     # the parts add up to the stated sum
     assert sum(Decimal(c["quantity"]) * Decimal(c["unit_price"]) for c in COMPOSED["components"]) == Decimal("4393.20")
 
