@@ -14,10 +14,10 @@ compares is hidden. Pure: no Django.
 
 from __future__ import annotations
 
+from costs.engine.presented import NAMED_KEYS
+
 # Options kept in the decision's order on top of the named ones: the cheapest few, whatever they are.
 KEPT_IN_ORDER = 3
-# costs.decision entries that name one option (costs.engine.presented.NAMED_KEYS)
-NAMED_KEYS = ("recommended", "cheapest_onprem", "cheapest_cloud", "cheapest_dedicated", "cheapest_hybrid", "api")
 
 
 def split(result: dict | None) -> tuple[dict | None, dict | None]:
