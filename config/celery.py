@@ -95,15 +95,24 @@ app = Celery("gpu_planner")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# The collector's first threshold in a worker: allocations net of frees between young collections
+# (CPython's default, 700, ran ~25 young and 2 middle collections a plan, 4-6 ms of its ~100 ms;
+# measured in bench/bench_pipeline.py). A plan's objects die young by reference counting; the few
+# cycles wait a little longer, a few MB at most.
+WORKER_GC_GEN0_THRESHOLD = 20_000
+
+
 def freeze_startup_objects(**_kwargs) -> None:
     """Move the objects alive after start-up (Django, the apps, the catalogs) to the collector's
     permanent generation: a plan allocates ~10^5 short-lived objects, and every full collection
     would walk the start-up ones again (measured in bench/bench_pipeline.py, docs/BENCHMARKS.md).
-    In a prefork parent it also keeps the children from touching (and copying) its pages."""
+    In a prefork parent it also keeps the children from touching (and copying) its pages. Then
+    young collections run every WORKER_GC_GEN0_THRESHOLD allocations instead of every 700."""
     import gc
 
     gc.collect()
     gc.freeze()
+    gc.set_threshold(WORKER_GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
 
 
 # the solo/threads pool computes in the worker process itself, prefork in its children

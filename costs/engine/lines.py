@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
+from functools import cached_property
 
 from catalog.domain.messages import Msg
 
@@ -226,11 +227,14 @@ def item(
     return out
 
 
+_QUANTA = {places: Decimal(1).scaleb(-places) for places in range(10)}  # 10**-places, made once
+_NANO = Decimal("1e-9")
+
+
 def _num(d: Decimal, places: int | None = None) -> str:
     if places is not None:
-        return str(d.quantize(Decimal(1).scaleb(-places)))
-    d = d.quantize(Decimal("1e-9")).normalize()
-    return f"{d:f}"
+        return str(d.quantize(_QUANTA[places]))
+    return f"{d.quantize(_NANO).normalize():f}"
 
 
 def fleet_text(w: Workload, gpus: int | None = None) -> str:
@@ -326,14 +330,15 @@ class Usage:
     def uniform(self) -> bool:
         return not self.job
 
-    @property
+    # cached: the options of a plan share one Usage per running share, and read these many times
+    @cached_property
     def active(self) -> tuple[Decimal, ...] | None:
         """Months the fleet is in use at all (1) or not (0); None: every month."""
         if not self.job:
             return None
         return tuple(ONE if h > 0 else ZERO for h in self.hours)
 
-    @property
+    @cached_property
     def total_hours(self) -> Decimal:
         return sum(self.hours, ZERO)
 

@@ -7,7 +7,7 @@ FX and VAT are looked up for a date passed in by the caller (no clock here).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from .errors import fail
@@ -74,6 +74,9 @@ def _valid(valid_from: dt.date, valid_to: dt.date | None, on: dt.date) -> bool:
 @dataclass(frozen=True, kw_only=True)
 class FxTable:
     rates: tuple[FxRate, ...] = ()
+    # rates already looked up, by (base, quote, date): a plan converts the same few pairs
+    # thousands of times, and the table never changes (frozen)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def _direct(self, base: str, quote: str, on: dt.date) -> Decimal | None:
         hits = [
@@ -98,6 +101,13 @@ class FxTable:
         check_currency(quote, path=path)
         if base == quote:
             return ONE
+        key = (base, quote, on)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._lookup(base, quote, on, path)
+        return hit
+
+    def _lookup(self, base: str, quote: str, on: dt.date, path: str) -> Decimal:
         direct = self._direct(base, quote, on)
         if direct is not None:
             return direct

@@ -177,6 +177,11 @@ def _operating_point(e, s: ServingInputs, replicas, max_stable, ttft_t, tpot_t) 
     return op
 
 
+def _at(x, at):
+    """x at the positions `at` of a 1-D layout array, or x itself where it is one value for all."""
+    return x[at] if np.ndim(x) else x
+
+
 def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
     """Every accelerator x (TP, PP) layout: does one replica fit, how fast a request rate it sustains
     within the p95 targets, how many replicas the stated load needs, and the operating point."""
@@ -232,8 +237,14 @@ def search_serving(s: ServingInputs, cat: CatalogArrays) -> dict:
             # Rounding to whole clients per replica can still miss by a hair: one more replica there.
             short = meets & ((op["ttft_p95"] > ttft_t * (1 + 1e-6)) | (op["tpot_p95"] > tpot_t * (1 + 1e-6)))
             if short.any():
+                # only the layouts that missed are evaluated again (the rest keep their point)
                 replicas = np.where(short, replicas + 1.0, replicas)
-                op = _operating_point(e, s, replicas, max_stable, ttft_t, tpot_t)
+                redo = np.nonzero(short)
+                again = _operating_point(_compress(e, redo, short.shape), s, replicas[redo], max_stable[redo],
+                                         _at(ttft_t, redo), _at(tpot_t, redo))
+                for key, value in again.items():
+                    op[key] = np.array(op[key], copy=True)
+                    op[key][redo] = value
         count = replicas * tp_e * pp_e
         meets = (meets & (count <= MAX_GPUS) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6))
                  & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)))
