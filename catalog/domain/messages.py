@@ -245,22 +245,31 @@ def _has_msg(values) -> bool:
 _LEAF_TYPES = frozenset({str, int, float, bool, type(None), Decimal})
 
 
-def with_structured(tree):
-    """A copy of a JSON-ready tree with `<key>_i18n` siblings for its Msg texts."""
+def with_structured(tree, *, floats: Callable[[float], float] | None = None):
+    """A copy of a JSON-ready tree with `<key>_i18n` siblings for its Msg texts; `floats`, if
+    given, maps every float in it (one walk where a caller would otherwise copy the tree twice)."""
+    return _structured(tree, floats)
+
+
+def _structured(tree, floats):
     if isinstance(tree, dict):
         out = {}
         for key, value in tree.items():
-            if type(value) in _LEAF_TYPES:
-                out[key] = value
+            kind = type(value)
+            if kind in _LEAF_TYPES:
+                out[key] = floats(value) if floats is not None and kind is float else value
                 continue
-            out[key] = with_structured(value)
+            out[key] = _structured(value, floats)
             if isinstance(value, Msg) and value.params:
                 out[f"{key}{I18N_SUFFIX}"] = _stored(value)
             elif isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value) and _has_msg(value):
                 out[f"{key}{I18N_SUFFIX}"] = [_stored(v) for v in value]
         return out
     if isinstance(tree, list | tuple):
-        return [v if type(v) in _LEAF_TYPES else with_structured(v) for v in tree]
+        if floats is None:
+            return [v if type(v) in _LEAF_TYPES else _structured(v, None) for v in tree]
+        return [(floats(v) if type(v) is float else v) if type(v) in _LEAF_TYPES else _structured(v, floats)
+                for v in tree]
     return tree
 
 

@@ -242,7 +242,7 @@ def analyse(
     # break-even months on cumulative cash (capex at month 0; the terminal amounts, book value
     # credited and commitment still owed, at month N: the last value is the total), net or gross
     # as the decision compares; in whole cents (exact, and integer comparisons are cheap)
-    cum = {i: [int(v * 100) for v in p.cumulative(vat=vat)] for i, p in by_id.items()}
+    cum = {i: [int(v * 100) for v in by_id[i].cumulative(vat=vat)] for i in {i for pair in pairs for i in pair}}
     be_months = [
         {"a": a, "b": b, "on": "gross" if vat else "net", **break_even_month(cum[a], cum[b])} for a, b in pairs
     ]
@@ -348,11 +348,11 @@ def analyse(
             }
     # paired comparisons on the basis the decision compares (gross when VAT is a cost)
     compared_totals = totals_gross if vat else totals
-    # every pair at once: one comparison of the rows of a with the rows of b
-    cheaper = (np.count_nonzero(compared_totals[[row[a] for a, _ in pairs]] < compared_totals[[row[b] for _, b in pairs]],
-                                axis=1) / n) if pairs else ()
-    p_cheaper = [{"a": a, "b": b, "p_a_cheaper": round(float(share), 4)}
-                 for (a, b), share in zip(pairs, cheaper, strict=True)]
+    p_cheaper = [
+        {"a": a, "b": b,
+         "p_a_cheaper": round(np.count_nonzero(compared_totals[row[a]] < compared_totals[row[b]]) / n, 4)}
+        for a, b in pairs
+    ]
 
     # tornado: each factor at its P10 and P90 (or its documented span), the others at base
     sensitivity = {}

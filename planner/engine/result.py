@@ -105,7 +105,7 @@ class SizingResult:
         if isinstance(candidates.get("ranked"), list | tuple):
             candidates["ranked_total"] = len(candidates["ranked"])
             candidates["ranked"] = list(candidates["ranked"])[:RANKED_LISTED]
-        return with_structured(_rounded({
+        return with_structured({
             "engine_version": self.engine_version,
             "kind": self.kind,
             "gpu_required": self.gpu_required,
@@ -118,7 +118,7 @@ class SizingResult:
             "recommendation": self.recommendation,
             "warnings": list(self.warnings),
             "assumptions": list(self.assumptions),
-        }))
+        }, floats=_significant)
 
 
 # The best configurations a stored plan lists, as many as the page shows (the count of all is kept).
@@ -126,16 +126,7 @@ RANKED_LISTED = 10
 SIGNIFICANT_DIGITS = 7
 
 
-_KEPT_TYPES = frozenset({str, int, bool, type(None)})  # copied as they are, without a call each
-
-
-def _rounded(tree):
-    """A copy of a JSON-ready tree with its floats at SIGNIFICANT_DIGITS (the models' own
-    uncertainty is percents: 17 digits only make a plan heavier). Texts and integers as they are."""
-    if isinstance(tree, dict):
-        return {k: v if type(v) in _KEPT_TYPES else _rounded(v) for k, v in tree.items()}
-    if isinstance(tree, list | tuple):
-        return [v if type(v) in _KEPT_TYPES else _rounded(v) for v in tree]
-    if type(tree) is float and tree and math.isfinite(tree):
-        return float(f"{tree:.{SIGNIFICANT_DIGITS}g}")
-    return tree
+def _significant(x: float) -> float:
+    """A float at SIGNIFICANT_DIGITS (the models' own uncertainty is percents: 17 digits only make
+    a plan heavier); 0, inf and nan as they are."""
+    return float(f"{x:.{SIGNIFICANT_DIGITS}g}") if x and math.isfinite(x) else x

@@ -259,6 +259,7 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
         meets = (sized | (stated is not None)) & op["ok"] & (op["ttft_p95"] <= ttft_t * (1 + 1e-6)) \
             & (op["tpot_p95"] <= tpot_t * (1 + 1e-6)) & (count <= MAX_GPUS)
     out = []
+    pre_mem, dec_mem = _mem_grid(pmem, n, len(pre_tps)), _mem_grid(dmem, n, len(d_rows))
     for k, (ai, li) in enumerate(zip(ai_k.tolist(), li_k.tolist(), strict=True)):
         if not math.isfinite(count[k]) or (stated is None and count[k] > MAX_GPUS):
             continue
@@ -273,7 +274,8 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
             speculative="mtp" if d_rows[jd][1] else "none", count=int(count[k]), meets=bool(meets[k]),
             op={key: float(v[k]) for key, v in op.items()}, targets=(float(ttft_t[k]), float(tpot_t[k])),
             price_per_hour=price if math.isfinite(price) else None,
-            memory={"prefill": _mem_at(pmem, li, ip, n, len(pre_tps)), "decode": _mem_at(dmem, li, jd, n, len(d_rows))},
+            memory={"prefill": {k: float(v[li, ip]) for k, v in pre_mem.items()},
+                    "decode": {k: float(v[li, jd]) for k, v in dec_mem.items()}},
             notes=notes[li]))
     if stated is not None:
         return sorted(out, key=_order)
@@ -290,10 +292,13 @@ def _beats_aggregated(c: DisaggCandidate, best: list, agg: dict) -> bool:
     return c.count < float(agg["count"][b])
 
 
-def _mem_at(mem: dict, ai: int, j: int, n: int, width: int) -> dict:
-    keys = ("weights_bytes", "kv_pool_bytes", "kv_per_seq_bytes", "activations_bytes", "workspace_bytes", "n_max",
-            "memory_fraction")
-    return {k: float(np.broadcast_to(np.asarray(mem[k], dtype=float), (n, width))[ai, j]) for k in keys if k in mem}
+MEMORY_KEYS = ("weights_bytes", "kv_pool_bytes", "kv_per_seq_bytes", "activations_bytes", "workspace_bytes", "n_max",
+               "memory_fraction")
+
+
+def _mem_grid(mem: dict, n: int, width: int) -> dict:
+    """The memory figures a candidate reports, each as an (n, width) grid (broadcast once, read per candidate)."""
+    return {k: np.broadcast_to(np.asarray(mem[k], dtype=float), (n, width)) for k in MEMORY_KEYS if k in mem}
 
 
 def _order(c: DisaggCandidate):
