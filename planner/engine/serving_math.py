@@ -8,8 +8,9 @@ import numpy as np
 
 BISECT_STEPS = 16  # relative precision 1.5e-5 of the capacity bound (a tight one: compute or KV saturation)
 # bisect_largest: halvings per round (a 2**h-way search) by the number of rates searched at once, up to
-# (the calls cost the same below ~100 elements; beyond, 2**h - 1 tries per round cost as many elements)
-FAN_HALVINGS = ((4, 128), (2, 4096), (1, float("inf")))
+# (numpy's per-call cost dominates a plan's ~150 fitting layouts: 16 ways there, 3 ms less a plan than 4 ways
+# in bench/bench_pipeline.py; beyond, 2**h - 1 tries per round cost as many elements)
+FAN_HALVINGS = ((4, 256), (2, 4096), (1, float("inf")))
 
 
 def aitken(t0, t1, t2):
