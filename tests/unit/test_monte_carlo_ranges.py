@@ -6,6 +6,7 @@ under test is 0."""
 from decimal import Decimal as D
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from costs.engine import analysis
@@ -91,3 +92,12 @@ def test_mc_range_picks_the_basis_and_labels_stored_net_results():
     assert mc_range(old, gross=True) == {"p10": "1", "p50": "2", "p90": "3", "mean": "2", "basis": "net",
                                          "basis_label": "without VAT"}
     assert mc_range(None, gross=True) is None
+
+
+@pytest.mark.parametrize("samples", [1, 2, 3, 11, 10_000])
+def test_percentiles_from_the_partition_are_numpys_to_the_bit(samples):
+    rows = np.random.default_rng(samples).lognormal(15.0, 0.4, size=(5, samples))
+    rows[0] = rows[0, 0]  # ties: every sample the same
+    got = analysis._percentiles(rows)
+    want = np.percentile(rows, analysis.PERCENTILES, axis=1)
+    assert np.array_equal(got, want)
