@@ -82,6 +82,34 @@ def loss(results) -> float:
     return float(np.mean(e)) + 2.0 * (len(results) - len(ok)) / len(results)
 
 
+HUBER_CLIP = 0.5  # huber loss: a log error beyond this counts linearly (|log| - clip/2), within it quadratically
+
+
+def loss_huber(results) -> float:
+    ok = [x for x in results if not x["refused"]]
+    if not ok:
+        return math.inf
+    e = np.abs(np.log1p([x[k] for x in ok for k in ("ttft_err", "tpot_err", "out_err")]))
+    h = np.where(e <= HUBER_CLIP, e * e / (2 * HUBER_CLIP), e - HUBER_CLIP / 2)
+    return float(np.mean(h)) + 2.0 * (len(results) - len(ok)) / len(results)
+
+
+def loss_median(results) -> float:
+    """Mean of the three medians of the absolute log errors (what MdAPE reports), plus the refusal penalty."""
+    ok = [x for x in results if not x["refused"]]
+    if not ok:
+        return math.inf
+    m = [np.median([abs(math.log1p(x[k])) for x in ok]) for k in ("ttft_err", "tpot_err", "out_err")]
+    return float(np.mean(m)) + 2.0 * (len(results) - len(ok)) / len(results)
+
+
+LOSSES = {"mean": loss, "huber": loss_huber, "median": loss_median}
+# Constants a group's written entry holds but the fit does not search: the all-reduce latency its constants were
+# fitted with (10 us, the preset before FITTED's h/tpotm refit; docs/SIZING.md "Constants fitted on the InferenceX
+# rows"). Not fitted on serving_fit.csv, so taking it from the written entry leaks no held-out row.
+FIXED_NAMES = ("allreduce_latency_s",)
+
+
 def measured_figures(key, consts):
     """(TTFT, TPOT) MdAPE over serving_measured.csv with `consts` for the group `key` (None: no rows there)."""
     from planner.engine.hardware import generation_of
@@ -116,10 +144,9 @@ def guard_ok(key, consts, cur_figs) -> tuple[bool, tuple | None]:
     return ok or better, figs
 
 
-def fit_group(key, rows, rounds=5, only_names=None, start=None):
+def group_names(key, rows, only_names=None):
+    """The constants searched for the group `key` on `rows` (same rule for every group: what its rows exercise)."""
     rt, gen = key
-    acc = next(accelerator(r["gpu"]) for r in rows)
-    base = {**sc.serving_constants(acc, rt, "bf16"), **(start or {})}
     names = [] if gen == "hopper" else list(BASE_NAMES)
     if any(is_mla_model(r["model_key"]) for r in rows):
         names.append("mla_layer_overhead_s")
@@ -133,36 +160,103 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None):
         names.append("scheduler_poll_steps")
     if only_names:
         names = [n for n in names if n in only_names]
+    return names
+
+
+def fit_group(key, rows, rounds=5, only_names=None, start=None, search="pattern", tol=1e-3, min_step=0.01,
+              loss_fn=None, fixed=None, verbose=False):
+    """Fit the group's constants on `rows`; returns (values, loss, evaluations).
+
+    search "pattern" (default): coordinate pattern search in log space within BOUNDS. Per constant its own
+    step (starting at x2); a move that lowers the loss is taken and the step doubled in the same direction
+    while it keeps lowering it (so a constant can travel from 0.6 ms to 6 ms in a few evaluations); a
+    constant whose moves both fail has its step halved. Sweeps over the constants until every step is
+    below `min_step` (log; 0.01 = 1 %), the loss's relative change over two sweeps is below `tol`, or
+    `rounds` sweeps. search "halving": the former search (one x step / 1/step try per constant per round,
+    step square-rooted after each round).
+    fixed: constants held at these values (not searched; e.g. the written all-reduce latency, not fitted here)."""
+    rt, gen = key
+    loss_fn = loss_fn or loss
+    acc = next(accelerator(r["gpu"]) for r in rows)
+    base = {**sc.serving_constants(acc, rt, "bf16"), **(start or {})}
+    names = group_names(key, rows, only_names)
     bounds = dict(BOUNDS, mtp_accepted_tokens=(1.0, 1.0 + MTP_DRAFT_TOKENS_BY_RUNTIME.get(rt, MTP_DRAFT_TOKENS)))
     cur = {n: float(base[n]) for n in names}
     if "disagg_handoff_s" in cur:
         cur["disagg_handoff_s"] = max(cur["disagg_handoff_s"], DISAGG_HANDOFF_START_S)
     if "mla_layer_overhead_s" in cur:
         cur["mla_layer_overhead_s"] = max(cur["mla_layer_overhead_s"], MLA_LAYER_OVERHEAD_START_S)
+    for n in names:  # a preset outside the bounds starts at the bound
+        cur[n] = min(max(cur[n], bounds[n][0]), bounds[n][1])
     # with --names the constants not searched stay as written (start): the replay and the guard see them too
-    held = {k: v for k, v in (start or {}).items() if k not in cur}
-    best = loss(replay(rows, {key: {**held, **cur}}))
+    held = {**(fixed or {}), **{k: v for k, v in (start or {}).items() if k not in cur}}
+    held = {k: v for k, v in held.items() if k not in cur}
+    evals = [0]
+
+    def f(vals):
+        evals[0] += 1
+        return loss_fn(replay(rows, {key: {**held, **vals}}))
+
+    best = f(cur)
     figs = measured_figures(key, {**held, **cur})
-    step = 2.0
-    for _ in range(rounds):
-        for n in names:
-            for f in (step, 1.0 / step):
-                lo, hi = bounds[n]
-                trial = {**cur, n: min(max(cur[n] * f, lo), hi)}
-                if trial[n] == cur[n]:
-                    continue
-                v = loss(replay(rows, {key: {**held, **trial}}))
-                if v < best:
-                    ok, trial_figs = guard_ok(key, {**held, **trial}, figs)
-                    if not ok:
-                        continue
-                    best, cur, figs = v, trial, trial_figs
-                    break
-        step = math.sqrt(step)
+
+    def attempt(n, x):
+        """Take cur[n] = x (clipped) if it lowers the loss and passes the guard; True if taken."""
+        nonlocal best, cur, figs
+        lo, hi = bounds[n]
+        x = min(max(x, lo), hi)
+        if x == cur[n]:
+            return False
+        trial = {**cur, n: x}
+        v = f(trial)
+        if v < best:
+            ok, trial_figs = guard_ok(key, {**held, **trial}, figs)
+            if ok:
+                best, cur, figs = v, trial, trial_figs
+                return True
+        return False
+
+    if search == "halving":
+        step = 2.0
+        for _ in range(rounds):
+            for n in names:
+                for fac in (step, 1.0 / step):
+                    if attempt(n, cur[n] * fac):
+                        break
+            step = math.sqrt(step)
+    else:
+        steps = {n: math.log(2.0) for n in names}
+        direction = {n: 1.0 for n in names}
+        history = [best]
+        for _ in range(rounds):
+            for n in names:
+                moved = False
+                for d in (direction[n], -direction[n]):
+                    if attempt(n, cur[n] * math.exp(d * steps[n])):
+                        moved, direction[n] = True, d
+                        # expand while it keeps improving
+                        while attempt(n, cur[n] * math.exp(d * 2.0 * steps[n])):
+                            steps[n] *= 2.0
+                        break
+                if not moved:
+                    steps[n] /= 2.0
+            history.append(best)
+            if verbose:
+                print(f"    sweep {len(history) - 1}: loss {best:.4f}, {evals[0]} evaluations, largest step "
+                      f"x{math.exp(max(steps.values(), default=0.0)):.3f}", flush=True)
+            if all(s < min_step for s in steps.values()):
+                break
+            if len(history) >= 3 and (history[-3] - history[-1]) <= tol * abs(history[-3]):
+                break
     if figs is not None:
         print(f"  {key}: serving_measured.csv MdAPE TTFT {figs[0]:.1%} TPOT {figs[1]:.1%} "
               f"(guard {MEASURED_GUARD['ttft']:.1%} / {MEASURED_GUARD['tpot']:.1%})", flush=True)
-    return cur, best
+    return cur, best, evals[0]
+
+
+def per_group(results):
+    """{(runtime, generation): summary} of replay results."""
+    return {t["group"]: t for t in summary(results, lambda x: group_key(x["row"])[2:4])}
 
 
 def main(argv=None):
@@ -170,10 +264,25 @@ def main(argv=None):
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--exclude-model")
     ap.add_argument("--exclude-gpu")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="halving search: its rounds (default 5); pattern search: the most sweeps (default 60)")
+    ap.add_argument("--search", choices=("pattern", "halving"), default="pattern",
+                    help="pattern (default): expanding/shrinking coordinate steps in log space until converged; "
+                         "halving: the former x2, x1.41, ... rounds")
+    ap.add_argument("--tol", type=float, default=1e-3, help="pattern search: stop when two sweeps lower the loss by less "
+                                                            "than this share")
+    ap.add_argument("--min-step", type=float, default=0.01, help="pattern search: stop when every log step is below this")
+    ap.add_argument("--loss", choices=tuple(LOSSES), default="mean", help="mean (default): mean absolute log error; "
+                    "huber: mean of the log errors clipped at HUBER_CLIP (robust); median: mean of the three medians")
+    ap.add_argument("--preset-fixed", action="store_true",
+                    help="fixed (not fitted) constants from the presets instead of the group's written value "
+                         f"({', '.join(FIXED_NAMES)})")
+    ap.add_argument("--verbose", action="store_true", help="print the loss after every sweep")
+    ap.add_argument("--report", action="store_true", help="print the MdAPE per (runtime, generation), train and held out")
     ap.add_argument("--only", help="refit one group, e.g. trtllm,blackwell; the others keep their written values")
     ap.add_argument("--names", help="with --only: search these constants alone (comma-separated), the rest as written")
     args = ap.parse_args(argv)
+    rounds = args.rounds if args.rounds is not None else (5 if args.search == "halving" else 60)
     only_names = tuple(args.names.split(",")) if args.names else None
     kept = dict(sc.FITTED_IX)
     sc.FITTED_IX.clear()
@@ -188,29 +297,49 @@ def main(argv=None):
         k = group_key(r)
         groups.setdefault((k[2], k[3]), []).append(r)
     fitted, notes = {}, {}
+    t_all = time.perf_counter()
+    # groups in sorted order, each installed in FITTED_IX once fitted: vLLM Hopper's async rows take vLLM Blackwell's
+    # step overhead (serving_constants.ASYNC_STEP_OVERHEAD_FROM) as the written file would give them
     for key, rs in sorted(groups.items()):
         t0 = time.perf_counter()
+        n_eval = 0
+        fixed = {} if args.preset_fixed else {n: kept[key][n] for n in FIXED_NAMES if n in kept.get(key, {})}
         if only and key != only:
             vals, best = kept.get(key, {}), float("nan")
         else:
             start = kept.get(key, {}) if only_names else None
-            vals, best = fit_group(key, rs, rounds=args.rounds, only_names=only_names, start=start)
+            vals, best, n_eval = fit_group(key, rs, rounds=rounds, only_names=only_names, start=start,
+                                           search=args.search, tol=args.tol, min_step=args.min_step,
+                                           loss_fn=LOSSES[args.loss], fixed=fixed, verbose=args.verbose)
             if only_names:  # the constants not searched stay as written
                 vals = {**kept.get(key, {}), **vals}
+            elif vals:
+                vals = {**vals, **fixed}
         if vals:
             fitted[key] = vals
+            sc.FITTED_IX[key] = vals
             models = sorted({r["model_key"] for r in rs})
             gpus = sorted({r["gpu"] for r in rs})
             notes[key] = (f"serving_fit.csv: {len(rs)} rows, engines {', '.join(sorted({r['framework'] for r in rs}))}; "
                           f"GPUs {', '.join(gpus)}; models {', '.join(models)}")
-        print(f"{key}: {len(rs)} rows, loss {best:.3f}, {vals} ({time.perf_counter() - t0:.0f} s)", flush=True)
+        shown = {n: float(f"{v:.4g}") for n, v in vals.items()}
+        print(f"{key}: {len(rs)} rows, loss {best:.4f}, {n_eval} evaluations, {shown} "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    print(f"fit: {time.perf_counter() - t_all:.0f} s", flush=True)
+    sc.FITTED_IX.clear()
+    sc.FITTED_IX.update(fitted if not only else {**{k: v for k, v in kept.items() if k != only}, **fitted})
     consts = dict(fitted)
     for name, rs in (("train", train), ("held out", held)):
         if not rs:
             continue
-        t = summary(replay(rs, consts))[0]
+        res = replay(rs, consts)
+        t = summary(res)[0]
         print(f"{name}: {t['rows']} rows, evaluated {t['evaluated']}, MdAPE TTFT {t['ttft']:.1%} "
-              f"TPOT {t['tpot']:.1%} output tok/s/GPU {t['out']:.1%}")
+              f"TPOT {t['tpot']:.1%} output tok/s/GPU {t['out']:.1%}", flush=True)
+        if args.report:
+            for g, t in per_group(res).items():
+                print(f"  {name} {g}: {t['rows']} rows, evaluated {t['evaluated']}, MdAPE TTFT {t['ttft']:.1%} "
+                      f"TPOT {t['tpot']:.1%} output tok/s/GPU {t['out']:.1%} (signed {t['out_signed']:+.1%})")
     if args.write and not held:
         lines = [OUT.read_text().split("FITTED_IX:")[0].rstrip() + "\n", "FITTED_IX: dict[tuple[str, str], dict[str, float]] = {"]
         for key, vals in fitted.items():
