@@ -227,9 +227,30 @@ DISAGG_HANDOFF_S = 0.0
 # and up-projections with their norms and RoPE, the per-head W_UK / W_UV batched matmuls, the fp8 KV-cache
 # append, the MLA kernel's tile-scheduler metadata and split-KV combine), each a launch-and-drain time
 # that does not shrink with the batch. A fixed time per MLA layer per forward pass (the main layers and the
-# MTP draft passes); 0 unless fitted (serving_constants_ix.py: the Hopper groups, whose other constants
-# come from serving_measured.csv's dense models; docs/BENCHMARKS.md "Hopper DeepSeek-R1 FP8").
+# MTP draft passes); fitted where a group has MLA rows (serving_constants_ix.py; docs/BENCHMARKS.md "Hopper
+# DeepSeek-R1 FP8"), else the measured preset below, else 0. The fitted values (TensorRT-LLM Hopper 134 us)
+# exceed the whole module's measured latency (44 us): they also carry R1's other per-layer costs (routing,
+# grouped-GEMM launches) that no dense row shows; the preset is the module alone, so it errs low.
 MLA_LAYER_OVERHEAD_S = 0.0
+# Where a runtime and generation have no MLA row to fit it on (vLLM everywhere; every group in a leave-DeepSeek-R1-out
+# refit), the preset is the measured decode latency of one whole DeepSeek-V3 MLA module less its weight read at the
+# chip's peak bandwidth (the part the step model already charges). Source: NVIDIA AIConfigurator's collected tables
+# (ai-dynamo/aiconfigurator @ 095f58a5, aic-core/src/aiconfigurator_core/systems/data/<system>/mla/<backend>/<version>/
+# mla_generation_module_perf.parquet, read 2026-12-05): the module's forward pass (q/kv projections, norms, RoPE,
+# absorbed BMMs, KV append, attention kernel, o_proj) under CUDA graphs at 16 local heads (128 heads at TP8),
+# batch 1, 1,024 tokens of context, fp8 KV cache, fp8 block-scaled GEMMs:
+#   TensorRT-LLM 1.3.0rc20: H100 54.5 us, H200 51.7 us; B200 45.8, B300 42.6, GB200 43.6 us;
+#   vLLM 0.24.0 (FlashMLA / FlashInfer-MLA): H100 116.6 us, H200 113.3 us; B200 52.4, B300 100.3, GB200 100.0 us.
+# The module's weights at 16 heads are 36.6 M parameters (fused q/kv down-projection 7168 x 2112, q up 1536 x 3072,
+# kv up 512 x 4096, o 2048 x 7168), 36.6 MB in fp8: 10.9 us at 3.35 TB/s (H100), 7.6 us at 4.8 TB/s (H200), 4.6 us
+# at 8 TB/s (B200, B300, GB200). Per generation the median chip's value. SGLang and the AMD runtimes have no module
+# table (AIConfigurator has SGLang's attention kernel alone and no AMD system): unknown, 0.
+MLA_LAYER_OVERHEAD_PRESET_S: dict[tuple[str, str], float] = {
+    ("trtllm", "hopper"): 44e-6,     # H100 54.5 - 10.9 = 43.6, H200 51.7 - 7.6 = 44.1
+    ("trtllm", "blackwell"): 39e-6,  # B200 45.8 - 4.6 = 41.2, B300 42.6 - 4.6 = 38.0, GB200 43.6 - 4.6 = 39.0
+    ("vllm", "hopper"): 106e-6,      # H100 116.6 - 10.9 = 105.7, H200 113.3 - 7.6 = 105.7
+    ("vllm", "blackwell"): 95e-6,    # B200 52.4 - 4.6 = 47.8, B300 100.3 - 4.6 = 95.7, GB200 100.0 - 4.6 = 95.4
+}
 # The scheduler takes in new requests once every this many engine steps, so a new request waits for the
 # rest of the running step and, on average, (poll - 1) / 2 more (docs/SIZING.md "Closed-loop TTFT"). 1: every
 # step (vLLM's engine core and TensorRT-LLM's executor fetch each iteration; SGLang's default
@@ -252,7 +273,9 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     applied separately by the model (it depends on weights vs compute precision). async_scheduling:
     the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
-            "disagg_handoff_s": DISAGG_HANDOFF_S, "mla_layer_overhead_s": MLA_LAYER_OVERHEAD_S,
+            "disagg_handoff_s": DISAGG_HANDOFF_S,
+            "mla_layer_overhead_s": MLA_LAYER_OVERHEAD_PRESET_S.get((runtime, generation_of(accelerator.architecture)),
+                                                                    MLA_LAYER_OVERHEAD_S),
             "scheduler_poll_steps": SCHEDULER_POLL_STEPS, **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}
     g, _ = generation_factor(accelerator)
     base["prefill_efficiency"] *= g

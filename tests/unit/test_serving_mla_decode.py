@@ -64,3 +64,25 @@ def test_with_dpa_the_absorbed_mla_attention_and_not_the_kv_read_sets_the_attent
         assert (attn > kv) is attention_bound
         unabsorbed = n * float(eng.attn_flops_per_ctx) * (8192 + 512) / (8 * float(eng.flops_s))
         assert attn > 2.8 * unabsorbed  # 2176 / 768 FLOPs per head, at half the rate
+
+
+def test_vllm_mla_layer_time_is_the_measured_module_latency_where_nothing_was_fitted():
+    """vLLM has no MLA row in the fit set: its MLA layer time is AIConfigurator's measured module latency less the
+    module's weight read (serving_constants.MLA_LAYER_OVERHEAD_PRESET_S), not 0; SGLang, with no module table, 0
+    where nothing was fitted; a fitted group keeps its own value."""
+    from planner.engine.serving_constants import MLA_LAYER_OVERHEAD_PRESET_S, serving_constants
+
+    h200 = BY_ID["nvidia-h200-sxm-141gb"]
+    preset = MLA_LAYER_OVERHEAD_PRESET_S[("vllm", "hopper")]
+    # the module's measured latency at batch 1 (113.3 us on H200) bounds it; its weight read (7.6 us) is below
+    assert 100e-6 < preset < 113.3e-6
+    assert serving_constants(h200, "vllm", "fp8")["mla_layer_overhead_s"] == preset
+    assert serving_constants(B200, "vllm", "fp4")["mla_layer_overhead_s"] == MLA_LAYER_OVERHEAD_PRESET_S[("vllm", "blackwell")]
+    assert serving_constants(h200, "sglang", "fp8")["mla_layer_overhead_s"] == FITTED_IX[("sglang", "hopper")][
+        "mla_layer_overhead_s"]
+    mi300x = BY_ID["amd-mi300x-192gb"]
+    assert serving_constants(mi300x, "vllm", "fp8")["mla_layer_overhead_s"] == 0.0  # unknown stays unknown
+    ds = _engine(DSR1, ep=1, runtime="vllm")
+    oss = _engine(GPTOSS, ep=1, tp=2, runtime="vllm")
+    assert float(ds.overhead_s) - float(oss.overhead_s) == pytest.approx(
+        DSR1.layers * MLA_LAYER_OVERHEAD_PRESET_S[("vllm", "blackwell")])

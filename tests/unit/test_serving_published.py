@@ -33,12 +33,6 @@ _TRT_OVERHEAD = ("TensorRT-LLM request_overhead_s (115.5 ms, fitted on serving_m
                  "published 47.8 ms TTFT of NIM at c=1")
 _DEEPSEEK = ("DeepSeek-V3/R1 (MLA + 256-expert MoE, TP8): predicted decode 2-5x faster than the engines published "
              "(Feb 2025); per-layer MoE routing / grouped-GEMM / MLA cost is not in the step model")
-# i10b: decode-only steps now read only the experts their decodes touch (the mean over steps, not the
-# touch count at the mean token count), which lowered the predicted DeepSeek TPOT further; the engines'
-# ~20-35 ms more per step at c=4-32 is a per-layer cost of those Feb-2025 releases with no kernel fact to
-# derive it from and no MoE row in serving_measured.csv to fit it on.
-_DEEPSEEK_DECODE = ("DeepSeek-V3/R1: physics-only decode (experts touched by decode-only steps, 64-row expert tiles) "
-                    "is 3x+ faster than the Feb-2025 engines; their per-layer MLA/MoE cost is not modelled")
 KNOWN_OUT_OF_BOUND: dict[tuple[str, str], str] = {
     ("nim18_l70b_h100_500x2000_c1", "ttft_ms"): _TRT_OVERHEAD,
     ("dstack_ds_h200_sglang_c8", "output_tokens_s"): _DEEPSEEK,
@@ -55,8 +49,9 @@ KNOWN_OUT_OF_BOUND: dict[tuple[str, str], str] = {
     # share 0.90 -> 0.95) took vLLM's H200 c4 out of x3: vLLM Hopper has no MLA layer time (no vLLM Hopper MLA row
     # to fit it on), so its DeepSeek decode is the physics-only one, 3x faster than the Feb-2025 release; dstack's H200
     # SGLang c8 TPOT came within x3 (SGLang Hopper's MLA layer time refitted to 104 us): its entry went.
-    ("dstack_ds_h200_vllm_c4", "tpot_ms"): _DEEPSEEK_DECODE,
-    ("dstack_ds_h200_vllm_c4", "output_tokens_s"): _DEEPSEEK_DECODE,
+    # 2026-12-05: vLLM's MLA layer time is now the module latency AIConfigurator measured (106 us on Hopper,
+    # serving_constants.MLA_LAYER_OVERHEAD_PRESET_S), which brought dstack's H200 vLLM c4 TPOT and output tokens/s
+    # within x3; their entries went.
 }
 
 
