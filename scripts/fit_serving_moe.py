@@ -22,6 +22,9 @@ mla_layer_overhead_s (serving_constants.MLA_LAYER_OVERHEAD_S) is fitted for the 
 rows (DeepSeek-R1): their other constants come from serving_measured.csv's dense models, so the MLA
 layers' own kernels are missing there; Blackwell and CDNA fit their step overhead on MLA-majority rows.
 --names A,B (with --only) searches those constants alone, from the group's written values (the rest held).
+Rows of the models in NOT_FITTED_ON (DeepSeek-V4-Pro: a mechanism the model lacks) are scored, never fitted on
+(--fit-on-all fits on them too). When the asynchronous step overhead's source group (vLLM Blackwell) has no row left,
+it is fitted alone on the runtime's asynchronous Hopper rows (fit_async_step_overhead).
 """
 import argparse
 import math
@@ -265,6 +268,36 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None, search="pattern"
     return cur, best, evals[0]
 
 
+def fit_async_step_overhead(runtime, source, rows, loss_fn=None):
+    """The asynchronous step overhead (serving_constants.ASYNC_STEP_OVERHEAD_FROM) on `rows` (the runtime's async rows
+    whose own group fits no step overhead: Hopper's), when its source group has no row to fit it on (leave B200 out:
+    no vLLM Blackwell row is left). A one-constant search in log space, installed as the source group's value; the
+    CPU-side scheduling time it stands for does not depend on the GPU generation. Returns (value, loss)."""
+    loss_fn = loss_fn or loss
+    lo, hi = BOUNDS["step_overhead_s"]
+
+    def f(x):
+        sc.FITTED_IX[source] = {"step_overhead_s": x}
+        return loss_fn(replay(rows))
+
+    grid = np.geomspace(max(lo, 2e-4), min(hi, 2e-2), 23)  # x1.23 apart
+    vals = [f(x) for x in grid]
+    i = int(np.argmin(vals))
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    for _ in range(12):  # golden section on the bracket around the best grid point (log space)
+        m1, m2 = a * (b / a) ** 0.382, a * (b / a) ** 0.618
+        if f(m1) <= f(m2):
+            b = m2
+        else:
+            a = m1
+    x = math.sqrt(a * b)
+    best = f(x)
+    if best > min(vals):
+        x, best = float(grid[i]), float(min(vals))
+    sc.FITTED_IX[source] = {"step_overhead_s": float(x)}
+    return float(x), float(best)
+
+
 def per_group(results):
     """{(runtime, generation): summary} of replay results."""
     return {t["group"]: t for t in summary(results, lambda x: group_key(x["row"])[2:4])}
@@ -341,6 +374,15 @@ def main(argv=None):
         shown = {n: float(f"{v:.4g}") for n, v in vals.items()}
         print(f"{key}: {len(rs)} rows, loss {best:.4f}, {n_eval} evaluations, {shown} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    for rt, source in sc.ASYNC_STEP_OVERHEAD_FROM.items():
+        async_rows = [r for r in train if group_key(r)[2] == rt and group_key(r)[7] and group_key(r)[3] == "hopper"]
+        if only or source in groups or not async_rows:
+            continue
+        x, best = fit_async_step_overhead(rt, source, async_rows, LOSSES[args.loss])
+        fitted[source] = sc.FITTED_IX[source]
+        notes[source] = f"serving_fit.csv: {len(async_rows)} asynchronous {rt} Hopper rows (step_overhead_s only)"
+        print(f"{source}: no row to fit on; asynchronous step overhead from {len(async_rows)} {rt} Hopper rows: "
+              f"{x * 1e3:.3f} ms, loss {best:.4f}", flush=True)
     print(f"fit: {time.perf_counter() - t_all:.0f} s", flush=True)
     sc.FITTED_IX.clear()
     sc.FITTED_IX.update(fitted if not only else {**{k: v for k, v in kept.items() if k != only}, **fitted})
