@@ -56,24 +56,28 @@ OUT = ROOT / "planner" / "engine" / "serving_constants_ix.py"
 def is_mla_model(model_key: str) -> bool:
     """The row's model uses multi-head latent attention (DeepSeek-R1)."""
     return preset_arch(MODEL[model_key]).is_mla
-# serving_measured.csv must not get worse (issue 22): its MdAPE over all 552 rows before the InferenceX
-# refits of 2026-12-03 afternoon (docs/BENCHMARKS.md). A group whose runtime and generation have rows
+# serving_measured.csv must not get worse (issue 22): its MdAPE over all 552 rows as it stands (docs/BENCHMARKS.md).
+# A group whose runtime and generation have rows
 # there (TensorRT-LLM Blackwell: 18 GB200 rows) takes a search step only if these figures hold.
-MEASURED_GUARD = {"ttft": 0.232, "tpot": 0.098}
+MEASURED_GUARD = {"ttft": 0.226, "tpot": 0.066}  # since h/tpotm (2026-12-04): 22.6 / 6.6 %
 BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s",
               "ttft_cohort_factor")
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
           "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0),
-          "mla_layer_overhead_s": (1e-6, 5e-4), "scheduler_poll_steps": (1.0, 64.0)}
-# Groups whose engine takes in new requests less often than every step in the InferenceX recipes (SGLang
-# --scheduler-recv-interval 10/30 on B200, benchmarks/dsr1_fp4_b200.sh @df64f87f; --num-continuous-decode-steps 4 on
-# MI355X, benchmarks/dsr1_fp8_mi355x.sh @1fc5d73c): scheduler_poll_steps is fitted for them only. SGLang's Hopper
+          "mla_layer_overhead_s": (1e-6, 5e-4), "moe_layer_overhead_s": (1e-6, 5e-4), "scheduler_poll_steps": (1.0, 64.0)}
+# Groups whose engine takes in new requests less often than every step in the InferenceX recipes without the row
+# saying how often (--num-continuous-decode-steps 4 on MI355X, benchmarks/dsr1_fp8_mi355x.sh @1fc5d73c):
+# scheduler_poll_steps is fitted for them only. SGLang's Hopper
 # recipe sets neither (benchmarks/dsr1_fp8_h200.sh @1fc5d73c) and serving_measured.csv's H100 SGLang rows run the
 # default: 1 there, as for vLLM and TensorRT-LLM (their schedulers take requests in every step).
-POLL_GROUPS = (("sglang", "blackwell"), ("sglang", "cdna"))
+# SGLang Blackwell's rows whose recipe sets the flag take the recipe's interval (serving_replay_ix.recipe_poll_steps);
+# the rest run SGLang's default, 1 (docs/SIZING.md "Scheduler polling"): fitting it would fit a fudge (it ran to 37).
+POLL_GROUPS = (("sglang", "cdna"),)
 DISAGG_HANDOFF_START_S = 0.05  # the search is multiplicative: it starts from 50 ms, not from the preset 0
 MLA_LAYER_OVERHEAD_START_S = 20e-6  # likewise from 20 us per MLA layer (preset 0)
+MOE_LAYER_OVERHEAD_START_S = 10e-6  # and 10 us per MoE layer
+MOE_OVERHEAD = True
 # Models whose rows exercise a mechanism the serving model lacks: replayed and scored, never fitted on (the
 # fitted constants would take up the missing time and carry it to every other model of the group).
 # DeepSeek-V4-Pro: its compressed (CSA) and heavily compressed (HCA) attention layers cost 1.5-5.5 ms a step more
@@ -161,6 +165,8 @@ def group_names(key, rows, only_names=None):
     """The constants searched for the group `key` on `rows` (same rule for every group: what its rows exercise)."""
     rt, gen = key
     names = [] if gen == "hopper" else list(BASE_NAMES)
+    if MOE_OVERHEAD and any(preset_arch(MODEL[r["model_key"]]).is_moe for r in rows):
+        names.append("moe_layer_overhead_s")
     if any(is_mla_model(r["model_key"]) for r in rows):
         names.append("mla_layer_overhead_s")
     if any(r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1 for r in rows):
@@ -199,6 +205,8 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None, search="pattern"
         cur["disagg_handoff_s"] = max(cur["disagg_handoff_s"], DISAGG_HANDOFF_START_S)
     if "mla_layer_overhead_s" in cur:
         cur["mla_layer_overhead_s"] = max(cur["mla_layer_overhead_s"], MLA_LAYER_OVERHEAD_START_S)
+    if "moe_layer_overhead_s" in cur:
+        cur["moe_layer_overhead_s"] = max(cur["moe_layer_overhead_s"], MOE_LAYER_OVERHEAD_START_S)
     for n in names:  # a preset outside the bounds starts at the bound
         cur[n] = min(max(cur[n], bounds[n][0]), bounds[n][1])
     # with --names the constants not searched stay as written (start): the replay and the guard see them too
@@ -298,6 +306,32 @@ def fit_async_step_overhead(runtime, source, rows, loss_fn=None):
     return float(x), float(best)
 
 
+TABLE_COLUMNS = (("prefill eff.", "prefill_efficiency", ""), ("bandwidth eff.", "decode_bandwidth_efficiency", ""),
+                 ("step overhead", "step_overhead_s", "ms"), ("request overhead", "request_overhead_s", "ms"),
+                 ("cohort factor", "ttft_cohort_factor", ""), ("poll steps", "scheduler_poll_steps", ""),
+                 ("all-to-all eff.", "all_to_all_efficiency", ""), ("MTP accepted", "mtp_accepted_tokens", ""),
+                 ("disagg. handoff", "disagg_handoff_s", "ms"), ("MoE layer overhead", "moe_layer_overhead_s", "us"),
+                 ("MLA layer overhead", "mla_layer_overhead_s", "us"), ("all-reduce latency", "allreduce_latency_s", "us"))
+
+
+def constants_table(fitted, rows_text) -> str:
+    """docs/SIZING.md's table of the InferenceX constants, from serving_constants_ix.py (3 significant digits)."""
+    def cell(v, unit):
+        if v is None:
+            return "–"
+        scale = {"ms": 1e3, "us": 1e6}.get(unit, 1.0)
+        text = f"{v * scale:.3g}"
+        return f"{text} {'µs' if unit == 'us' else unit}".strip()
+    head = "| runtime, generation | " + " | ".join(c for c, _, _ in TABLE_COLUMNS) + " | fitted on (serving_fit.csv) |"
+    lines = [head, "|" + "---|" * (len(TABLE_COLUMNS) + 2)]
+    for key, vals in sorted(fitted.items()):
+        cells = [cell(vals.get(n), u) for _, n, u in TABLE_COLUMNS]
+        if key in POLL_GROUPS or key == ("sglang", "blackwell"):
+            cells[5] = f"{cells[5] if cells[5] != '–' else '1'} (recipe's where set)"
+        lines.append(f"| {key[0]}, {key[1]} | " + " | ".join(cells) + f" | {rows_text.get(key, '')} |")
+    return "\n".join(lines)
+
+
 def per_group(results):
     """{(runtime, generation): summary} of replay results."""
     return {t["group"]: t for t in summary(results, lambda x: group_key(x["row"])[2:4])}
@@ -327,7 +361,12 @@ def main(argv=None):
     ap.add_argument("--report", action="store_true", help="print the MdAPE per (runtime, generation), train and held out")
     ap.add_argument("--only", help="refit one group, e.g. trtllm,blackwell; the others keep their written values")
     ap.add_argument("--names", help="with --only: search these constants alone (comma-separated), the rest as written")
+    ap.add_argument("--table", action="store_true",
+                    help="print docs/SIZING.md's table of the written constants (serving_constants_ix.py) and stop")
     args = ap.parse_args(argv)
+    if args.table:
+        print(constants_table(sc.FITTED_IX, sc.FITTED_IX_ROWS))
+        return
     rounds = args.rounds if args.rounds is not None else (5 if args.search == "halving" else 60)
     only_names = tuple(args.names.split(",")) if args.names else None
     kept = dict(sc.FITTED_IX)

@@ -77,6 +77,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # MLA: a fixed time per MLA layer per forward pass, the main layers and the MTP draft passes
     # (serving_constants.MLA_LAYER_OVERHEAD_S); PP stages run their layers one after another.
     mla_fixed = (layers * (1.0 + f(draft)) * c.get("mla_layer_overhead_s", 0.0)) if arch.is_mla else 0.0
+    # MoE: a fixed time per MoE layer per forward pass (serving_constants.MOE_LAYER_OVERHEAD_S)
+    moe_layers = max((arch.layers or 0) - (arch.dense_layers or 0), 0) if arch.is_moe else 0
+    moe_fixed = moe_layers * (1.0 + f(draft)) * c.get("moe_layer_overhead_s", 0.0)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
@@ -87,7 +90,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
         bytes_s=bytes_s,
         overhead_s=(c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed
-                    + mla_fixed),
+                    + mla_fixed + moe_fixed),
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         poll_steps=f(c.get("scheduler_poll_steps", 1.0)),

@@ -39,6 +39,7 @@ CONSTANT_NAMES = (
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
     "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
     "mla_layer_overhead_s",          # MLA models (DeepSeek-V3/R1): fixed time per MLA layer per forward pass (its extra kernels)
+    "moe_layer_overhead_s",          # MoE models: fixed time per MoE layer per forward pass (routing, permute, grouped-GEMM launches)
     "scheduler_poll_steps",          # a new request is taken in every this many engine steps (SGLang --scheduler-recv-interval)
 )
 
@@ -232,6 +233,11 @@ DISAGG_HANDOFF_S = 0.0
 # exceed the whole module's measured latency (44 us): they also carry R1's other per-layer costs (routing,
 # grouped-GEMM launches) that no dense row shows; the preset is the module alone, so it errs low.
 MLA_LAYER_OVERHEAD_S = 0.0
+# Mixture-of-experts layers: a decode step's MoE layer runs the router GEMM, top-k, the token permute / sort, the
+# grouped-GEMM problem setup and the un-permute / weighted combine, each a launch-and-drain time that does not
+# shrink with the batch and that no dense row shows. A fixed time per MoE layer per forward pass (main layers and
+# MTP draft passes); 0 unless fitted (serving_constants_ix.py).
+MOE_LAYER_OVERHEAD_S = 0.0
 # Where a runtime and generation have no MLA row to fit it on (vLLM everywhere; every group in a leave-DeepSeek-R1-out
 # refit), the preset is the measured decode latency of one whole DeepSeek-V3 MLA module less its weight read at the
 # chip's peak bandwidth (the part the step model already charges). Source: NVIDIA AIConfigurator's collected tables
@@ -274,6 +280,7 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
             "disagg_handoff_s": DISAGG_HANDOFF_S,
+            "moe_layer_overhead_s": MOE_LAYER_OVERHEAD_S,
             "mla_layer_overhead_s": MLA_LAYER_OVERHEAD_PRESET_S.get((runtime, generation_of(accelerator.architecture)),
                                                                     MLA_LAYER_OVERHEAD_S),
             "scheduler_poll_steps": SCHEDULER_POLL_STEPS, **(HF_EAGER if runtime == "hf_transformers" else FITTED[runtime])}

@@ -86,3 +86,23 @@ def test_vllm_mla_layer_time_is_the_measured_module_latency_where_nothing_was_fi
     oss = _engine(GPTOSS, ep=1, tp=2, runtime="vllm")
     assert float(ds.overhead_s) - float(oss.overhead_s) == pytest.approx(
         DSR1.layers * MLA_LAYER_OVERHEAD_PRESET_S[("vllm", "blackwell")])
+
+
+def test_moe_layer_time_is_charged_per_moe_layer_and_per_forward_pass():
+    """moe_layer_overhead_s: a fixed time per MoE layer per forward pass (DeepSeek-R1: 61 layers, the first 3
+    dense; gpt-oss-120b: every one of its 36 layers); a dense model pays none; the MTP draft layer pays it too."""
+    dense = preset_arch("llama-3.3-70b")
+
+    def overhead(arch, value, **kw):
+        eng, _, _ = make_engine(arch=arch, acc=B200, runtime="trtllm", weights="fp4", compute="fp4",
+                                kv_precision="fp8", tp=8, pp=1, isl=1024.0, osl=1024.0,
+                                consts={"moe_layer_overhead_s": value}, **kw)
+        return float(eng.overhead_s)
+
+    assert overhead(DSR1, 20e-6) - overhead(DSR1, 0.0) == pytest.approx((DSR1.layers - DSR1.dense_layers) * 20e-6)
+    assert DSR1.layers - DSR1.dense_layers == 58 and GPTOSS.dense_layers == 0
+    assert overhead(GPTOSS, 20e-6) - overhead(GPTOSS, 0.0) == pytest.approx(GPTOSS.layers * 20e-6)
+    assert overhead(dense, 20e-6) == overhead(dense, 0.0)
+    with_mtp = overhead(DSR1, 20e-6, mtp=True) - overhead(DSR1, 0.0, mtp=True)
+    # the draft passes run the one MTP layer per draft token: a few percent more per step, not another forward
+    assert 58 * 20e-6 < with_mtp < 58 * 20e-6 * 1.2
