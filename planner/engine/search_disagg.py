@@ -261,8 +261,8 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
     out = []
     pre_mem, dec_mem = _mem_grid(pmem, n, len(pre_tps)), _mem_grid(dmem, n, len(d_rows))
     for k, (ai, li) in enumerate(zip(ai_k.tolist(), li_k.tolist(), strict=True)):
-        if not math.isfinite(count[k]) or (stated is None and count[k] > MAX_GPUS):
-            continue
+        if not math.isfinite(count[k]) or (stated is None and (count[k] > MAX_GPUS or not sized[k])):
+            continue  # searched, a split no pool of which meets its target at any rate has no size to offer
         ip, jd = int(ip_k[k]), int(id_k[k])
         price = float(cat.price_gpu_hour_usd[ai]) * count[k]
         out.append(DisaggCandidate(

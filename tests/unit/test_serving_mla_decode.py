@@ -29,8 +29,9 @@ def test_trtllm_blackwell_mla_layer_time_applies_to_mla_models_only():
     ds = _engine(DSR1, ep=1)
     oss = _engine(GPTOSS, ep=1, tp=2)
     step = FITTED_IX[("trtllm", "blackwell")]["step_overhead_s"]
-    assert float(ds.overhead_s) == pytest.approx(step + DSR1.layers * mla)
-    assert float(oss.overhead_s) == pytest.approx(step)
+    moe = FITTED_IX[("trtllm", "blackwell")].get("moe_layer_overhead_s", 0.0)
+    assert float(ds.overhead_s) == pytest.approx(step + DSR1.layers * mla + (DSR1.layers - DSR1.dense_layers) * moe)
+    assert float(oss.overhead_s) == pytest.approx(step + GPTOSS.layers * moe)
 
 
 def test_mla_decode_attention_is_absorbed_and_runs_in_the_kv_format():
@@ -84,8 +85,10 @@ def test_vllm_mla_layer_time_is_the_measured_module_latency_where_nothing_was_fi
     assert serving_constants(mi300x, "vllm", "fp8")["mla_layer_overhead_s"] == 0.0  # unknown stays unknown
     ds = _engine(DSR1, ep=1, runtime="vllm")
     oss = _engine(GPTOSS, ep=1, tp=2, runtime="vllm")
+    moe = FITTED_IX[("vllm", "blackwell")].get("moe_layer_overhead_s", 0.0)
     assert float(ds.overhead_s) - float(oss.overhead_s) == pytest.approx(
-        DSR1.layers * MLA_LAYER_OVERHEAD_PRESET_S[("vllm", "blackwell")])
+        DSR1.layers * MLA_LAYER_OVERHEAD_PRESET_S[("vllm", "blackwell")]
+        + (DSR1.layers - DSR1.dense_layers - GPTOSS.layers) * moe)
 
 
 def test_moe_layer_time_is_charged_per_moe_layer_and_per_forward_pass():
