@@ -8,8 +8,8 @@ tokens/s per GPU (one third each):
 - Blackwell and CDNA (no serving_measured.csv rows; their efficiencies were generation-factor
   assumptions): prefill_efficiency, decode_bandwidth_efficiency, step_overhead_s,
   request_overhead_s, ttft_cohort_factor;
-- every generation, where the group has such rows: all_to_all_efficiency (rows with data-parallel
-  attention and EP > 1), mtp_accepted_tokens (MTP rows) and disagg_handoff_s (disaggregated rows).
+- every generation, where the group has such rows: moe_layer_overhead_s (MoE rows), all_to_all_efficiency (rows with
+  data-parallel attention and EP > 1), mtp_accepted_tokens (MTP rows) and disagg_handoff_s (disaggregated rows).
 Hopper's prefill/bandwidth/overhead constants stay the serving_measured.csv fit (FITTED).
 Bounds are physical: efficiencies in (0, 1], accepted tokens in [1, 1 + draft tokens].
 --write rewrites planner/engine/serving_constants_ix.py with the values and the rows they were fitted on.
@@ -18,9 +18,8 @@ Guard: a group with serving_measured.csv rows (TensorRT-LLM Blackwell) takes a s
 file's MdAPE stays within MEASURED_GUARD (it must not get worse).
 --exclude-model / --exclude-gpu: leave those rows out of the fit and report the error on them
 (leave-one-out refits, docs/BENCHMARKS.md).
-mla_layer_overhead_s (serving_constants.MLA_LAYER_OVERHEAD_S) is fitted for the Hopper groups with MLA
-rows (DeepSeek-R1): their other constants come from serving_measured.csv's dense models, so the MLA
-layers' own kernels are missing there; Blackwell and CDNA fit their step overhead on MLA-majority rows.
+mla_layer_overhead_s is fitted for every group with MLA rows (DeepSeek-R1); a group without starts from the measured
+preset (serving_constants.MLA_LAYER_OVERHEAD_PRESET_S) or 0.
 --names A,B (with --only) searches those constants alone, from the group's written values (the rest held).
 Rows of the models in NOT_FITTED_ON (DeepSeek-V4-Pro: a mechanism the model lacks) are scored, never fitted on
 (--fit-on-all fits on them too). When the asynchronous step overhead's source group (vLLM Blackwell) has no row left,
