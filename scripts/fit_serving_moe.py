@@ -126,6 +126,23 @@ LOSSES = {"mean": loss, "huber": loss_huber, "median": loss_median}
 FIXED_NAMES = ("allreduce_latency_s",)
 
 
+# The engines' names as a plan shows them (serving_fit.csv's framework column)
+ENGINE_LABELS = {"atom": "ATOM", "sglang": "SGLang", "dynamo-sglang": "Dynamo SGLang", "mori-sglang": "MoRI SGLang",
+                 "trt": "TensorRT-LLM", "dynamo-trt": "Dynamo TensorRT-LLM", "vllm": "vLLM", "dynamo-vllm": "Dynamo vLLM"}
+
+
+def rows_note(rows) -> dict:
+    """FITTED_IX_ROWS' entry for a group fitted on `rows`: how many, of which engines, GPUs and models."""
+    return {"rows": len(rows), "engines": tuple(sorted({ENGINE_LABELS.get(r["framework"], r["framework"]) for r in rows})),
+            "gpus": tuple(sorted({r["gpu"].upper() for r in rows})),
+            "models": tuple(sorted({MODEL[r["model_key"]] for r in rows}))}
+
+
+def rows_text(note: dict) -> str:
+    return (f"{note['rows']} rows; {', '.join(note['engines'])}; {', '.join(note['gpus'])}; "
+            f"{', '.join(note['models'])}")
+
+
 def measured_figures(key, consts):
     """(TTFT, TPOT) MdAPE over serving_measured.csv with `consts` for the group `key` (None: no rows there)."""
     from planner.engine.hardware import generation_of
@@ -139,7 +156,7 @@ def measured_figures(key, consts):
         return None
     saved = sc.FITTED_IX.get(key)
     sc.FITTED_IX[key] = consts
-    sc.FITTED_IX_ROWS.setdefault(key, "serving_fit.csv (being fitted)")  # constants_source names the rows
+    sc.FITTED_IX_ROWS.setdefault(key, rows_note([]))  # constants_source names the rows
     try:
         out = measured_replay(rows)
     finally:
@@ -313,7 +330,7 @@ TABLE_COLUMNS = (("prefill eff.", "prefill_efficiency", ""), ("bandwidth eff.", 
                  ("MLA layer overhead", "mla_layer_overhead_s", "us"), ("all-reduce latency", "allreduce_latency_s", "us"))
 
 
-def constants_table(fitted, rows_text) -> str:
+def constants_table(fitted, rows_by_group) -> str:
     """docs/SIZING.md's table of the InferenceX constants, from serving_constants_ix.py (3 significant digits)."""
     def cell(v, unit):
         if v is None:
@@ -327,7 +344,8 @@ def constants_table(fitted, rows_text) -> str:
         cells = [cell(vals.get(n), u) for _, n, u in TABLE_COLUMNS]
         if key in POLL_GROUPS or key == ("sglang", "blackwell"):
             cells[5] = f"{cells[5] if cells[5] != '–' else '1'} (recipe's where set)"
-        lines.append(f"| {key[0]}, {key[1]} | " + " | ".join(cells) + f" | {rows_text.get(key, '')} |")
+        note = rows_by_group.get(key)
+        lines.append(f"| {key[0]}, {key[1]} | " + " | ".join(cells) + f" | {rows_text(note) if note else ''} |")
     return "\n".join(lines)
 
 
@@ -405,10 +423,7 @@ def main(argv=None):
         if vals:
             fitted[key] = vals
             sc.FITTED_IX[key] = vals
-            models = sorted({r["model_key"] for r in rs})
-            gpus = sorted({r["gpu"] for r in rs})
-            notes[key] = (f"serving_fit.csv: {len(rs)} rows, engines {', '.join(sorted({r['framework'] for r in rs}))}; "
-                          f"GPUs {', '.join(gpus)}; models {', '.join(models)}")
+            notes[key] = rows_note(rs)
         shown = {n: float(f"{v:.4g}") for n, v in vals.items()}
         print(f"{key}: {len(rs)} rows, loss {best:.4f}, {n_eval} evaluations, {shown} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
@@ -418,7 +433,7 @@ def main(argv=None):
             continue
         x, best = fit_async_step_overhead(rt, source, async_rows, LOSSES[args.loss])
         fitted[source] = sc.FITTED_IX[source]
-        notes[source] = f"serving_fit.csv: {len(async_rows)} asynchronous {rt} Hopper rows (step_overhead_s only)"
+        notes[source] = rows_note(async_rows)  # the step overhead alone
         print(f"{source}: no row to fit on; asynchronous step overhead from {len(async_rows)} {rt} Hopper rows: "
               f"{x * 1e3:.3f} ms, loss {best:.4f}", flush=True)
     print(f"fit: {time.perf_counter() - t_all:.0f} s", flush=True)
@@ -443,9 +458,9 @@ def main(argv=None):
             body = ", ".join(f'"{n}": {v:.4g}' for n, v in vals.items())
             lines.append(f"    {key!r}: {{{body}}},")
         lines.append("}")
-        lines.append("FITTED_IX_ROWS: dict[tuple[str, str], str] = {")
-        for key, text in notes.items():
-            lines.append(f"    {key!r}: {text!r},")
+        lines.append("FITTED_IX_ROWS: dict[tuple[str, str], dict] = {")
+        for key, note in notes.items():
+            lines.append(f"    {key!r}: {note!r},")
         lines.append("}")
         OUT.write_text("\n".join(lines) + "\n")
         print(f"wrote {OUT}")

@@ -295,6 +295,12 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     return base
 
 
+def _rows_msg(note: dict) -> Msg:
+    """The InferenceX runs a group was fitted on (serving_constants_ix.FITTED_IX_ROWS), in the reader's language."""
+    return Msg("{rows} InferenceX runs: {engines}; {gpus}; {models}", rows=note["rows"],
+               engines=", ".join(note["engines"]), gpus=", ".join(note["gpus"]), models=", ".join(note["models"]))
+
+
 def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
     g, why = generation_factor(accelerator)
     if runtime == "hf_transformers":
@@ -304,7 +310,7 @@ def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
     if ix:
         return Msg("{runtime} constants fitted on {rows}; {names} fitted on the InferenceX rows ({ix_rows})",
                    runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], names=", ".join(ix),
-                   ix_rows=FITTED_IX_ROWS[(runtime, generation_of(accelerator.architecture))])
+                   ix_rows=_rows_msg(FITTED_IX_ROWS[(runtime, generation_of(accelerator.architecture))]))
     return Msg("{runtime} constants fitted on {rows}; generation factor {g:g}: {why}",
                runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], g=g, why=why)
 

@@ -74,14 +74,14 @@ FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
     ('vllm', 'cdna'): {"prefill_efficiency": 0.27, "decode_bandwidth_efficiency": 0.7071, "step_overhead_s": 0.002939, "request_overhead_s": 0.0355, "ttft_cohort_factor": 1.774, "moe_layer_overhead_s": 3.536e-06, "allreduce_latency_s": 1e-05},
     ('vllm', 'hopper'): {"moe_layer_overhead_s": 1.414e-05},
 }
-FITTED_IX_ROWS: dict[tuple[str, str], str] = {
-    ('atom', 'cdna'): 'serving_fit.csv: 181 rows, engines atom; GPUs mi355x; models dsr1, gptoss120b, qwen3.5',
-    ('sglang', 'blackwell'): 'serving_fit.csv: 908 rows, engines dynamo-sglang, sglang; GPUs b200, b300, gb200; models dsr1, qwen3.5',
-    ('sglang', 'cdna'): 'serving_fit.csv: 780 rows, engines mori-sglang, sglang; GPUs mi300x, mi355x; models dsr1, qwen3.5',
-    ('sglang', 'hopper'): 'serving_fit.csv: 174 rows, engines dynamo-sglang, sglang; GPUs h100, h200; models dsr1, qwen3.5',
-    ('trtllm', 'blackwell'): 'serving_fit.csv: 763 rows, engines dynamo-trt, trt; GPUs b200, b300, gb200; models dsr1, gptoss120b',
-    ('trtllm', 'hopper'): 'serving_fit.csv: 231 rows, engines dynamo-trt, trt; GPUs h100, h200; models dsr1, gptoss120b',
-    ('vllm', 'blackwell'): 'serving_fit.csv: 170 rows, engines vllm; GPUs b200; models gptoss120b',
-    ('vllm', 'cdna'): 'serving_fit.csv: 85 rows, engines vllm; GPUs mi300x, mi355x; models gptoss120b',
-    ('vllm', 'hopper'): 'serving_fit.csv: 261 rows, engines vllm; GPUs h100, h200; models gptoss120b',
+FITTED_IX_ROWS: dict[tuple[str, str], dict] = {
+    ('atom', 'cdna'): {'rows': 181, 'engines': ('ATOM',), 'gpus': ('MI355X',), 'models': ('deepseek-r1-0528', 'gpt-oss-120b', 'qwen3.5-397b-a17b')},
+    ('sglang', 'blackwell'): {'rows': 908, 'engines': ('Dynamo SGLang', 'SGLang'), 'gpus': ('B200', 'B300', 'GB200'), 'models': ('deepseek-r1-0528', 'qwen3.5-397b-a17b')},
+    ('sglang', 'cdna'): {'rows': 780, 'engines': ('MoRI SGLang', 'SGLang'), 'gpus': ('MI300X', 'MI355X'), 'models': ('deepseek-r1-0528', 'qwen3.5-397b-a17b')},
+    ('sglang', 'hopper'): {'rows': 174, 'engines': ('Dynamo SGLang', 'SGLang'), 'gpus': ('H100', 'H200'), 'models': ('deepseek-r1-0528', 'qwen3.5-397b-a17b')},
+    ('trtllm', 'blackwell'): {'rows': 763, 'engines': ('Dynamo TensorRT-LLM', 'TensorRT-LLM'), 'gpus': ('B200', 'B300', 'GB200'), 'models': ('deepseek-r1-0528', 'gpt-oss-120b')},
+    ('trtllm', 'hopper'): {'rows': 231, 'engines': ('Dynamo TensorRT-LLM', 'TensorRT-LLM'), 'gpus': ('H100', 'H200'), 'models': ('deepseek-r1-0528', 'gpt-oss-120b')},
+    ('vllm', 'blackwell'): {'rows': 170, 'engines': ('vLLM',), 'gpus': ('B200',), 'models': ('gpt-oss-120b',)},
+    ('vllm', 'cdna'): {'rows': 85, 'engines': ('vLLM',), 'gpus': ('MI300X', 'MI355X'), 'models': ('gpt-oss-120b',)},
+    ('vllm', 'hopper'): {'rows': 261, 'engines': ('vLLM',), 'gpus': ('H100', 'H200'), 'models': ('gpt-oss-120b',)},
 }

@@ -39,6 +39,7 @@ Mistral Mixtral Gemma DeepSeek Phi FlashAttention Marlin JetStream TGI sglang tr
 GPU-hours P10 P50 P90 Monte Carlo max min ceil rps max_seq GQA
 q k v o gate up down Linux XID cuDNN Container Toolkit Transformer Engine SynapseAI Gaudi TPU JAX XLA RCCL amdgpu
 CP VPP NF Dubey Chowdhery PaLM MosaicML NeMo paged CAPEX OPEX flat
+InferenceX gpt oss Dynamo MoRI ATOM SGLang
 
 """.split())
 # Identifiers of the workload spec that an error names on purpose (the field path).
