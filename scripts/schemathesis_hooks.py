@@ -19,11 +19,13 @@ from __future__ import annotations
 import ast
 import copy
 import datetime as dt
+import functools
 import math
 import os
 import re
 import sys
 import threading
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -186,7 +188,21 @@ CROSS_FIELD_RULES = {
     ("count", "must equal tensor_parallel x pipeline_parallel x context_parallel x data_parallel"): _drop_field,
     ("virtual_pipeline_stages", "interleaving needs pipeline_parallel > 1"): _drop_field,
     ("virtual_pipeline_stages", "model chunks need at least one layer each"): _drop_field,
+    # a pinned accelerator that cannot hold the model within the pinned count (sizing_serving.check_pinned_fit:
+    # a rule between the model, the precision and the hardware that no schema states)
+    ("accelerator", "cannot hold the weights"): _drop_field,
 }
+
+
+@functools.cache
+def _catalog():
+    from planner.engine.catalog_csv import load_accelerators_csv  # noqa: PLC0415
+    return load_accelerators_csv(Path(__file__).resolve().parents[1] / "catalog" / "data" / "accelerators.csv")
+
+
+def _parse_and_check(spec: dict) -> None:
+    from planner.engine.sizing_serving import check_pinned_fit  # noqa: PLC0415
+    check_pinned_fit(parse_workload_spec(spec), _catalog())
 
 
 def _rule(field: str, message):
@@ -206,7 +222,7 @@ def repair_spec(spec):
     fixed = copy.deepcopy(spec)
     for _ in range(MAX_REPAIRS):
         try:
-            parse_workload_spec(fixed)
+            _parse_and_check(fixed)
             return fixed
         except SpecValidationError as exc:
             actions = [(_rule(e.field, e.message), e.field.split(".")) for e in exc.errors]
