@@ -38,7 +38,7 @@ def _architecture(group: str) -> dict:
     default when `layers` is given) needs layers, hidden_size, attention_heads, vocab_size and
     an FFN width (`ffn_hidden_size`, or `moe_ffn_hidden_size` for an MoE); anything else needs
     `params`. Sizing an LLM kind refuses a vision model; classic_training needs
-    `flops_per_sample` unless the model is a vision model."""
+    `flops_per_sample` (a vision preset carries it; a vision architecture given by hand must state it)."""
     transformer = _obj(
         _arch_properties(("decoder", "encoder")), nullable=False,
         required=TRANSFORMER_REQUIRED + (("flops_per_sample",) if group == "classic" else ()),
@@ -64,7 +64,7 @@ def _architecture(group: str) -> dict:
     other_types = ("other",) if group == "llm" else ("vision", "other")
     branches = []
     for mt in other_types:
-        required = ["params"] + (["flops_per_sample"] if group == "classic" and mt == "other" else [])
+        required = ["params"] + (["flops_per_sample"] if group == "classic" else [])
         b = _obj(_arch_properties(MODEL_TYPES, transformer=False), nullable=False, required=required,
                  extra={"anyOf": [{"required": ["model_type"], "properties": {"model_type": {"enum": [mt]}}}]
                         + ([untyped] if mt == "other" else [])})

@@ -192,7 +192,8 @@ def parse_workload_spec(data: Mapping) -> WorkloadSpec:
     check_mechanisms(r, hardware, serving, kind=kind, model=model)
     if model is not None and model.model_type == "vision" and kind in LLM_KINDS:
         r.err("model", Msg("a vision model ({name}) cannot be sized as {kind}; use classic_training", name=model.name, kind=kind))
-    if model is not None and kind == "classic_training" and model.model_type != "vision" and not model.flops_per_sample:
+    # A vision architecture given by hand needs its FLOPs too: the run time is 3 x FLOPs per sample x samples.
+    if model is not None and kind == "classic_training" and not model.flops_per_sample:
         r.err("model.architecture.flops_per_sample", Msg("required for classic_training"))
     if r.errors:
         raise SpecValidationError(r.errors)

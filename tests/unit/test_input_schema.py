@@ -212,3 +212,18 @@ def test_cost_bounds_are_the_parsers():
         step = 1 if prop["type"] == "integer" else max(1e-6, abs(prop["maximum"]) * 1e-9)
         with pytest.raises(CostValidationError):
             parse_cost_options({name: prop["maximum"] + step})
+
+
+@pytest.mark.parametrize("model_type", ["vision", "other"])
+def test_classic_training_by_hand_needs_its_flops_per_sample(model_type):
+    """A hand-given vision architecture without FLOPs per sample crashed the sizing (3 x FLOPs x samples on None);
+    now both the schema and the parser refuse it on that field, and stating it makes the spec valid."""
+    arch = {"model_type": model_type, "params": 25_000_000}
+    spec = {"kind": "classic_training", "model": {"architecture": arch},
+            "training": {"dataset_samples": 1_000_000, "epochs": 10}}
+    assert _errors(spec) == ["model.architecture.flops_per_sample"]
+    assert list(_validator("classic_training").iter_errors(spec))
+    good = copy.deepcopy(spec)
+    good["model"]["architecture"]["flops_per_sample"] = 8e9
+    assert _errors(good) == []
+    _validator("classic_training").validate(good)
