@@ -301,12 +301,23 @@ def _rows_msg(note: dict) -> Msg:
                engines=", ".join(note["engines"]), gpus=", ".join(note["gpus"]), models=", ".join(note["models"]))
 
 
-def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
+# Constants only a model with that mechanism uses (architecture attribute): a plan's source line names the fitted
+# constants its own model runs on, not a MoE layer time on a dense model.
+MECHANISM_CONSTANTS = {"moe_layer_overhead_s": "is_moe", "all_to_all_efficiency": "is_moe",
+                       "mla_layer_overhead_s": "is_mla", "mtp_accepted_tokens": "mtp_layers"}
+
+
+def constants_used_by(names, arch) -> list[str]:
+    """`names` less the mechanism constants `arch` has no use for (all of them when the model is not known)."""
+    return [n for n in names if arch is None or n not in MECHANISM_CONSTANTS or getattr(arch, MECHANISM_CONSTANTS[n])]
+
+
+def constants_source(accelerator: AcceleratorSpec, runtime: str, arch=None) -> Msg:
     g, why = generation_factor(accelerator)
     if runtime == "hf_transformers":
         return Msg("Hugging Face eager constants are assumptions (no measured rows); generation factor {g:g}: {why}",
                    g=g, why=why)
-    ix = FITTED_IX.get((runtime, generation_of(accelerator.architecture)))
+    ix = constants_used_by(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}), arch)
     if ix:
         return Msg("{runtime} constants fitted on {rows}; {names} fitted on the InferenceX rows ({ix_rows})",
                    runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], names=", ".join(ix),
@@ -316,12 +327,12 @@ def constants_source(accelerator: AcceleratorSpec, runtime: str) -> Msg:
 
 
 def resolve_constants(accelerator: AcceleratorSpec, runtime: str, precision: str, calibrations, *,
-                      async_scheduling: bool = False) -> tuple[dict, Msg]:
+                      async_scheduling: bool = False, arch=None) -> tuple[dict, Msg]:
     """Presets, replaced by a team calibration where one exists for (accelerator, runtime, precision)."""
     values = serving_constants(accelerator, runtime, precision, async_scheduling=async_scheduling)
     cal = calibrations.for_serving(accelerator.id, runtime, precision) if calibrations else None
     if cal is None:
-        return values, constants_source(accelerator, runtime)
+        return values, constants_source(accelerator, runtime, arch)
     used = {k: float(v) for k, v in cal.values.items() if k in CONSTANT_NAMES}
     values.update(used)
     return values, Msg("team calibration: {label} (replaces {names})", label=cal.label,

@@ -140,7 +140,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
             peak, fmt, peak_note = compute_format(acc, weights=weights, compute=compute)
             # decode attention in the KV cache's format where the chip has its units (fp8), else 16-bit
             attn_peak = compute_format(acc, weights=kv_precision, compute="fp8" if kv_precision == "fp8" else "bf16")[0]
-            values, source = resolve_constants(acc, runtime, compute, calibrations, async_scheduling=async_scheduling)
+            values, source = resolve_constants(acc, runtime, compute, calibrations, async_scheduling=async_scheduling,
+                                               arch=arch)
             if consts:
                 values = {**values, **consts}
             low_bit = fmt in ("fp8", "fp4", "int8")

@@ -109,3 +109,23 @@ def test_moe_layer_time_is_charged_per_moe_layer_and_per_forward_pass():
     with_mtp = overhead(DSR1, 20e-6, mtp=True) - overhead(DSR1, 0.0, mtp=True)
     # the draft passes run the one MTP layer per draft token: a few percent more per step, not another forward
     assert 58 * 20e-6 < with_mtp < 58 * 20e-6 * 1.2
+
+
+def test_the_constants_source_names_only_the_fitted_constants_the_model_uses():
+    """A dense model's plan does not say a MoE or MLA layer time was fitted for it; a MoE/MLA model's plan does.
+    vLLM Hopper's only InferenceX constant is the MoE layer time (gpt-oss rows): a dense plan there runs on the
+    serving_measured.csv constants, and says so."""
+    from planner.engine.serving_constants import constants_source
+
+    h200 = BY_ID["nvidia-h200-sxm-141gb"]
+    assert set(FITTED_IX[("vllm", "hopper")]) == {"moe_layer_overhead_s"}
+    dense = constants_source(h200, "vllm", preset_arch("llama-3.3-70b"))
+    assert "InferenceX" not in dense and "generation factor" in dense
+    moe = constants_source(h200, "vllm", preset_arch("gpt-oss-120b"))
+    assert "moe_layer_overhead_s fitted on the InferenceX rows" in moe
+    r1 = constants_source(BY_ID["nvidia-b200-sxm-180gb"], "trtllm", preset_arch("deepseek-r1-0528"))
+    llama = constants_source(BY_ID["nvidia-b200-sxm-180gb"], "trtllm", preset_arch("llama-3.3-70b"))
+    assert "mla_layer_overhead_s" in r1 and "mtp_accepted_tokens" in r1 and "all_to_all_efficiency" in r1
+    assert "prefill_efficiency" in llama
+    assert not any(n in llama for n in ("mla_layer_overhead_s", "moe_layer_overhead_s", "mtp_accepted_tokens",
+                                        "all_to_all_efficiency"))
