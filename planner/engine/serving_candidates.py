@@ -74,13 +74,14 @@ def throughput_figures(op, ai: int, li: int, s, gpus: int) -> dict:
     one replica's rate x tokens / its GPUs; per user = 1 / TPOT; in flight = rate x mean latency."""
     rate, T = float(op["rate"][ai, li]), float(op["tpot"][ai, li])
     ok = math.isfinite(rate) and math.isfinite(T) and T > 0
+    # an overloaded layout's queue grows without bound: no finite figure (None, not inf), and it does not serve the
+    # offered rate, so no sustained throughput either (it showed the offered load as served, beside no TTFT)
+    steady = ok and math.isfinite(float(op["in_flight"][ai, li])) and math.isfinite(float(op["ttft"][ai, li]))
     return {
-        "output_tokens_per_s_per_gpu": rate * s.output_tokens / gpus if ok else None,
-        "total_tokens_per_s_per_gpu": rate * (s.input_tokens + s.output_tokens) / gpus if ok else None,
+        "output_tokens_per_s_per_gpu": rate * s.output_tokens / gpus if steady else None,
+        "total_tokens_per_s_per_gpu": rate * (s.input_tokens + s.output_tokens) / gpus if steady else None,
         "output_tokens_per_s_per_user": 1.0 / T if ok else None,
-        # an overloaded layout's queue grows without bound: no finite figure (None, not inf)
-        "in_flight_requests_per_replica": (float(op["in_flight"][ai, li])
-                                           if ok and math.isfinite(float(op["in_flight"][ai, li])) else None),
+        "in_flight_requests_per_replica": float(op["in_flight"][ai, li]) if steady else None,
         "load_model": ("closed_loop" if float(op["closed_loop"][ai, li]) == 1.0 else "open_loop") if ok else None,
     }
 

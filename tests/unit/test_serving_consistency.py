@@ -201,3 +201,16 @@ def test_closed_and_open_load_together_report_the_worse(rate):
     closed = evaluate_layout(arch=preset_arch("llama-3.1-8b"), accelerator=acc, concurrency=8)
     opened = evaluate_layout(arch=preset_arch("llama-3.1-8b"), accelerator=acc, requests_per_second=rate)
     assert float(both["ttft_p95_ms"]) == max(float(closed["ttft_p95_ms"]), float(opened["ttft_p95_ms"]))
+
+
+def test_an_overloaded_layout_claims_no_sustained_throughput():
+    """Found by the property above: Kimi-K2.5 on TensorRT-LLM at 20 requests/s of 5,293-token prompts ranked a GB300
+    layout whose queue grows without bound (no TTFT, no requests in flight) yet reported the offered load as served,
+    50 output tokens/s per GPU. Without a steady state there is no sustained throughput to report."""
+    spec, r = _plan("kimi-k2.5", ("bf16", "bf16", "bf16"), isl=5293, osl=60, concurrency=1, rps=20.0,
+                    runtime="trtllm", tpot=10.0)
+    overloaded = [c for c in r["candidates"]["ranked"] if c["ttft_ms"] is None and c["tpot_ms"] is not None]
+    assert overloaded
+    for c in overloaded:
+        assert c["in_flight_requests_per_replica"] is None
+        assert c["output_tokens_per_s_per_gpu"] is None and c["total_tokens_per_s_per_gpu"] is None
