@@ -162,10 +162,6 @@ ASYNC_STEP_OVERHEAD_FROM = {"vllm": ("vllm", "blackwell")}
 # paged KV follow vLLM's design) and its own constants are fitted on the InferenceX rows
 # (serving_fit_ix.py, FITTED_IX).
 FITTED["atom"] = dict(FITTED["vllm"])
-# For the same reason, where ATOM has no InferenceX fit of its own on a generation (a refit that leaves MI355X, its
-# only GPU, out), it takes vLLM's fit on that generation: the same chips' measured kernels and a scheduler of the same
-# design are a better prior than vLLM's Hopper constants times the generation's assumed factor.
-FITTED_IX_FALLBACK = {"atom": "vllm"}
 FITTED_ROWS = {
     "vllm": Msg("serving_measured.csv: backend vllm, system h100_sxm (93 rows)"),
     "sglang": Msg("serving_measured.csv: backend sglang, system h100_sxm (84 rows)"),
@@ -295,16 +291,8 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
         fitted = FITTED_IX.get(ASYNC_STEP_OVERHEAD_FROM[runtime], {})
         base["step_overhead_s"] = fitted.get("step_overhead_s", base["step_overhead_s"])
     # Constants fitted on the InferenceX rows for this runtime and chip generation (serving_constants_ix.py)
-    base.update(_fitted_ix(runtime, generation_of(accelerator.architecture))[1])
+    base.update(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}))
     return base
-
-
-def _fitted_ix(runtime: str, generation: str) -> tuple[tuple[str, str] | None, dict]:
-    """(the group whose InferenceX fit applies, its constants): the runtime's own, else FITTED_IX_FALLBACK's."""
-    for rt in (runtime, FITTED_IX_FALLBACK.get(runtime)):
-        if rt and (rt, generation) in FITTED_IX:
-            return (rt, generation), FITTED_IX[(rt, generation)]
-    return None, {}
 
 
 def _rows_msg(note: dict) -> Msg:
@@ -329,12 +317,11 @@ def constants_source(accelerator: AcceleratorSpec, runtime: str, arch=None) -> M
     if runtime == "hf_transformers":
         return Msg("Hugging Face eager constants are assumptions (no measured rows); generation factor {g:g}: {why}",
                    g=g, why=why)
-    group, fitted = _fitted_ix(runtime, generation_of(accelerator.architecture))
-    ix = constants_used_by(fitted, arch)
-    if ix:  # the rows name their engines: vLLM's where ATOM takes vLLM's fit (FITTED_IX_FALLBACK)
+    ix = constants_used_by(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}), arch)
+    if ix:
         return Msg("{runtime} constants fitted on {rows}; {names} fitted on the InferenceX rows ({ix_rows})",
                    runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], names=", ".join(ix),
-                   ix_rows=_rows_msg(FITTED_IX_ROWS[group]))
+                   ix_rows=_rows_msg(FITTED_IX_ROWS[(runtime, generation_of(accelerator.architecture))]))
     return Msg("{runtime} constants fitted on {rows}; generation factor {g:g}: {why}",
                runtime=RUNTIME_SPECS[runtime].label, rows=FITTED_ROWS[runtime], g=g, why=why)
 

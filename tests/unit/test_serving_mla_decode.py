@@ -129,22 +129,3 @@ def test_the_constants_source_names_only_the_fitted_constants_the_model_uses():
     assert "prefill_efficiency" in llama
     assert not any(n in llama for n in ("mla_layer_overhead_s", "moe_layer_overhead_s", "mtp_accepted_tokens",
                                         "all_to_all_efficiency"))
-
-
-def test_atom_without_its_own_fit_takes_vllms_on_the_same_generation(monkeypatch):
-    """Leave MI355X (ATOM's only GPU) out and ATOM has no InferenceX fit: it takes vLLM's CDNA fit (the design ATOM
-    follows, FITTED_IX_FALLBACK), not vLLM's Hopper constants times the assumed CDNA factor; its source says whose."""
-    from planner.engine import serving_constants as sc
-
-    mi355x = BY_ID["amd-mi355x-288gb"]
-    own = sc.serving_constants(mi355x, "atom", "fp8")
-    assert own["prefill_efficiency"] == FITTED_IX[("atom", "cdna")]["prefill_efficiency"]
-    monkeypatch.delitem(sc.FITTED_IX, ("atom", "cdna"))
-    vllm = FITTED_IX[("vllm", "cdna")]
-    fallback = sc.serving_constants(mi355x, "atom", "fp8")
-    assert all(fallback[n] == v for n, v in vllm.items())
-    assert "InferenceX runs: vLLM;" in sc.constants_source(mi355x, "atom", preset_arch("gpt-oss-120b"))
-    monkeypatch.delitem(sc.FITTED_IX, ("vllm", "cdna"))
-    preset = sc.serving_constants(mi355x, "atom", "fp8")
-    assert preset["prefill_efficiency"] == sc.FITTED["atom"]["prefill_efficiency"] * sc.GENERATION_FACTOR["cdna"][0]
-    assert "generation factor" in sc.constants_source(mi355x, "atom", preset_arch("gpt-oss-120b"))
