@@ -23,6 +23,8 @@ def disagg_row(c: DisaggCandidate, s, with_mechanisms: bool) -> dict:
     op = c.op
     ms = lambda k: _fin(op[k] * 1e3)  # noqa: E731
     ok = math.isfinite(op["rate"]) and math.isfinite(op["tpot"]) and op["tpot"] > 0
+    # overloaded (queue without bound): no sustained throughput, as serving_candidates.throughput_figures
+    steady = ok and math.isfinite(op["in_flight"]) and math.isfinite(op["ttft"])
     rate = op["rate"]
     return {
         "accelerator_id": c.accelerator_id, "accelerator": c.accelerator, "count": c.count,
@@ -31,8 +33,8 @@ def disagg_row(c: DisaggCandidate, s, with_mechanisms: bool) -> dict:
         "max_concurrent_sequences_per_replica": int(min(c.memory["decode"].get("n_max", 0.0), 1e9)),
         "ttft_ms": ms("ttft"), "ttft_p50_ms": ms("ttft_p50"), "ttft_p95_ms": ms("ttft_p95"), "ttft_p99_ms": ms("ttft_p99"),
         "tpot_ms": ms("tpot"), "tpot_p50_ms": ms("tpot"), "tpot_p95_ms": ms("tpot_p95"), "tpot_p99_ms": ms("tpot_p99"),
-        "output_tokens_per_s_per_gpu": rate * s.output_tokens / c.count if ok else None,
-        "total_tokens_per_s_per_gpu": rate * (s.input_tokens + s.output_tokens) / c.count if ok else None,
+        "output_tokens_per_s_per_gpu": rate * s.output_tokens / c.count if steady else None,
+        "total_tokens_per_s_per_gpu": rate * (s.input_tokens + s.output_tokens) / c.count if steady else None,
         "output_tokens_per_s_per_user": 1.0 / op["tpot"] if ok else None,
         "max_rps_per_replica_meeting_targets": None,
         "bottleneck": bottleneck_of(c),
@@ -40,7 +42,7 @@ def disagg_row(c: DisaggCandidate, s, with_mechanisms: bool) -> dict:
         "kv_bytes_per_gpu": _fin(op["n_running"] * c.memory["decode"].get("kv_per_seq_bytes", math.nan)),
         "kv_memory_left_bytes_per_gpu": c.memory["decode"].get("kv_pool_bytes"),
         "cost_usd_per_hour": c.price_per_hour,
-        "in_flight_requests_per_replica": _fin(op["in_flight"]) if ok else None,
+        "in_flight_requests_per_replica": _fin(op["in_flight"]) if steady else None,
         "load_model": ("closed_loop" if op["closed_loop"] == 1.0 else "open_loop") if ok else None,
     }
 
