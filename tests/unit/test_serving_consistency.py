@@ -7,6 +7,7 @@ clients the requests in flight are the C clients. And nothing a plan sustains ex
 dense peak, memory bandwidth, scale-up link or memory, for random valid specs, MoE included.
 """
 
+import math
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,28 @@ def test_an_overloaded_layout_claims_no_sustained_throughput():
     for c in overloaded:
         assert c["in_flight_requests_per_replica"] is None
         assert c["output_tokens_per_s_per_gpu"] is None and c["total_tokens_per_s_per_gpu"] is None
+
+
+def test_an_overloaded_disaggregated_split_claims_no_sustained_throughput():
+    """The same rule for a disaggregated candidate row: a finite TPOT but a queue without bound (no TTFT, no requests
+    in flight) gives no sustained throughput; a steady split gives rate x output tokens / GPUs."""
+    from types import SimpleNamespace
+
+    from planner.engine.search_disagg import DisaggCandidate
+    from planner.engine.sizing_disagg import disagg_row
+
+    pool = {"workers": 1, "tensor_parallel": 8, "expert_parallel": 8, "data_parallel_attention": True}
+    op = {"rate": 2.0, "tpot": 0.02, "tpot_p95": 0.025, "tpot_p99": 0.03, "ttft": math.inf, "ttft_p50": math.inf,
+          "ttft_p95": math.inf, "ttft_p99": math.inf, "in_flight": math.inf, "n_running": 64.0, "closed_loop": 0.0,
+          "compute_s": 0.01, "memory_s": 0.005, "comm_s": 0.001}
+    c = DisaggCandidate(ai=0, accelerator_id="x", accelerator="X", prefill=dict(pool), decode=dict(pool),
+                        speculative="none", count=16, meets=False, op=op, targets=(2.0, 0.05), price_per_hour=None,
+                        memory={"decode": {"n_max": 100.0, "kv_per_seq_bytes": 1e6, "kv_pool_bytes": 1e9}})
+    s = SimpleNamespace(input_tokens=1000, output_tokens=500)
+    row = disagg_row(c, s, True)
+    assert row["tpot_ms"] == pytest.approx(20.0) and row["ttft_ms"] is None
+    assert row["output_tokens_per_s_per_gpu"] is None and row["in_flight_requests_per_replica"] is None
+    steady = disagg_row(DisaggCandidate(**{**c.__dict__, "op": {**op, "ttft": 0.5, "ttft_p50": 0.4, "ttft_p95": 0.9,
+                                                                  "ttft_p99": 1.0, "in_flight": 21.0}}), s, True)
+    assert steady["output_tokens_per_s_per_gpu"] == pytest.approx(2.0 * 500 / 16)
+    assert steady["in_flight_requests_per_replica"] == pytest.approx(21.0)
