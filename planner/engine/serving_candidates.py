@@ -69,14 +69,18 @@ def latency_figures(op, ai: int, li: int) -> dict:
             "tpot_p99_ms": ms("tpot_p99")}
 
 
+def operating_point_state(rate: float, tpot_s: float, ttft_s: float, in_flight: float) -> tuple[bool, bool]:
+    """(a decode step is priced, the load has a steady state). An overloaded layout's queue grows without bound: no
+    finite TTFT or requests in flight, and it does not serve the offered rate, so no sustained throughput either."""
+    ok = math.isfinite(rate) and math.isfinite(tpot_s) and tpot_s > 0
+    return ok, ok and math.isfinite(in_flight) and math.isfinite(ttft_s)
+
+
 def throughput_figures(op, ai: int, li: int, s, gpus: int) -> dict:
     """Throughput of one operating point: every replica serves the same share, so per GPU deployed =
     one replica's rate x tokens / its GPUs; per user = 1 / TPOT; in flight = rate x mean latency."""
     rate, T = float(op["rate"][ai, li]), float(op["tpot"][ai, li])
-    ok = math.isfinite(rate) and math.isfinite(T) and T > 0
-    # an overloaded layout's queue grows without bound: no finite figure (None, not inf), and it does not serve the
-    # offered rate, so no sustained throughput either (it showed the offered load as served, beside no TTFT)
-    steady = ok and math.isfinite(float(op["in_flight"][ai, li])) and math.isfinite(float(op["ttft"][ai, li]))
+    ok, steady = operating_point_state(rate, T, float(op["ttft"][ai, li]), float(op["in_flight"][ai, li]))
     return {
         "output_tokens_per_s_per_gpu": rate * s.output_tokens / gpus if steady else None,
         "total_tokens_per_s_per_gpu": rate * (s.input_tokens + s.output_tokens) / gpus if steady else None,

@@ -11,6 +11,7 @@ from catalog.domain.messages import Msg
 
 from .result import q
 from .search_disagg import DisaggCandidate, bottleneck_of, layout_of, layout_text
+from .serving_candidates import operating_point_state
 from .spec import WorkloadSpec
 
 
@@ -22,9 +23,7 @@ def disagg_row(c: DisaggCandidate, s, with_mechanisms: bool) -> dict:
     """A sizing candidate row (the keys of serving_candidates.candidate) for a disaggregated layout."""
     op = c.op
     ms = lambda k: _fin(op[k] * 1e3)  # noqa: E731
-    ok = math.isfinite(op["rate"]) and math.isfinite(op["tpot"]) and op["tpot"] > 0
-    # overloaded (queue without bound): no sustained throughput, as serving_candidates.throughput_figures
-    steady = ok and math.isfinite(op["in_flight"]) and math.isfinite(op["ttft"])
+    ok, steady = operating_point_state(op["rate"], op["tpot"], op["ttft"], op["in_flight"])
     rate = op["rate"]
     return {
         "accelerator_id": c.accelerator_id, "accelerator": c.accelerator, "count": c.count,
