@@ -22,6 +22,9 @@ KV read = pairs x head_dim + the indexer cache). Pure arithmetic; no fitted cons
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from .precision import BYTES_PER_VALUE
@@ -126,3 +129,35 @@ def attention_params_per_layer(a, ratio: int) -> int:
 def attention_params_total(a) -> int:
     return sum(attention_params_per_layer(a, r) for r in a.compress_ratios)
 
+
+
+# The measured decode latency of a whole V4 attention module at batch 1 (projections, compressor, CSA indexer and
+# top-k, sparse attention): a launch-and-drain time per layer that does not shrink with the batch, which the step's
+# bytes and FLOPs above do not carry. Per (runtime, chip generation), CSA below / above its top-k threshold and HCA,
+# by heads on the GPU: data/compressed_attention_modules.json, extracted from NVIDIA's collected kernel tables by
+# scripts/extract_attention_modules.py (its docstring and the file's "source" say which tables and how). No row of
+# serving_fit.csv is fitted on. A runtime or generation without a table (ATOM, AMD, TensorRT-LLM on Hopper): 0.
+_MODULES = json.loads((Path(__file__).parent / "data" / "compressed_attention_modules.json").read_text())
+MODULE_FLOORS_S: dict[tuple[str, str], dict[str, dict[float, float]]] = {
+    tuple(k.split("|")): {regime: {float(h): s for h, s in t.items()} for regime, t in v.items()}
+    for k, v in _MODULES["floors_s"].items()}
+MODULE_SOURCE = _MODULES["source"]
+
+
+def _by_heads(table: dict[float, float], heads):
+    """The table's latency at `heads` per GPU: linear in log2(heads) between the measured counts, held at the ends."""
+    h = np.sort(np.array(list(table), dtype=float))
+    return np.interp(np.log2(np.maximum(np.asarray(heads, dtype=float), 1.0)), np.log2(h), [table[x] for x in h])
+
+
+def module_floor_s(a, *, runtime: str, generation: str, heads_per_gpu, ctx):
+    """Seconds per forward pass of every compressed-attention layer's module at batch 1 (0: not such a model,
+    or no measured table for the runtime and generation). ctx: the decode context; CSA's indexer selects its
+    top-k once the compressed entries exceed index_topk (ctx > index_topk x 4)."""
+    t = MODULE_FLOORS_S.get((runtime, generation))
+    if not getattr(a, "is_compressed_attention", False) or t is None:
+        return 0.0
+    _, csa, hca = layer_counts(a)
+    long = np.asarray(ctx, dtype=float) > a.index_topk * CSA
+    csa_s = np.where(long, _by_heads(t["csa_long"], heads_per_gpu), _by_heads(t["csa_short"], heads_per_gpu))
+    return csa * csa_s + hca * _by_heads(t["hca"], heads_per_gpu)

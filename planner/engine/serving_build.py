@@ -20,7 +20,7 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
-                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES) -> Engine:
+                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, attn_module_s=0.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
@@ -28,7 +28,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     (broadcast over the layouts: the search's MTP variants); prompt_share 0:
     a decode-only worker of a disaggregated deployment (serving_disagg.py); dp_balance: the runtime
     balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine);
-    dispatch_bytes: bytes per value of the MoE all-to-all dispatch (serving_moe.dispatch_bytes_per_value)."""
+    dispatch_bytes: bytes per value of the MoE all-to-all dispatch (serving_moe.dispatch_bytes_per_value);
+    attn_module_s: the measured batch-1 latency of every attention module of one forward pass
+    (compressed_attention.module_floor_s; 0 where none is measured)."""
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     tp, pp = f(tp), f(pp)
     dpa = np.asarray(dpa, dtype=bool)
@@ -80,6 +82,12 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # MoE: a fixed time per MoE layer per forward pass (serving_constants.MOE_LAYER_OVERHEAD_S)
     moe_layers = max((arch.layers or 0) - (arch.dense_layers or 0), 0) if arch.is_moe else 0
     moe_fixed = moe_layers * (1.0 + f(draft)) * c.get("moe_layer_overhead_s", 0.0)
+    # Measured attention modules (DeepSeek-V4): their latency less the attention weights' read at the peak bandwidth,
+    # which the step already charges (as the MLA preset, serving_constants.MLA_LAYER_OVERHEAD_PRESET_S)
+    attn_rank_bytes = weight_part_bytes(weights, rest_params=attn_w, expert_params=0.0, embedding_params=0.0)[0] \
+        / np.where(dpa, 1.0, tp)
+    module_fixed = (1.0 + f(draft)) * np.maximum(f(attn_module_s) - attn_rank_bytes / (f(bandwidth_gb_s) * 1e9), 0.0) \
+        * (f(attn_module_s) > 0.0)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
@@ -90,7 +98,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
         bytes_s=bytes_s,
         overhead_s=(c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed
-                    + mla_fixed + moe_fixed),
+                    + mla_fixed + moe_fixed + module_fixed),
         comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         poll_steps=f(c.get("scheduler_poll_steps", 1.0)),

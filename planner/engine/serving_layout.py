@@ -12,7 +12,7 @@ from dataclasses import fields, replace
 
 import numpy as np
 
-from . import hf_eager_memory, memory
+from . import compressed_attention, hf_eager_memory, memory
 from .architecture import (
     ModelArch,
     kv_cache_bytes_per_token,
@@ -20,7 +20,7 @@ from .architecture import (
     linear_state_bytes_per_sequence,
 )
 from .calibration import NO_CALIBRATIONS, Calibrations
-from .hardware import AcceleratorSpec
+from .hardware import AcceleratorSpec, generation_of
 from .precision import weight_part_bytes
 from .serving_build import build_engine
 from .serving_constants import (
@@ -131,6 +131,10 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     link_rows = []
     attn_rates = []
     dispatch = []
+    modules = []
+    # DeepSeek-V4's measured attention modules at the layout's heads per GPU (all heads with DPA) and decode context
+    heads_gpu = np.where(np.asarray(dpa, dtype=bool), float(arch.attention_heads or 0), (arch.attention_heads or 0) / tp)
+    ctx_decode = np.asarray(isl, dtype=float) + np.asarray(osl, dtype=float) / 2.0
     for acc in accs:
         cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
         key = (acc.architecture, acc.model, acc.fp32_tflops, acc.tf32_tflops_dense, acc.bf16_tflops_dense,
@@ -157,6 +161,9 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         attn_rates.append(attn_rate)
         dispatch.append(dispatch_bytes_per_value(arch, runtime=runtime, weights=weights,
                                                  compute_fmt=note["compute_format"]))
+        modules.append(np.broadcast_to(compressed_attention.module_floor_s(
+            arch, runtime=runtime, generation=generation_of(acc.architecture), heads_per_gpu=heads_gpu, ctx=ctx_decode),
+            np.broadcast_shapes(np.shape(heads_gpu), np.shape(ctx_decode), shape)))
         peaks.append(peak)
         kernels.append(kern)
         vals.append(values)
@@ -188,7 +195,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
-                       dispatch_bytes=col(dispatch))
+                       dispatch_bytes=col(dispatch), attn_module_s=np.array(modules, dtype=float))
     return eng, mem, notes
 
 

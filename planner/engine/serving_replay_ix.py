@@ -27,6 +27,7 @@ import numpy as np
 
 from .catalog_csv import load_accelerators_csv
 from .hardware import generation_of
+from .precision import WEIGHT_SCHEMES, WeightFormat
 from .presets import preset_arch
 from .serving_disagg import Pool, evaluate_disaggregated
 from .serving_layout import evaluate_layout
@@ -44,6 +45,19 @@ RUNTIME = {"sglang": "sglang", "vllm": "vllm", "trt": "trtllm", "atom": "atom", 
            "dynamo-trt": "trtllm", "dynamo-vllm": "vllm", "mori-sglang": "sglang"}
 PREC = {"fp4": ("fp4", "fp4", "fp8"), "fp8": ("fp8", "fp8", "fp8"), "bf16": ("bf16", "bf16", "bf16")}
 LENGTH_SHARE = 0.9  # mean real length / nominal (README of serving_fit.csv)
+
+
+def served_weights(arch, label: str) -> str | WeightFormat:
+    """The weights a row's engine holds. A label naming the published checkpoint's non-expert format while the
+    checkpoint stores its experts narrower is that checkpoint as published: DeepSeek-V4-Pro "fp8" is
+    deepseek-ai/DeepSeek-V4-Pro, FP8 with MXFP4 experts (103-104 GB per GPU at TP8 on H200 as SGLang logs it,
+    SemiAnalysisAI/InferenceX issue #2128, 2026-09-09), not 1.6 TB of FP8. Otherwise the label's format."""
+    w = PREC[label][0]
+    if not arch.checkpoint_weights:
+        return w
+    own = WeightFormat(arch.checkpoint_weights)
+    rest = WEIGHT_SCHEMES[own.parts["rest"]][0]
+    return own if rest == w and str(own) != w else w
 # Engines whose InferenceX recipes schedule asynchronously: the vLLM ones set `async-scheduling: true`
 # (SemiAnalysisAI/InferenceX benchmarks/gptoss_fp4_h100.sh and gptoss_fp4_b200.sh @1fc5d73c,
 # gptoss_fp4_h200.sh @16cd9556; read 2026-12-03).
@@ -191,6 +205,7 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
         model, gpu, rt, gen, prec, spec, layout, async_scheduling, poll = key
         arch, acc = preset_arch(MODEL[model]), accelerator(gpu)
         w, c, kv = PREC[prec]
+        w = served_weights(arch, prec)
         consts = (consts_by_group or {}).get((rt, gen))
         if poll is not None:
             consts = {**(consts or {}), "scheduler_poll_steps": poll}

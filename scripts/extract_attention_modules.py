@@ -1,0 +1,81 @@
+"""Extract DeepSeek-V4's compressed-attention module latencies from NVIDIA's measured kernel tables.
+
+Run (in the AISimulate bench venv, which has the tables and pandas; docs/BENCHMARKS.md):
+    /work/venv-aisim/bin/python scripts/extract_attention_modules.py [--write]
+Reads aisimulate_core/systems/data/<system>/sparse_attention/<backend>/<version>/
+dsv4_{csa,hca}_generation_module_perf.parquet (AISimulate 0.13.0.dev202610270000000085, the tables of
+AIConfigurator's collector: one decode forward pass of a whole DeepSeek-V4 attention module under CUDA graphs,
+q/kv projections, compressor, CSA indexer and top-k, sparse FlashMLA attention, o projections). Per table it
+takes the batch-1 decode rows (isl 1) and, per number of heads on the GPU, the median latency over the contexts
+of each regime: CSA below and above its top-k threshold (index_topk x 4 = 4,096 tokens: above it the indexer's
+top-k selection runs), HCA over all contexts (its work does not change with the context at batch 1). Per
+(backend, chip generation) the median over the generation's systems and the backend's versions.
+--write writes planner/engine/data/compressed_attention_modules.json (compressed_attention.py reads it).
+"""
+import argparse
+import glob
+import json
+import sys
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "planner" / "engine" / "data" / "compressed_attention_modules.json"
+GENERATION = {"b200_sxm": "blackwell", "b300_sxm": "blackwell", "gb200": "blackwell", "gb300": "blackwell",
+              "h100_sxm": "hopper", "h200_sxm": "hopper"}
+RUNTIME = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm"}
+TOPK_CONTEXT = 4096  # DeepSeek-V4 index_topk 1,024 compressed entries x compress ratio 4
+HEADS = (8, 16, 32, 64, 128)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args(argv)
+    import aisimulate_core
+    data = Path(aisimulate_core.__file__).parent / "systems" / "data"
+    cells: dict = {}
+    used = []
+    for path in sorted(glob.glob(str(data / "*" / "sparse_attention" / "*" / "*" / "dsv4_*_generation_module_perf.parquet"))):
+        p = Path(path)
+        system, backend = p.parts[-5], p.parts[-3]
+        if system not in GENERATION or backend not in RUNTIME:
+            continue
+        variant = "csa" if "_csa_" in p.name else "hca"
+        df = pd.read_parquet(p)
+        d = df[(df.batch_size == 1) & (df.isl == 1) & (df.step >= 256)]
+        regimes = {"csa_short": d[d.step <= TOPK_CONTEXT], "csa_long": d[d.step > TOPK_CONTEXT]} if variant == "csa" \
+            else {"hca": d}
+        used.append(str(p.relative_to(data)))
+        for regime, x in regimes.items():
+            for h, g in x.groupby("num_heads"):
+                key = (RUNTIME[backend], GENERATION[system], regime, int(h))
+                cells.setdefault(key, []).append(float(g.latency.median()) * 1e-3)  # ms -> s
+    floors: dict = {}
+    for (rt, gen, regime, h), v in sorted(cells.items()):
+        floors.setdefault(f"{rt}|{gen}", {}).setdefault(regime, {})[str(h)] = round(float(pd.Series(v).median()), 7)
+    out = {
+        "source": ("NVIDIA AISimulate 0.13.0.dev202610270000000085 (PyPI), aisimulate_core/systems/data/<system>/"
+                   "sparse_attention/<backend>/<version>/dsv4_{csa,hca}_generation_module_perf.parquet: AIConfigurator's "
+                   "collector, one decode pass of a whole DeepSeek-V4 attention module (sgl-project/DeepSeek-V4-Flash-FP8 "
+                   "layer shapes) under CUDA graphs"),
+        "read": date.today().isoformat(),
+        "method": ("batch 1, decode (isl 1); per heads on the GPU the median over the regime's contexts (CSA: up to / "
+                   "above 4,096 tokens, where the indexer's top-k selection starts); per backend and chip generation "
+                   "the median over its systems and versions; seconds"),
+        "tables": used,
+        "floors_s": floors,
+    }
+    text = json.dumps(out, indent=1, sort_keys=True) + "\n"
+    if args.write:
+        OUT.write_text(text)
+        print(f"wrote {OUT.relative_to(ROOT)}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
