@@ -19,6 +19,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,15 +57,36 @@ def main(argv=None) -> int:
     floors: dict = {}
     for (rt, gen, regime, h), v in sorted(cells.items()):
         floors.setdefault(f"{rt}|{gen}", {}).setdefault(regime, {})[str(h)] = round(float(pd.Series(v).median()), 7)
+    # Prefill: one prompt of isl tokens through a context module takes a + b x isl; b (seconds per prompt token,
+    # least squares over isl 1,024-16,384 at batch 1) is what each further prompt token costs.
+    slopes: dict = {}
+    for path in sorted(glob.glob(str(data / "*" / "sparse_attention" / "*" / "*" / "dsv4_*_context_module_perf.parquet"))):
+        p = Path(path)
+        system, backend = p.parts[-5], p.parts[-3]
+        if system not in GENERATION or backend not in RUNTIME:
+            continue
+        variant = "csa" if "_csa_" in p.name else "hca"
+        df = pd.read_parquet(p)
+        d = df[(df.batch_size == 1) & (df.isl >= 1024) & (df.isl <= 16384)]
+        used.append(str(p.relative_to(data)))
+        for h, g in d.groupby("num_heads"):
+            x = g.groupby("isl").latency.median()
+            if len(x) >= 2:
+                b = float(np.polyfit(x.index.to_numpy(dtype=float), x.to_numpy(dtype=float), 1)[0])
+                slopes.setdefault((RUNTIME[backend], GENERATION[system], f"{variant}_prefill", int(h)), []).append(b * 1e-3)
+    for (rt, gen, regime, h), v in sorted(slopes.items()):
+        floors.setdefault(f"{rt}|{gen}", {}).setdefault(regime, {})[str(h)] = float(f"{pd.Series(v).median():.4g}")
     out = {
         "source": ("NVIDIA AISimulate 0.13.0.dev202610270000000085 (PyPI), aisimulate_core/systems/data/<system>/"
-                   "sparse_attention/<backend>/<version>/dsv4_{csa,hca}_generation_module_perf.parquet: AIConfigurator's "
-                   "collector, one decode pass of a whole DeepSeek-V4 attention module (sgl-project/DeepSeek-V4-Flash-FP8 "
+                   "sparse_attention/<backend>/<version>/dsv4_{csa,hca}_{generation,context}_module_perf.parquet: "
+                   "AIConfigurator's collector, one decode or prefill pass of a whole DeepSeek-V4 attention module (sgl-project/DeepSeek-V4-Flash-FP8 "
                    "layer shapes) under CUDA graphs"),
         "read": date.today().isoformat(),
-        "method": ("batch 1, decode (isl 1); per heads on the GPU the median over the regime's contexts (CSA: up to / "
-                   "above 4,096 tokens, where the indexer's top-k selection starts); per backend and chip generation "
-                   "the median over its systems and versions; seconds"),
+        "method": ("decode (csa_short, csa_long, hca): batch 1, isl 1; per heads on the GPU the median over the regime's "
+                   "contexts (CSA: up to / above 4,096 tokens, where the indexer's top-k selection starts), seconds per "
+                   "module. Prefill (csa_prefill, hca_prefill): the dsv4_{csa,hca}_context_module_perf tables, batch 1, the "
+                   "least-squares slope of latency over isl 1,024-16,384, seconds per prompt token. Per backend and chip "
+                   "generation the median over its systems and versions"),
         "tables": used,
         "floors_s": floors,
     }

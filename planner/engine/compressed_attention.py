@@ -155,9 +155,21 @@ def module_floor_s(a, *, runtime: str, generation: str, heads_per_gpu, ctx):
     or no measured table for the runtime and generation). ctx: the decode context; CSA's indexer selects its
     top-k once the compressed entries exceed index_topk (ctx > index_topk x 4)."""
     t = MODULE_FLOORS_S.get((runtime, generation))
-    if not getattr(a, "is_compressed_attention", False) or t is None:
+    if not getattr(a, "is_compressed_attention", False) or t is None or "csa_short" not in t:
         return 0.0
     _, csa, hca = layer_counts(a)
     long = np.asarray(ctx, dtype=float) > a.index_topk * CSA
     csa_s = np.where(long, _by_heads(t["csa_long"], heads_per_gpu), _by_heads(t["csa_short"], heads_per_gpu))
     return csa * csa_s + hca * _by_heads(t["hca"], heads_per_gpu)
+
+
+def prefill_module_s_per_token(a, *, runtime: str, generation: str, heads_per_gpu, tp, dpa):
+    """Seconds each further prompt token costs in every compressed-attention layer's prefill module, per token of
+    the replica (0 as module_floor_s). Measured at batch 1 (the context tables' slope over 1,024-16,384 tokens) at
+    the heads a rank runs; with data-parallel attention a rank runs all heads for its own 1 / tp of the tokens."""
+    t = MODULE_FLOORS_S.get((runtime, generation))
+    if not getattr(a, "is_compressed_attention", False) or t is None or "csa_prefill" not in t:
+        return 0.0
+    _, csa, hca = layer_counts(a)
+    per_token = csa * _by_heads(t["csa_prefill"], heads_per_gpu) + hca * _by_heads(t["hca_prefill"], heads_per_gpu)
+    return np.where(np.asarray(dpa, dtype=bool), per_token / np.asarray(tp, dtype=float), per_token)

@@ -20,7 +20,8 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
-                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, attn_module_s=0.0) -> Engine:
+                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, attn_module_s=0.0,
+                 attn_prefill_module_s=0.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
@@ -30,7 +31,8 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine);
     dispatch_bytes: bytes per value of the MoE all-to-all dispatch (serving_moe.dispatch_bytes_per_value);
     attn_module_s: the measured batch-1 latency of every attention module of one forward pass
-    (compressed_attention.module_floor_s; 0 where none is measured)."""
+    (compressed_attention.module_floor_s; 0 where none is measured); attn_prefill_module_s: their measured
+    prefill time per prompt token (compressed_attention.prefill_module_s_per_token)."""
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     tp, pp = f(tp), f(pp)
     dpa = np.asarray(dpa, dtype=bool)
@@ -67,6 +69,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         variant = dict(attn_flops_decode=dec_flops, kv_read_decode_gpu=dec_read / (kv_split * pp),
                        attn_flops_prefill=compressed_attention.prefill_attention_flops(arch, f(isl)))
     c = {k: f(v) for k, v in consts.items()}
+    flops_s = f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0)
     lat = np.where(np.isnan(f(link_latency_s)), c["allreduce_latency_s"], f(link_latency_s))
     # Ring all-reduces (2 per layer) or, with DPA, the MoE all-to-all (serving_moe.collectives).
     ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
@@ -88,6 +91,10 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         / np.where(dpa, 1.0, tp)
     module_fixed = (1.0 + f(draft)) * np.maximum(f(attn_module_s) - attn_rank_bytes / (f(bandwidth_gb_s) * 1e9), 0.0) \
         * (f(attn_module_s) > 0.0)
+    # Their prefill, less what the engine already charges them per prompt token: the attention projections'
+    # matmuls and the attention FLOPs at the engine's sustained rate
+    own_attn_s = (2.0 * attn_w + f(variant.get("attn_flops_prefill", 0.0))) / (tp * pp * flops_s)
+    prefill_module = np.where(f(attn_prefill_module_s) > 0.0, np.maximum(f(attn_prefill_module_s) - own_attn_s, 0.0), 0.0)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),
@@ -95,7 +102,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         experts=f(arch.experts if arch.is_moe else 0.0),
         expert_row_flops=f(2.0 * routed / arch.experts if arch.is_moe and routed else 0.0),
         kv_bytes_per_token_gpu=kvpt / (kv_split * pp), kv_split=kv_split,
-        flops_s=f(peak_tflops) * 1e12 * c["prefill_efficiency"] * kernel * c.get("compute_factor", 1.0),
+        flops_s=flops_s, prefill_module_s=prefill_module,
         bytes_s=bytes_s,
         overhead_s=(c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed
                     + mla_fixed + moe_fixed + module_fixed),

@@ -132,6 +132,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     attn_rates = []
     dispatch = []
     modules = []
+    prefill_modules = []
     # DeepSeek-V4's measured attention modules at the layout's heads per GPU (all heads with DPA) and decode context
     heads_gpu = np.where(np.asarray(dpa, dtype=bool), float(arch.attention_heads or 0), (arch.attention_heads or 0) / tp)
     ctx_decode = np.asarray(isl, dtype=float) + np.asarray(osl, dtype=float) / 2.0
@@ -164,6 +165,9 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         modules.append(np.broadcast_to(compressed_attention.module_floor_s(
             arch, runtime=runtime, generation=generation_of(acc.architecture), heads_per_gpu=heads_gpu, ctx=ctx_decode),
             np.broadcast_shapes(np.shape(heads_gpu), np.shape(ctx_decode), shape)))
+        prefill_modules.append(np.broadcast_to(compressed_attention.prefill_module_s_per_token(
+            arch, runtime=runtime, generation=generation_of(acc.architecture), heads_per_gpu=heads_gpu, tp=tp, dpa=dpa),
+            np.broadcast_shapes(np.shape(heads_gpu), shape)))
         peaks.append(peak)
         kernels.append(kern)
         vals.append(values)
@@ -195,7 +199,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
-                       dispatch_bytes=col(dispatch), attn_module_s=np.array(modules, dtype=float))
+                       dispatch_bytes=col(dispatch), attn_module_s=np.array(modules, dtype=float),
+                       attn_prefill_module_s=np.array(prefill_modules, dtype=float))
     return eng, mem, notes
 
 

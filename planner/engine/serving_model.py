@@ -104,6 +104,9 @@ class Engine:
     comm_fixed_s: np.ndarray  # per step: all-reduce latencies
     comm_per_token_s: np.ndarray  # per step token: all-reduce bytes over the link
     hc_per_token_s: np.ndarray = 0.0  # per step token: hyper-connection streams through memory (hyper_connections.py)
+    # per prompt token: measured attention-module time beyond the FLOPs charged for it (DeepSeek-V4 prefill,
+    # compressed_attention.prefill_module_s_per_token)
+    prefill_module_s: np.ndarray = 0.0
     budget: np.ndarray  # tokens per step
     n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
     cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
@@ -175,7 +178,7 @@ class Engine:
 
     def prefill_s_per_token(self):
         """Compute seconds of one prompt token (matmuls + its mean attention)."""
-        return (self.flops_per_token + self.pre_attn) / (self.tp * self.pp * self.flops_s)
+        return (self.flops_per_token + self.pre_attn) / (self.tp * self.pp * self.flops_s) + self.prefill_module_s
 
     def weight_read_s(self, tokens):
         """Weights read per step (PP: every micro-batch re-reads its stage, so W/tp per token pass)."""
@@ -226,8 +229,9 @@ class Engine:
         w = self.weight_read_s(tokens)
         comm = self.comm_fixed_s + tokens * self.comm_per_token_s
         hc = tokens * self.hc_per_token_s
-        t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm + hc
-        return t, gemm_c + attn_c, w + kv + hc, comm
+        module = prefill_tokens * self.prefill_module_s
+        t = np.maximum(gemm_c, w) + np.maximum(attn_c, kv) + self.overhead_s + comm + hc + module
+        return t, gemm_c + attn_c + module, w + kv + hc, comm
 
     # ------------------------------------------------------------ steady state at a rate
 
@@ -239,7 +243,7 @@ class Engine:
         g = (P + S * self.dq) * self.flops_per_token * per_flop  # matmul seconds per (request/s)
         a = (S * self.spec_q * self.dec_attn / self.dec_attn_rate + P * self.pre_attn) * per_flop
         kv = (S * self.dec_kv + P * self.kv_bytes_per_token_gpu) / self.bytes_s
-        k = (P + S * self.dq) * (self.comm_per_token_s + self.hc_per_token_s)
+        k = (P + S * self.dq) * (self.comm_per_token_s + self.hc_per_token_s) + P * self.prefill_module_s
         fixed = self.overhead_s + self.comm_fixed_s
         c_pre = self.prefill_s_per_token()
         chunks = np.ceil(P / self.budget)
@@ -360,7 +364,8 @@ class Engine:
         # Waiting for a free sequence slot (KV memory / scheduler cap): the slots are c = n_max servers
         # of a request's residence time; M/M/c mean wait by Sakasegawa's approximation.
         rho_s = n_running / k["slots"]
-        slot_wait = np.where(rho_s < 1.0, residence / k["slots"] * rho_s ** k["slot_exp"]
+        # (the power of the clipped load: np.where evaluates both branches, and an overloaded rho_s would overflow)
+        slot_wait = np.where(rho_s < 1.0, residence / k["slots"] * np.minimum(rho_s, 1.0) ** k["slot_exp"]
                              / np.maximum(1.0 - rho_s, 1e-9), np.inf)
         # TTFT's distribution, term by term (docs/SIZING.md, "Percentiles"): the rest of the running
         # step (uniform over one step: mean and median half a step, p95/p99 the whole step), this
