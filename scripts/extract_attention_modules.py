@@ -28,7 +28,16 @@ GENERATION = {"b200_sxm": "blackwell", "b300_sxm": "blackwell", "gb200": "blackw
               "h100_sxm": "hopper", "h200_sxm": "hopper"}
 RUNTIME = {"sglang": "sglang", "vllm": "vllm", "trtllm": "trtllm"}
 TOPK_CONTEXT = 4096  # DeepSeek-V4 index_topk 1,024 compressed entries x compress ratio 4
-HEADS = (8, 16, 32, 64, 128)
+
+
+def tables(data: Path, phase: str):
+    """(runtime, generation, "csa" | "hca", table path, DataFrame) of every V4 module table of a phase
+    ("generation" or "context") on a Hopper / Blackwell system and an engine the planner models."""
+    for path in sorted(glob.glob(str(data / "*" / "sparse_attention" / "*" / "*" / f"dsv4_*_{phase}_module_perf.parquet"))):
+        p = Path(path)
+        system, backend = p.parts[-5], p.parts[-3]
+        if system in GENERATION and backend in RUNTIME:
+            yield RUNTIME[backend], GENERATION[system], "csa" if "_csa_" in p.name else "hca", p, pd.read_parquet(p)
 
 
 def main(argv=None) -> int:
@@ -39,20 +48,14 @@ def main(argv=None) -> int:
     data = Path(aisimulate_core.__file__).parent / "systems" / "data"
     cells: dict = {}
     used = []
-    for path in sorted(glob.glob(str(data / "*" / "sparse_attention" / "*" / "*" / "dsv4_*_generation_module_perf.parquet"))):
-        p = Path(path)
-        system, backend = p.parts[-5], p.parts[-3]
-        if system not in GENERATION or backend not in RUNTIME:
-            continue
-        variant = "csa" if "_csa_" in p.name else "hca"
-        df = pd.read_parquet(p)
+    for rt, gen, variant, p, df in tables(data, "generation"):
         d = df[(df.batch_size == 1) & (df.isl == 1) & (df.step >= 256)]
         regimes = {"csa_short": d[d.step <= TOPK_CONTEXT], "csa_long": d[d.step > TOPK_CONTEXT]} if variant == "csa" \
             else {"hca": d}
         used.append(str(p.relative_to(data)))
         for regime, x in regimes.items():
             for h, g in x.groupby("num_heads"):
-                key = (RUNTIME[backend], GENERATION[system], regime, int(h))
+                key = (rt, gen, regime, int(h))
                 cells.setdefault(key, []).append(float(g.latency.median()) * 1e-3)  # ms -> s
     floors: dict = {}
     for (rt, gen, regime, h), v in sorted(cells.items()):
@@ -60,20 +63,14 @@ def main(argv=None) -> int:
     # Prefill: one prompt of isl tokens through a context module takes a + b x isl; b (seconds per prompt token,
     # least squares over isl 1,024-16,384 at batch 1) is what each further prompt token costs.
     slopes: dict = {}
-    for path in sorted(glob.glob(str(data / "*" / "sparse_attention" / "*" / "*" / "dsv4_*_context_module_perf.parquet"))):
-        p = Path(path)
-        system, backend = p.parts[-5], p.parts[-3]
-        if system not in GENERATION or backend not in RUNTIME:
-            continue
-        variant = "csa" if "_csa_" in p.name else "hca"
-        df = pd.read_parquet(p)
+    for rt, gen, variant, p, df in tables(data, "context"):
         d = df[(df.batch_size == 1) & (df.isl >= 1024) & (df.isl <= 16384)]
         used.append(str(p.relative_to(data)))
         for h, g in d.groupby("num_heads"):
             x = g.groupby("isl").latency.median()
             if len(x) >= 2:
                 b = float(np.polyfit(x.index.to_numpy(dtype=float), x.to_numpy(dtype=float), 1)[0])
-                slopes.setdefault((RUNTIME[backend], GENERATION[system], f"{variant}_prefill", int(h)), []).append(b * 1e-3)
+                slopes.setdefault((rt, gen, f"{variant}_prefill", int(h)), []).append(b * 1e-3)
     for (rt, gen, regime, h), v in sorted(slopes.items()):
         floors.setdefault(f"{rt}|{gen}", {}).setdefault(regime, {})[str(h)] = float(f"{pd.Series(v).median():.4g}")
     out = {
