@@ -16,6 +16,7 @@ import numpy as np
 
 from catalog.domain.messages import Msg
 
+from .compressed_attention import MODULE_FLOORS_S
 from .hardware import AcceleratorSpec, generation_of
 from .serving_constants_ix import FITTED_IX, FITTED_IX_ROWS
 
@@ -313,6 +314,18 @@ def constants_used_by(names, arch) -> list[str]:
 
 
 def constants_source(accelerator: AcceleratorSpec, runtime: str, arch=None) -> Msg:
+    line = _constants_line(accelerator, runtime, arch)
+    if arch is None or not getattr(arch, "is_compressed_attention", False) or runtime == "hf_transformers":
+        return line
+    # DeepSeek-V4: whether its attention modules' measured latency is in the step (compressed_attention.py)
+    if (runtime, generation_of(accelerator.architecture)) in MODULE_FLOORS_S:
+        return Msg("{line}; attention modules (CSA / HCA): latency measured on this engine and chip generation "
+                   "(NVIDIA's kernel tables)", line=line)
+    return Msg("{line}; attention modules (CSA / HCA): no measured latency for this engine and chip, so the step "
+               "is optimistic", line=line)
+
+
+def _constants_line(accelerator: AcceleratorSpec, runtime: str, arch=None) -> Msg:
     g, why = generation_factor(accelerator)
     if runtime == "hf_transformers":
         return Msg("Hugging Face eager constants are assumptions (no measured rows); generation factor {g:g}: {why}",

@@ -147,3 +147,13 @@ def test_prefill_adds_the_modules_beyond_what_the_flops_charge(v4, monkeypatch):
     # than its own prefill's share, as the longer prefill steps also hold the closed loop's next request
     own = 8192 * float(eng.prefill_module_s) * 1e3
     assert own <= ttft - ttft0 < 1.15 * own
+
+
+def test_the_plan_says_whether_the_modules_were_measured(v4):
+    from planner.engine.serving_constants import constants_source
+    measured = constants_source(accelerator("b200"), "vllm", v4)
+    unknown = constants_source(accelerator("mi355x"), "sglang", v4)
+    assert "latency measured" in measured.template and "no measured latency" in unknown.template
+    # other models' source line is unchanged
+    r1 = preset_arch("deepseek-r1-0528")
+    assert "attention modules" not in str(constants_source(accelerator("b200"), "vllm", r1).template)
