@@ -150,12 +150,18 @@ def _by_heads(table: dict[float, float], heads):
     return np.interp(np.log2(np.maximum(np.asarray(heads, dtype=float), 1.0)), np.log2(h), [table[x] for x in h])
 
 
+def _measured(a, runtime: str, generation: str, regime: str):
+    """The runtime and generation's module tables if the model has compressed attention and they hold `regime`."""
+    t = MODULE_FLOORS_S.get((runtime, generation))
+    return t if getattr(a, "is_compressed_attention", False) and t is not None and regime in t else None
+
+
 def module_floor_s(a, *, runtime: str, generation: str, heads_per_gpu, ctx):
     """Seconds per forward pass of every compressed-attention layer's module at batch 1 (0: not such a model,
     or no measured table for the runtime and generation). ctx: the decode context; CSA's indexer selects its
     top-k once the compressed entries exceed index_topk (ctx > index_topk x 4)."""
-    t = MODULE_FLOORS_S.get((runtime, generation))
-    if not getattr(a, "is_compressed_attention", False) or t is None or "csa_short" not in t:
+    t = _measured(a, runtime, generation, "csa_short")
+    if t is None:
         return 0.0
     _, csa, hca = layer_counts(a)
     long = np.asarray(ctx, dtype=float) > a.index_topk * CSA
@@ -167,8 +173,8 @@ def prefill_module_s_per_token(a, *, runtime: str, generation: str, heads_per_gp
     """Seconds each further prompt token costs in every compressed-attention layer's prefill module, per token of
     the replica (0 as module_floor_s). Measured at batch 1 (the context tables' slope over 1,024-16,384 tokens) at
     the heads a rank runs; with data-parallel attention a rank runs all heads for its own 1 / tp of the tokens."""
-    t = MODULE_FLOORS_S.get((runtime, generation))
-    if not getattr(a, "is_compressed_attention", False) or t is None or "csa_prefill" not in t:
+    t = _measured(a, runtime, generation, "csa_prefill")
+    if t is None:
         return 0.0
     _, csa, hca = layer_counts(a)
     per_token = csa * _by_heads(t["csa_prefill"], heads_per_gpu) + hca * _by_heads(t["hca_prefill"], heads_per_gpu)

@@ -89,12 +89,11 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # which the step already charges (as the MLA preset, serving_constants.MLA_LAYER_OVERHEAD_PRESET_S)
     attn_rank_bytes = weight_part_bytes(weights, rest_params=attn_w, expert_params=0.0, embedding_params=0.0)[0] \
         / np.where(dpa, 1.0, tp)
-    module_fixed = (1.0 + f(draft)) * np.maximum(f(attn_module_s) - attn_rank_bytes / (f(bandwidth_gb_s) * 1e9), 0.0) \
-        * (f(attn_module_s) > 0.0)
+    module_fixed = (1.0 + f(draft)) * np.maximum(f(attn_module_s) - attn_rank_bytes / (f(bandwidth_gb_s) * 1e9), 0.0)
     # Their prefill, less what the engine already charges them per prompt token: the attention projections'
     # matmuls and the attention FLOPs at the engine's sustained rate
     own_attn_s = (2.0 * attn_w + f(variant.get("attn_flops_prefill", 0.0))) / (tp * pp * flops_s)
-    prefill_module = np.where(f(attn_prefill_module_s) > 0.0, np.maximum(f(attn_prefill_module_s) - own_attn_s, 0.0), 0.0)
+    prefill_module = np.maximum(f(attn_prefill_module_s) - own_attn_s, 0.0)
     return Engine(
         isl=f(isl), osl=f(osl), flops_per_token=f(2.0 * arch.active_params), attn_flops_per_ctx=f(attn), layers=f(layers),
         tp=tp, pp=pp, dense_weight_bytes=f(dense_bytes), expert_weight_bytes=f(routed_bytes),

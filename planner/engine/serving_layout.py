@@ -131,11 +131,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     link_rows = []
     attn_rates = []
     dispatch = []
-    modules = []
-    prefill_modules = []
-    # DeepSeek-V4's measured attention modules at the layout's heads per GPU (all heads with DPA) and decode context
-    heads_gpu = np.where(np.asarray(dpa, dtype=bool), float(arch.attention_heads or 0), (arch.attention_heads or 0) / tp)
-    ctx_decode = np.asarray(isl, dtype=float) + np.asarray(osl, dtype=float) / 2.0
+    modules: dict = {}  # generation -> (decode module s per pass, prefill module s per token)
     for acc in accs:
         cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
         key = (acc.architecture, acc.model, acc.fp32_tflops, acc.tf32_tflops_dense, acc.bf16_tflops_dense,
@@ -162,12 +158,9 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         attn_rates.append(attn_rate)
         dispatch.append(dispatch_bytes_per_value(arch, runtime=runtime, weights=weights,
                                                  compute_fmt=note["compute_format"]))
-        modules.append(np.broadcast_to(compressed_attention.module_floor_s(
-            arch, runtime=runtime, generation=generation_of(acc.architecture), heads_per_gpu=heads_gpu, ctx=ctx_decode),
-            np.broadcast_shapes(np.shape(heads_gpu), np.shape(ctx_decode), shape)))
-        prefill_modules.append(np.broadcast_to(compressed_attention.prefill_module_s_per_token(
-            arch, runtime=runtime, generation=generation_of(acc.architecture), heads_per_gpu=heads_gpu, tp=tp, dpa=dpa),
-            np.broadcast_shapes(np.shape(heads_gpu), shape)))
+        if arch.is_compressed_attention and generation_of(acc.architecture) not in modules:
+            modules[generation_of(acc.architecture)] = _attention_modules(arch, runtime, generation_of(acc.architecture),
+                                                                          tp=tp, dpa=dpa, isl=isl, osl=osl, shape=shape)
         peaks.append(peak)
         kernels.append(kern)
         vals.append(values)
@@ -199,9 +192,24 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
-                       dispatch_bytes=col(dispatch), attn_module_s=np.array(modules, dtype=float),
-                       attn_prefill_module_s=np.array(prefill_modules, dtype=float))
+                       dispatch_bytes=col(dispatch),
+                       **({} if not modules else {
+                           "attn_module_s": np.array([modules[generation_of(a.architecture)][0] for a in accs]),
+                           "attn_prefill_module_s": np.array([modules[generation_of(a.architecture)][1] for a in accs])}))
     return eng, mem, notes
+
+
+def _attention_modules(arch, runtime, generation, *, tp, dpa, isl, osl, shape):
+    """DeepSeek-V4's measured attention modules (compressed_attention.py) at the layout's heads per GPU (all heads
+    with DPA): (seconds per forward pass at the mean decode context, prefill seconds per prompt token), shape."""
+    heads_gpu = np.where(np.asarray(dpa, dtype=bool), float(arch.attention_heads or 0), (arch.attention_heads or 0) / tp)
+    ctx_decode = np.asarray(isl, dtype=float) + np.asarray(osl, dtype=float) / 2.0
+    decode = compressed_attention.module_floor_s(arch, runtime=runtime, generation=generation,
+                                                 heads_per_gpu=heads_gpu, ctx=ctx_decode)
+    prefill = compressed_attention.prefill_module_s_per_token(arch, runtime=runtime, generation=generation,
+                                                              heads_per_gpu=heads_gpu, tp=tp, dpa=dpa)
+    full = np.broadcast_shapes(np.shape(heads_gpu), np.shape(ctx_decode), shape)  # the same for every generation
+    return np.broadcast_to(decode, full).astype(float), np.broadcast_to(prefill, full).astype(float)
 
 
 def make_engine(*, arch: ModelArch, acc: AcceleratorSpec, runtime: str, weights: str, compute: str, kv_precision: str,

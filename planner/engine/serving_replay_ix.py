@@ -204,7 +204,7 @@ def replay(rows: list[dict], consts_by_group: dict | None = None) -> list[dict]:
     for key, idx in groups.items():
         model, gpu, rt, gen, prec, spec, layout, async_scheduling, poll = key
         arch, acc = preset_arch(MODEL[model]), accelerator(gpu)
-        w, c, kv = PREC[prec]
+        _, c, kv = PREC[prec]
         w = served_weights(arch, prec)
         consts = (consts_by_group or {}).get((rt, gen))
         if poll is not None:
