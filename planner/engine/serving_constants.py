@@ -97,6 +97,29 @@ RUNTIME_SPECS = {
 MIB = 1024 ** 2
 
 
+def sglang_default_cuda_graph_max_bs(gpu_mem_mib, *, tp=1):
+    """SGLang's cuda_graph_max_bs when --cuda-graph-max-bs is not given (GPUs of 60 GiB and more; the same
+    source as sglang_mem_fraction_static): 512 from 160 GiB or at TP >= 4, else 256."""
+    big = np.asarray(gpu_mem_mib, dtype=float) >= 160 * 1024
+    return np.where(big | (np.asarray(tp, dtype=float) >= 4), 512.0, 256.0)
+
+
+def sglang_launch_cuda_graph_max_bs(gpu_mem_mib, *, tp=1, launch_batch=None):
+    """The --cuda-graph-max-bs a server launched for `launch_batch` concurrent requests runs with: that
+    batch (whole requests, at least 1) where it is below SGLang's default, else the default.
+
+    Why: SGLang's default memory rule reserves CUDA-graph memory for its largest captured batch, with data-
+    parallel attention x dp_size (sglang_mem_fraction_static), so a 16-rank DP-attention server on 80 GB
+    keeps ~37 GB for graphs of 512 requests per rank. Deployments sized for a known load set the flag to
+    it, as the InferenceX / srt-slurm recipes do (recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml in
+    github.com/liz-badada/srt-slurm @ 7947ca8c: decode max-running-requests 64, cuda-graph-max-bs 64 for a
+    1-64 client sweep). None: no load known, the default."""
+    default = sglang_default_cuda_graph_max_bs(gpu_mem_mib, tp=tp)
+    if launch_batch is None:
+        return default
+    return np.minimum(default, np.maximum(np.ceil(np.asarray(launch_batch, dtype=float)), 1.0))
+
+
 def sglang_mem_fraction_static(gpu_mem_mib, *, tp=1, pp=1, chunked_prefill_size=None, cuda_graph_max_bs=None,
                                dp_attention=False, dp_size=None, speculative=False):
     """SGLang's default mem_fraction_static ((weights + KV pool) / GPU memory), as the engine computes it.
@@ -115,7 +138,8 @@ def sglang_mem_fraction_static(gpu_mem_mib, *, tp=1, pp=1, chunked_prefill_size=
     tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
     big = gpu_mem >= 160 * 1024
     chunk = np.where(big, 16384.0, 8192.0) if chunked_prefill_size is None else np.asarray(chunked_prefill_size, float)
-    bs = np.where(big | (tp >= 4), 512.0, 256.0) if cuda_graph_max_bs is None else np.asarray(cuda_graph_max_bs, float)
+    bs = (sglang_default_cuda_graph_max_bs(gpu_mem, tp=tp) if cuda_graph_max_bs is None
+          else np.asarray(cuda_graph_max_bs, float))
     reserved = 512.0 + np.maximum(chunk, 2048.0) * 1.5 + bs * 2.0 + tp * pp / 8.0 * 1024.0
     dp = tp if dp_size is None else np.asarray(dp_size, dtype=float)
     dpa = np.asarray(dp_attention, dtype=bool)

@@ -29,6 +29,7 @@ from .serving_constants import (
     compute_format,
     kernel_factor,
     resolve_constants,
+    sglang_launch_cuda_graph_max_bs,
     sglang_mem_fraction_static,
 )
 from .serving_model import Engine
@@ -46,7 +47,7 @@ GIB = memory.GIB
 
 
 def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, compute: str, kv_precision: str,
-                tp, pp, isl, osl, dpa=False, mtp=False) -> dict:
+                tp, pp, isl, osl, dpa=False, mtp=False, launch_batch=None) -> dict:
     """Per-GPU memory of a layout under the runtime's budget, and the sequences its KV pool holds.
 
     dpa (data-parallel attention): attention weights on every rank, the KV split by sequences.
@@ -54,8 +55,10 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     "total" (vLLM, ATOM): weights + activations + workspace + KV <= fraction x capacity;
     "free" (TensorRT-LLM): KV = fraction x (capacity - weights - activations - workspace);
     "static" (SGLang): weights + KV <= mem_fraction_static x capacity, the fraction computed as
-    SGLang computes it (sglang_mem_fraction_static: GPU memory, TP, DP attention, MTP draft) and the
-    rest left to activations and CUDA graphs, never beyond the chip (KV <= capacity - all else)."""
+    SGLang computes it (sglang_mem_fraction_static: GPU memory, TP, DP attention, MTP draft, and the CUDA
+    graphs of a server launched for `launch_batch` concurrent requests, sglang_launch_cuda_graph_max_bs;
+    None: SGLang's default graphs) and the rest left to activations and CUDA graphs, never beyond the chip
+    (KV <= capacity - all else)."""
     rt = RUNTIME_SPECS[runtime]
     tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
     dpa = np.asarray(dpa, dtype=bool)
@@ -75,8 +78,9 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
     workspace = rt.workspace_gib * GIB + memory.CUDA_CONTEXT_BYTES["inference"]
     physical = cap - w_gpu - act - workspace  # everything but the KV pool, on the chip
     if rt.budget_rule == "static":
+        graph_bs = sglang_launch_cuda_graph_max_bs(cap / MIB, tp=tp, launch_batch=launch_batch)
         frac = sglang_mem_fraction_static(cap / MIB, tp=tp, pp=pp, chunked_prefill_size=rt.step_token_budget,
-                                          dp_attention=dpa, speculative=mtp)
+                                          cuda_graph_max_bs=graph_bs, dp_attention=dpa, speculative=mtp)
         budget = cap * frac
         pool = np.minimum(budget - w_gpu, physical)
     elif rt.budget_rule == "free":
@@ -110,14 +114,16 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
 
 def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
                  tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
-                 ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0, async_scheduling=False):
+                 ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0, async_scheduling=False,
+                 launch_batch=None):
     """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp).
 
     ep, dpa: expert parallel and data-parallel attention inside the tp group; mtp: MTP speculative
     decoding with `mtp_accepted` tokens per step (None: the runtime's constant); ep, dpa and mtp
     broadcast with tp (the search's variants of one layout); prompt_share 0: a
     decode-only worker (serving_disagg.py); async_scheduling: the engine schedules the next step while the
-    GPU runs this one (serving_constants.ASYNC_STEP_OVERHEAD_FROM)."""
+    GPU runs this one (serving_constants.ASYNC_STEP_OVERHEAD_FROM); launch_batch: the concurrent requests the
+    server is launched for (memory_plan; None: unknown)."""
     tp = np.asarray(tp, dtype=float)
     pp = np.asarray(pp, dtype=float)
     shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))
@@ -178,7 +184,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         link_lat = np.full((n,) + shape, np.nan)
     mem = memory_plan(arch=arch, capacity_bytes=col([a.memory_gib * GIB for a in accs]), runtime=runtime,
                       weights=weights, compute=compute, kv_precision=kv_precision, tp=tp, pp=pp, isl=isl, osl=osl,
-                      dpa=dpa, mtp=mtp)
+                      dpa=dpa, mtp=mtp, launch_batch=launch_batch)
     rt = RUNTIME_SPECS[runtime]
     mtp = np.asarray(mtp, dtype=bool)
     if mtp.any() and mtp_accepted is None:
@@ -261,7 +267,8 @@ def evaluate_layout(*, arch: ModelArch, accelerator: AcceleratorSpec, tensor_par
                                   kv_precision=kv_cache, tp=tensor_parallel, pp=pipeline_parallel,
                                   isl=input_tokens, osl=output_tokens, calibrations=calibrations, consts=consts,
                                   ep=expert_parallel, dpa=data_parallel_attention, mtp=speculative == "mtp",
-                                  mtp_accepted=mtp_accepted_tokens, async_scheduling=async_scheduling)
+                                  mtp_accepted=mtp_accepted_tokens, async_scheduling=async_scheduling,
+                                  launch_batch=concurrency)
     ttft1, tpot1 = eng.unloaded()
     gpus = np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel, dtype=float)
     out = {"fits": mem["fits"], "n_max": mem["n_max"], "memory": mem, "notes": notes,

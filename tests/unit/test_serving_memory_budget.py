@@ -5,7 +5,11 @@ import numpy as np
 import pytest
 
 from planner.engine.presets import preset_arch
-from planner.engine.serving_constants import RUNTIME_SPECS, sglang_mem_fraction_static
+from planner.engine.serving_constants import (
+    RUNTIME_SPECS,
+    sglang_launch_cuda_graph_max_bs,
+    sglang_mem_fraction_static,
+)
 from planner.engine.serving_layout import memory_plan
 
 GIB = 1024 ** 3
@@ -38,9 +42,33 @@ def test_sglang_fraction_grows_with_gpu_memory_and_shrinks_with_tp():
 ARCH = preset_arch("deepseek-r1-0528")
 
 
-def plan(runtime, gib=180, tp=8, dpa=False, mtp=False, isl=1024, osl=1024):
+def plan(runtime, gib=180, tp=8, dpa=False, mtp=False, isl=1024, osl=1024, launch_batch=None, kv="fp8"):
     return memory_plan(arch=ARCH, capacity_bytes=gib * GIB, runtime=runtime, weights="fp8", compute="fp8",
-                       kv_precision="fp8", tp=tp, pp=1, isl=isl, osl=osl, dpa=dpa, mtp=mtp)
+                       kv_precision=kv, tp=tp, pp=1, isl=isl, osl=osl, dpa=dpa, mtp=mtp, launch_batch=launch_batch)
+
+
+def test_a_server_launched_for_its_load_captures_graphs_up_to_that_load_only():
+    # the default where no load is known or the load is above it; whole requests, at least one
+    assert sglang_launch_cuda_graph_max_bs(81920, tp=16).tolist() == 512.0
+    assert sglang_launch_cuda_graph_max_bs(81920, tp=2).tolist() == 256.0
+    assert sglang_launch_cuda_graph_max_bs(81920, tp=16, launch_batch=[0, 1, 63.2, 64, 4096]).tolist() == [
+        1.0, 1.0, 64.0, 64.0, 512.0]
+
+
+def test_dp_attention_on_h100_holds_deepseek_r1_when_launched_for_its_load():
+    # InferenceX's Dynamo-SGLang decode pool: DeepSeek-R1 fp8, TP16 / EP16 with DP attention and MTP on
+    # 16 x H100 80 GB, launched for 1-64 clients (srt-slurm recipe: cuda-graph-max-bs 64). With SGLang's default
+    # graphs (512 per rank x 16 ranks) the rule leaves ~33 GB per GPU, under R1's ~58 GB: refused. Launched for
+    # 64 requests it reserves 512 + 1.5 x 8192 + 2 x 64 + 16 / 8 x 1024 + 3 x 64 x 16 + 2048 (draft) MiB.
+    default = plan("sglang", gib=80, tp=16, dpa=True, mtp=True, kv="bf16")
+    launched = plan("sglang", gib=80, tp=16, dpa=True, mtp=True, kv="bf16", launch_batch=64)
+    assert not bool(default["fits"])
+    assert bool(launched["fits"]) and float(launched["n_kv"]) >= 64 / 16
+    reserved = 512 + 1.5 * 8192 + 2 * 64 + 2 * 1024 + 3 * 64 * 16 + 2048
+    assert float(launched["memory_fraction"]) == pytest.approx(round((81920 - reserved) / 81920, 3))
+    # the other engines' budgets do not depend on CUDA graphs
+    for rt in ("vllm", "trtllm", "atom"):
+        assert float(plan(rt, launch_batch=4)["kv_pool_bytes"]) == float(plan(rt)["kv_pool_bytes"])
 
 
 def test_vllm_and_atom_budget_is_the_share_of_the_whole_gpu():

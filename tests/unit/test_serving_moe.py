@@ -110,6 +110,18 @@ def test_decode_pool_does_no_prefill_work():
     assert float(d["tpot_ms"]) < float(agg["tpot_ms"])
 
 
+def test_dp_attention_pool_on_h100_runs_when_launched_for_its_clients():
+    """InferenceX's Dynamo-SGLang DeepSeek-R1 fp8 on 2 + 2 nodes of H100 (decode TP16 / EP16 with DP attention,
+    MTP): launched for its 1-64 clients it holds the model (SGLang's default CUDA graphs would not), and the
+    predicted TPOT rises with the clients."""
+    run = lambda c: evaluate_disaggregated(  # noqa: E731
+        arch=DSR1, accelerator=H100, prefill=Pool(1, 16), decode=Pool(1, 16, 16, True), runtime="sglang",
+        weights="fp8", kv_cache="bf16", input_tokens=1024, output_tokens=1024, concurrency=c, speculative="mtp")
+    low, high = run(1), run(64)
+    assert bool(low["fits"]) and bool(high["fits"])
+    assert 0 < float(low["tpot_ms"]) < float(high["tpot_ms"]) < 1e3
+
+
 # ------------------------------------------------------------------------------------------ spec
 
 BASE = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"}}
