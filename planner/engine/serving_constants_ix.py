@@ -61,6 +61,11 @@ attention latency is not modelled); SGLang Blackwell's poll interval the recipe'
 the serving_measured.csv guard at today's 22.6 / 6.6 %; allreduce_latency_s held at the value each group's constants
 were fitted with. The same command with --exclude-gpu / --exclude-model is the leave-one-out check
 (docs/BENCHMARKS.md "Leave-one-out refits: what the fit may learn from").
+
+2026-12-06 (this file as it stands): the same one-run refit, `scripts/fit_serving_moe.py --report --write`, after the
+replay began launching SGLang servers for their clients (serving_constants.sglang_launch_cuda_graph_max_bs): 52 DP-attention
+rows (14 H100, 38 GB200, DeepSeek-R1 fp8) that SGLang's default CUDA-graph reserve had refused now hold the model and
+count in the loss. Only SGLang Blackwell and SGLang Hopper moved; docs/BENCHMARKS.md "SGLang launched for its load".
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
