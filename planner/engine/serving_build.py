@@ -20,6 +20,7 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
+                 per_rank_budget=False,
                  mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, attn_module_s=0.0,
                  attn_prefill_module_s=0.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
@@ -28,7 +29,8 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off), where `mtp_on`
     (broadcast over the layouts: the search's MTP variants); prompt_share 0:
     a decode-only worker of a disaggregated deployment (serving_disagg.py); dp_balance: the runtime
-    balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine);
+    balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine); per_rank_budget:
+    each attention-DP rank schedules its own `budget` tokens per step (serving_moe.PER_RANK_BUDGET_RUNTIMES);
     dispatch_bytes: bytes per value of the MoE all-to-all dispatch (serving_moe.dispatch_bytes_per_value);
     attn_module_s: the measured batch-1 latency of every attention module of one forward pass
     (compressed_attention.module_floor_s; 0 where none is measured); attn_prefill_module_s: their measured
@@ -109,5 +111,6 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         poll_steps=f(c.get("scheduler_poll_steps", 1.0)),
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),
-        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0), dec_attn_rate=f(dec_attn_rate), **variant,
+        dp_balance_ranks=np.where(dpa & bool(dp_balance), tp, 1.0),
+        budget_ranks=np.where(dpa & bool(per_rank_budget), tp, 1.0), dec_attn_rate=f(dec_attn_rate), **variant,
     )

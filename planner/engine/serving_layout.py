@@ -38,6 +38,7 @@ from .serving_moe import (
     MTP_ACCEPTED_DEFAULT,
     MTP_DRAFT_TOKENS,
     MTP_DRAFT_TOKENS_BY_RUNTIME,
+    PER_RANK_BUDGET_RUNTIMES,
     attention_weight_params,
     dispatch_bytes_per_value,
     group_link,
@@ -198,6 +199,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        prompt_share=prompt_share,
                        mtp_draft=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
+                       per_rank_budget=runtime in PER_RANK_BUDGET_RUNTIMES,
                        dispatch_bytes=col(dispatch),
                        **({} if not modules else {
                            "attn_module_s": np.array([modules[generation_of(a.architecture)][0] for a in accs]),

@@ -107,7 +107,9 @@ class Engine:
     # per prompt token: measured attention-module time beyond the FLOPs charged for it (DeepSeek-V4 prefill,
     # compressed_attention.prefill_module_s_per_token)
     prefill_module_s: np.ndarray = 0.0
-    budget: np.ndarray  # tokens per step
+    budget: np.ndarray  # tokens per step and per prompt chunk (per attention-DP rank where budget_ranks > 1)
+    # attention-DP ranks scheduling `budget` tokens each (serving_moe.PER_RANK_BUDGET_RUNTIMES): a step carries budget x ranks
+    budget_ranks: np.ndarray = 1.0
     n_max: np.ndarray  # sequences the replica can run at once (scheduler cap, KV memory)
     cohort_factor: np.ndarray = 0.0  # closed loops: prompts prefilled with a new one, per sqrt(clients - 1)
     request_overhead_s: np.ndarray = REQUEST_OVERHEAD_S
@@ -158,6 +160,10 @@ class Engine:
         if self.kv_read_decode_gpu is not None:
             return self.kv_read_decode_gpu
         return self.kv_bytes_per_token_gpu * (self.isl + self.osl / 2.0)
+
+    @cached_property
+    def step_budget(self):  # tokens one step carries over all its attention-DP ranks
+        return self.budget * self.budget_ranks
 
     @cached_property
     def prompt(self):
@@ -357,7 +363,7 @@ class Engine:
         # A new prompt waits for the running step (on average half of it), then rides the next step
         # with the prompts that arrived meanwhile; beyond the budget it waits for more steps (M/D/1).
         own = k["own"]
-        rho = lam * self.prompt * T / np.maximum(self.budget - n_decode * self.dq, 1.0)
+        rho = lam * self.prompt * T / np.maximum(self.step_budget - n_decode * self.dq, 1.0)
         wait = np.where(rho < 1.0, T * rho / (2.0 * np.maximum(1.0 - rho, 1e-9)), np.inf)
         residence = (1.0 + 0.5 * k["poll"]) * T + own + wait + self.steps * T
         n_running = lam * residence
@@ -403,7 +409,7 @@ class Engine:
         tpot_sd = k["tpot_sd"] * root / self.spec_a
         tpot_p95 = tpot + Z95 * tpot_sd
         tpot_p99 = tpot + Z99 * tpot_sd
-        stable = ok & (tokens_step <= self.budget) & (rho < 1.0) & (rho_s < 1.0)
+        stable = ok & (tokens_step <= self.step_budget) & (rho < 1.0) & (rho_s < 1.0)
         out = {"T": T, "tpot": tpot, "ttft": ttft, "ttft_p50": ttft_p50, "ttft_p95": ttft_p95, "ttft_p99": ttft_p99,
                "tpot_p95": tpot_p95, "tpot_p99": tpot_p99, "stable": stable}
         if not parts:

@@ -55,6 +55,14 @@ MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1}
 # Runtimes that balance context requests over the attention-DP ranks (serving_model.Engine.dp_balance_ranks):
 # TensorRT-LLM's attention_dp_config enable_balance, as its DeepSeek-R1 attention-DP recipes run it.
 DP_BALANCING_RUNTIMES = ("trtllm",)
+# Runtimes whose attention-DP ranks each schedule their own step token budget (serving_model.Engine.budget_ranks).
+# TensorRT-LLM: max_num_tokens and max_batch_size are per attention-DP rank, e.g. the Dynamo recipe
+# NVIDIA/srt-slurm recipes/DeepSeek-V4-Pro/disagg/trtllm_dynamo/gb300_mxfp4/ISL1K_OSL1K/STP/
+# ctx4dep4_gen1dep32_batch256_eplb384_mtp0.yaml runs 8,192 clients on one decode worker of 32 ranks with
+# max_batch_size 256 and max_num_tokens 256. vLLM: --data-parallel-size starts one engine core, with its own
+# scheduler and max_num_batched_tokens, per rank. SGLang is not here: with --enable-dp-attention it divides
+# --chunked-prefill-size by dp_size (server_args.py), so its step budget stays the server's total.
+PER_RANK_BUDGET_RUNTIMES = ("trtllm", "vllm")
 # The mechanisms each runtime can run, as its launch flags express them (launch_flags.py, whose
 # docstring names the flag sources: InferenceX benchmarks/*.sh recipes and each engine's docs):
 # "ep" expert parallel, "dpa" data-parallel attention, "mtp" MTP speculative decoding. ATOM's

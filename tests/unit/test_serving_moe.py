@@ -122,6 +122,28 @@ def test_dp_attention_pool_on_h100_runs_when_launched_for_its_clients():
     assert 0 < float(low["tpot_ms"]) < float(high["tpot_ms"]) < 1e3
 
 
+@pytest.mark.parametrize("runtime, per_rank", [("trtllm", True), ("vllm", True), ("sglang", False)])
+def test_attention_dp_ranks_schedule_their_own_step_budget_where_the_engine_does(runtime, per_rank):
+    """TensorRT-LLM's max_num_tokens and vLLM's max_num_batched_tokens count per attention-DP rank, so an 8-rank
+    prefill worker carries 8 x the budget per step and sustains more prompts than one budget allows; SGLang divides
+    its --chunked-prefill-size over the ranks (its step carries the server's budget). A prompt's chunk is still one
+    rank's budget."""
+    from planner.engine.serving_constants import RUNTIME_SPECS
+    from planner.engine.serving_layout import make_engine
+    kw = dict(arch=DSR1, acc=B200, runtime=runtime, weights="fp4", compute="fp4", kv_precision="fp8", tp=8, pp=1,
+              isl=8192, osl=1.0, ep=8)
+    dpa, tp_only = make_engine(**kw, dpa=True)[0], make_engine(**kw, dpa=False)[0]
+    budget = RUNTIME_SPECS[runtime].step_token_budget
+    assert float(dpa.budget) == float(tp_only.budget) == budget  # the flag's value: one rank's, and a prompt's chunk
+    assert float(dpa.step_budget) == (8 * budget if per_rank else budget)
+    assert float(tp_only.step_budget) == budget
+    # 8k prompts on a prefill worker: one budget holds one prompt per step, eight ranks hold eight (less queueing)
+    one_budget = dpa.__class__(**{**{f: getattr(dpa, f) for f in dpa.__dataclass_fields__}, "budget_ranks": 1.0})
+    more, fewer = float(dpa.max_stable_rate()), float(one_budget.max_stable_rate())
+    assert (more > 1.05 * fewer) if per_rank else (more == pytest.approx(fewer))
+    assert (8192 * more * 2 * DSR1.active_params) / 8 <= B200.fp4_tflops_dense * 1e12  # never above the chip's peak
+
+
 # ------------------------------------------------------------------------------------------ spec
 
 BASE = {"kind": "inference", "model": {"preset": "deepseek-r1-0528"}}
