@@ -66,6 +66,11 @@ were fitted with. The same command with --exclude-gpu / --exclude-model is the l
 replay began launching SGLang servers for their clients (serving_constants.sglang_launch_cuda_graph_max_bs): 52 DP-attention
 rows (14 H100, 38 GB200, DeepSeek-R1 fp8) that SGLang's default CUDA-graph reserve had refused now hold the model and
 count in the loss. Only SGLang Blackwell and SGLang Hopper moved; docs/BENCHMARKS.md "SGLang launched for its load".
+
+2026-12-06, evening (this file as it stands): the same one-run refit after TensorRT-LLM and vLLM began scheduling a step
+token budget per attention-DP rank (serving_moe.PER_RANK_BUDGET_RUNTIMES). Only the TensorRT-LLM groups moved (Blackwell:
+decode constants, cohort factor, MTP accepted 2.56 -> 2.505, handoff 11 -> 17 ms; Hopper: MLA overhead, all-to-all,
+handoff); docs/BENCHMARKS.md "Per-rank step budget".
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
@@ -73,8 +78,8 @@ FITTED_IX: dict[tuple[str, str], dict[str, float]] = {
     ('sglang', 'blackwell'): {"prefill_efficiency": 0.2207, "decode_bandwidth_efficiency": 0.6645, "step_overhead_s": 0.003572, "request_overhead_s": 0.1011, "ttft_cohort_factor": 3.306, "moe_layer_overhead_s": 1.834e-05, "mla_layer_overhead_s": 6.995e-06, "all_to_all_efficiency": 0.1657, "mtp_accepted_tokens": 2.107, "disagg_handoff_s": 0.3292, "allreduce_latency_s": 1e-05},
     ('sglang', 'cdna'): {"prefill_efficiency": 0.1649, "decode_bandwidth_efficiency": 0.5453, "step_overhead_s": 0.006992, "request_overhead_s": 0.03269, "ttft_cohort_factor": 2.191, "moe_layer_overhead_s": 1.414e-06, "mla_layer_overhead_s": 1e-06, "all_to_all_efficiency": 0.7711, "mtp_accepted_tokens": 2.297, "disagg_handoff_s": 0.1073, "scheduler_poll_steps": 2.954, "allreduce_latency_s": 1e-05},
     ('sglang', 'hopper'): {"moe_layer_overhead_s": 8e-05, "mla_layer_overhead_s": 3.084e-05, "all_to_all_efficiency": 0.05256, "mtp_accepted_tokens": 1.556, "disagg_handoff_s": 0.1542},
-    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2635, "decode_bandwidth_efficiency": 0.8492, "step_overhead_s": 0.001201, "request_overhead_s": 0.03149, "ttft_cohort_factor": 0.806, "moe_layer_overhead_s": 1.005e-06, "mla_layer_overhead_s": 9.377e-05, "all_to_all_efficiency": 1, "mtp_accepted_tokens": 2.56, "disagg_handoff_s": 0.01131, "allreduce_latency_s": 1e-05},
-    ('trtllm', 'hopper'): {"moe_layer_overhead_s": 5.657e-05, "mla_layer_overhead_s": 8.07e-05, "all_to_all_efficiency": 0.2394, "mtp_accepted_tokens": 1.996, "disagg_handoff_s": 0.6727},
+    ('trtllm', 'blackwell'): {"prefill_efficiency": 0.2635, "decode_bandwidth_efficiency": 0.8435, "step_overhead_s": 0.001176, "request_overhead_s": 0.03149, "ttft_cohort_factor": 0.8237, "moe_layer_overhead_s": 1.682e-06, "mla_layer_overhead_s": 9.686e-05, "all_to_all_efficiency": 1, "mtp_accepted_tokens": 2.505, "disagg_handoff_s": 0.01671, "allreduce_latency_s": 1e-05},
+    ('trtllm', 'hopper'): {"moe_layer_overhead_s": 5.657e-05, "mla_layer_overhead_s": 8.246e-05, "all_to_all_efficiency": 0.2611, "mtp_accepted_tokens": 1.996, "disagg_handoff_s": 0.6583},
     ('vllm', 'blackwell'): {"prefill_efficiency": 0.3261, "decode_bandwidth_efficiency": 0.9524, "step_overhead_s": 0.001653, "request_overhead_s": 0.03308, "ttft_cohort_factor": 0.8868, "moe_layer_overhead_s": 1.384e-05, "allreduce_latency_s": 1e-05},
     ('vllm', 'cdna'): {"prefill_efficiency": 0.27, "decode_bandwidth_efficiency": 0.7071, "step_overhead_s": 0.002939, "request_overhead_s": 0.0355, "ttft_cohort_factor": 1.774, "moe_layer_overhead_s": 3.536e-06, "allreduce_latency_s": 1e-05},
     ('vllm', 'hopper'): {"moe_layer_overhead_s": 1.414e-05},
