@@ -219,6 +219,21 @@ def test_a_stated_disaggregation_is_evaluated_in_the_plan():
         d["output_tokens_per_s_per_gpu"]["value"] * 12 / 8)
 
 
+@pytest.mark.parametrize(("runtime", "ranks"), [("trtllm", 8), ("sglang", 1)])
+def test_the_plan_names_the_step_budget_the_engine_model_queued_for(runtime, ranks):
+    """The TTFT explanation's "step token budget" is the one the M/D/1 queue used: x8 with 8 TensorRT-LLM DPA ranks."""
+    from planner.engine import size_workload  # noqa: PLC0415
+    from planner.engine.serving_constants import RUNTIME_SPECS  # noqa: PLC0415
+
+    spec = parse_workload_spec({**BASE, "precision": {"weights": "fp4"},
+                                "serving": {"runtime": runtime, "concurrency": 64, "requests_per_second": 1,
+                                            "input_tokens": 1024, "output_tokens": 1024},
+                                "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 8, "tensor_parallel": 8,
+                                             "expert_parallel": 8, "data_parallel_attention": True}})
+    ttft = size_workload(spec=spec, accelerators=list(BY_ID.values())).to_dict()["serving"]["ttft_ms"]
+    assert ttft["explain_i18n"]["params"]["budget"] == ranks * RUNTIME_SPECS[runtime].step_token_budget
+
+
 def test_trtllm_dispatches_nvfp4_tokens_for_nvfp4_experts_only():
     from planner.engine.precision import WeightFormat
     from planner.engine.serving_moe import NVFP4_BYTES_PER_VALUE, dispatch_bytes_per_value
