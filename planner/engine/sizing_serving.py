@@ -31,7 +31,6 @@ from .serving_candidates import (
 )
 from .serving_constants import RUNTIME_SPECS
 from .serving_fit_errors import fine_grained_moe_note
-from .serving_moe import PER_RANK_BUDGET_RUNTIMES
 from .sizing_disagg import disagg_row, disagg_sections
 from .spec import WorkloadSpec
 
@@ -392,7 +391,8 @@ def _details(spec, res, cat, rec, warnings, calibrations, *, gpus_per_server: in
         "ttft_ms": q(float(op["ttft"][ai, li]) * 1e3, "ms", Msg(
             "mean at the stated load: the running step, this prompt's prefill in the next step, queueing for the "
             "step token budget ({budget}) and for a free slot, + {ro:.0f} ms per-request overhead",
-            budget=_step_budget(s.runtime, rt, mechanisms(res, li), tp), ro=float(consts["request_overhead_s"]) * 1e3)),
+            budget=int(np.broadcast_to(res["engine"].step_budget, np.shape(op["ttft"]))[ai, li]),
+            ro=float(consts["request_overhead_s"]) * 1e3)),
         "ttft_p50_ms": q(float(op["ttft_p50"][ai, li]) * 1e3, "ms", Msg(
             "median at the stated load: half a running step, the exponential queue waits at ln 2 of their means")),
         "ttft_p95_ms": q(float(op["ttft_p95"][ai, li]) * 1e3, "ms", Msg("95th percentile at the stated load")),
@@ -477,12 +477,6 @@ def _recommendation(spec, acc, *, count: int, tp: int, replicas: int, weights_by
         "software": infra.software_stack(acc),
         **infra.monitoring(spec.kind),
     }
-
-
-def _step_budget(runtime: str, rt, mech: dict, tp: int) -> int:
-    """Prompt tokens per engine step: the runtime's budget x the attention-DP ranks where each has its own."""
-    ranks = tp if mech.get("data_parallel_attention") and runtime in PER_RANK_BUDGET_RUNTIMES else 1
-    return int(rt.step_token_budget * ranks)
 
 
 def _activations_explain(spec, mem, ai, li, tp, rt) -> Msg:

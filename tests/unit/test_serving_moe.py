@@ -1,6 +1,7 @@
 """Serving mechanisms of issue 22: expert parallel, data-parallel attention, MTP, disaggregated
 prefill/decode, the ATOM runtime (planner/engine/serving_moe.py, serving_disagg.py)."""
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -138,7 +139,7 @@ def test_attention_dp_ranks_schedule_their_own_step_budget_where_the_engine_does
     assert float(dpa.step_budget) == (8 * budget if per_rank else budget)
     assert float(tp_only.step_budget) == budget
     # 8k prompts on a prefill worker: one budget holds one prompt per step, eight ranks hold eight (less queueing)
-    one_budget = dpa.__class__(**{**{f: getattr(dpa, f) for f in dpa.__dataclass_fields__}, "budget_ranks": 1.0})
+    one_budget = dataclasses.replace(dpa, budget_ranks=1.0)
     more, fewer = float(dpa.max_stable_rate()), float(one_budget.max_stable_rate())
     assert (more > 1.05 * fewer) if per_rank else (more == pytest.approx(fewer))
     assert (8192 * more * 2 * DSR1.active_params) / 8 <= B200.fp4_tflops_dense * 1e12  # never above the chip's peak
