@@ -18,7 +18,7 @@ from .launch_flags import ONLINE_QUANT, TRTLLM_CONFIG, Group, engine_argv, route
 from .precision import WeightFormat
 from .presets import get_preset
 from .serving_constants import RUNTIME_SPECS
-from .serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME
+from .serving_moe import mtp_draft_tokens
 from .spec import WorkloadSpec
 from .spec_types import DisaggregationSpec, PoolSpec
 
@@ -151,12 +151,14 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     # the mechanisms the decided layout was evaluated with (the search's variant, serving_candidates.
     # mechanisms), else the spec's; EP and DPA inside the layout's TP group, as the search evaluates them
     method = layout.get("speculative", s.speculative.method)
-    drafts = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS) if method == "mtp" else 0
     ep = layout.get("expert_parallel", hw.expert_parallel)
-    dpa = layout.get("data_parallel_attention", hw.data_parallel_attention)
-    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=bool(dpa) and tp > 1, drafts=drafts)
+    dpa = bool(layout.get("data_parallel_attention", hw.data_parallel_attention)) and tp > 1
     # the decided layout's pools (a searched disaggregated candidate, search_disagg.layout_of), else the spec's
     disagg = _pools(layout.get("disaggregated")) or s.disaggregation
+    # the draft count the evaluation ran (serving_moe.mtp_draft_tokens); both pools launch the decode pool's
+    d_dpa, d_only = (disagg.decode.data_parallel_attention, True) if disagg is not None else (dpa, False)
+    drafts = int(mtp_draft_tokens(runtime, d_dpa, decode_only=d_only)) if method == "mtp" else 0
+    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=dpa, drafts=drafts)
     moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
     eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]
     model, known = _model_id(spec)

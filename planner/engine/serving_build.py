@@ -19,15 +19,16 @@ from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives,
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
-                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, dp_balance=False,
-                 per_rank_budget=False,
+                 mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, mtp_reference_drafts=None,
+                 dp_balance=False, per_rank_budget=False,
                  mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, attn_module_s=0.0,
                  attn_prefill_module_s=0.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
     ep / dpa: expert parallel size and data-parallel attention inside the tp group (serving_moe.py);
     mtp_accepted: tokens accepted per step with MTP speculative decoding (None: off), where `mtp_on`
-    (broadcast over the layouts: the search's MTP variants); prompt_share 0:
+    (broadcast over the layouts: the search's MTP variants), stated at `mtp_reference_drafts` draft tokens
+    (None: at `mtp_draft`, the drafts the engine runs; serving_moe.accepted_at); prompt_share 0:
     a decode-only worker of a disaggregated deployment (serving_disagg.py); dp_balance: the runtime
     balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine); per_rank_budget:
     each attention-DP rank schedules its own `budget` tokens per step (serving_moe.PER_RANK_BUDGET_RUNTIMES);
@@ -77,7 +78,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
                                 a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
                                 allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY, dispatch_bytes=f(dispatch_bytes))
-    q, acc, draft = speculative(arch, mtp_accepted, mtp_draft, on=mtp_on)
+    q, acc, draft = speculative(arch, mtp_accepted, mtp_draft, on=mtp_on, reference_drafts=mtp_reference_drafts)
     bytes_s = f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel
     # DeepSeek-V4 hyper-connections: a latency per layer per step + bytes per token (hyper_connections.py)
     hc_fixed, hc_token = hyper_connections.step_costs(arch, bytes_s=bytes_s, tp=tp, dpa=dpa, draft_share=draft)

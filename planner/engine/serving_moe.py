@@ -49,9 +49,29 @@ NIC_LATENCY_S = 10e-6  # per collective over RDMA (assumption: InfiniBand/RoCE o
 # MTP drafting: SGLang's documented DeepSeek-V3/R1 setting --speculative-num-steps 3
 # --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 (docs "DeepSeek Usage", MTP), which
 # TensorRT-LLM's DeepSeek-R1 recipes also use (num_nextn_predict_layers 3); ATOM accepts only
-# num_speculative_tokens 1 (ROCm/ATOM atom/config.py, Config.__post_init__). Settings, not fits.
+# num_speculative_tokens 1 (ROCm/ATOM atom/config.py, Config.__post_init__). Settings, not fits. The
+# fitted `mtp_accepted_tokens` of a runtime is stated at these draft counts (accepted_at carries it to others).
 MTP_DRAFT_TOKENS = 3
-MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1}
+MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1, "vllm": 2}
+# Fewer drafts where a rank's decode batch is large: its steps run near the compute roofline, where each
+# rejected draft costs about what a kept token does. The recipes launch one draft with data-parallel attention
+# in TensorRT-LLM, aggregated (SemiAnalysisAI/InferenceX benchmarks/single_node/fixed_seq_len/
+# dsr1_fp4_b200_trt_mtp.sh, dsr1_fp8_b200_trt_mtp.sh, dsr1_fp8_h200_trt_mtp.sh @843c6254: MTP=1 if DP_ATTENTION
+# else 3) and in Dynamo decode pools (NVIDIA/srt-slurm recipes/trtllm/*/8k1k/mtp/*_mtp1*.yaml @deb1dfd9: DPA
+# decode at 128 or more sequences per rank), and in SGLang decode pools (InferenceX configs/amd-master.yaml,
+# MoRI DEP8 decode: DECODE_MTP_SIZE 1). Aggregated SGLang keeps its drafts with DPA (dsv4_fp4_b300_sglang_mtp.sh).
+# vLLM's MTP recipes run 2 (dsv4_fp4_b200_vllm_mtp.sh, NUM_SPEC_TOKENS=2 "for all configs"). Read 2026-12-06.
+DPA_DRAFT_TOKENS = 1
+DPA_FEWER_DRAFTS = {"trtllm": "every pool", "sglang": "decode pools"}
+
+
+def mtp_draft_tokens(runtime: str, dpa=False, decode_only=False):
+    """Draft tokens per step the engine is launched with (broadcasts over dpa): the runtime's drafts, one
+    with data-parallel attention where its recipes do so (DPA_FEWER_DRAFTS)."""
+    base = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS)
+    where = DPA_FEWER_DRAFTS.get(runtime)
+    fewer = where == "every pool" or (where == "decode pools" and bool(decode_only))
+    return np.where(np.asarray(dpa, dtype=bool) & fewer, DPA_DRAFT_TOKENS, base)
 # Runtimes that balance context requests over the attention-DP ranks (serving_model.Engine.dp_balance_ranks):
 # TensorRT-LLM's attention_dp_config enable_balance, as its DeepSeek-R1 attention-DP recipes run it.
 DP_BALANCING_RUNTIMES = ("trtllm",)
@@ -164,14 +184,41 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     return count, per_token
 
 
-def speculative(a: ModelArch, accepted, draft_tokens: int = MTP_DRAFT_TOKENS, on=True):
+def accepted_at(accepted, reference_drafts, drafts):
+    """Tokens accepted per step with `drafts` draft tokens, from `accepted` at `reference_drafts`.
+
+    A chain of drafts is kept up to its first rejection; with each draft kept with the same probability
+    a given the one before, a step keeps 1 + a + ... + a^d tokens (Leviathan et al. 2023, "Fast Inference
+    from Transformers via Speculative Decoding", eq. 1). Solves a at the reference, evaluates it at `drafts`
+    (bisection: the sum rises monotonically with a on [0, 1]). Array-friendly."""
+    accepted = np.asarray(accepted, dtype=float)
+    drafts = np.asarray(drafts, dtype=float)
+    k_ref = np.arange(int(reference_drafts) + 1, dtype=float)
+    target = np.clip(accepted, 1.0, 1.0 + reference_drafts)
+    lo, hi = np.zeros_like(target), np.ones_like(target)
+    for _ in range(40):
+        mid = (lo + hi) / 2.0
+        low = (mid[..., None] ** k_ref).sum(axis=-1) < target
+        lo, hi = np.where(low, mid, lo), np.where(low, hi, mid)
+    a = (lo + hi) / 2.0
+    chain = np.where(np.isclose(a, 1.0), drafts + 1.0, (1.0 - a ** (drafts + 1.0)) / np.maximum(1.0 - a, 1e-12))
+    return np.where(drafts == reference_drafts, target, chain)
+
+
+def speculative(a: ModelArch, accepted, draft_tokens=MTP_DRAFT_TOKENS, on=True, reference_drafts=None):
     """(tokens verified per sequence per step, tokens accepted per step, draft share of a step's
     matmuls and weight read); (1, 1, 0) without speculative decoding (accepted None, or `on` False).
-    accepted and on broadcast (per accelerator, per layout variant of the search)."""
+    `accepted` is stated at `reference_drafts` draft tokens (None: at `draft_tokens`) and carried to
+    `draft_tokens` by accepted_at. accepted, draft_tokens and on broadcast (per accelerator, per layout
+    variant of the search, per row of a replay)."""
     if accepted is None or not a.mtp_layers:
         return 1.0, 1.0, 0.0
     on = np.asarray(on, dtype=bool)
-    q = 1.0 + draft_tokens
-    acc = np.clip(np.asarray(accepted, dtype=float), 1.0, q)
-    draft = draft_tokens * a.mtp_layers / float(a.layers or 1)
+    d = np.asarray(draft_tokens, dtype=float)
+    q = 1.0 + d
+    acc = np.asarray(accepted, dtype=float)
+    if reference_drafts is not None:
+        acc = accepted_at(acc, reference_drafts, d)
+    acc = np.clip(acc, 1.0, q)
+    draft = d * a.mtp_layers / float(a.layers or 1)
     return np.where(on, q, 1.0), np.where(on, acc, 1.0), np.where(on, draft, 0.0)

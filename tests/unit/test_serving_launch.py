@@ -11,7 +11,6 @@ from django.utils import translation
 from planner.engine.launch import ENGINES, MOE_ENGINES, serving_launch
 from planner.engine.serving_constants import RUNTIME_SPECS
 from planner.engine.serving_model import DP_BALANCE_TIMEOUT_STEPS
-from planner.engine.serving_moe import MTP_DRAFT_TOKENS
 from planner.engine.spec import parse_workload_spec
 
 
@@ -114,7 +113,8 @@ def test_dsr1_ep8_dpa_mtp_on_vllm_is_dp8_attention_with_expert_parallel_and_mtp(
     tp, dp = int(flag(args, "--tensor-parallel-size")), int(flag(args, "--data-parallel-size"))
     assert (tp, dp) == (1, 8) and tp * dp == out["gpus_per_replica"] == 8  # TP x DP = the group's GPUs
     assert "--enable-expert-parallel" in args
-    assert json.loads(flag(args, "--speculative-config")) == {"method": "mtp", "num_speculative_tokens": MTP_DRAFT_TOKENS}
+    # vLLM's InferenceX MTP recipes run 2 drafts (serving_moe.MTP_DRAFT_TOKENS_BY_RUNTIME)
+    assert json.loads(flag(args, "--speculative-config")) == {"method": "mtp", "num_speculative_tokens": 2}
     assert flag(args, "--kv-cache-dtype") == "fp8"
     assert "--quantization" not in args  # DeepSeek-R1-0528 ships fp8 (block scales): the engine reads it
     assert flag(args, "--max-num-seqs") == str(RUNTIME_SPECS["vllm"].max_running_seqs)  # per DP engine
@@ -130,8 +130,9 @@ def test_dsr1_ep8_dpa_mtp_on_sglang_takes_ep_dp_attention_and_eagle_mtp():
     assert (flag(args, "--tp-size"), flag(args, "--ep-size"), flag(args, "--dp-size")) == ("8", "8", "8")
     assert "--enable-dp-attention" in args
     assert flag(args, "--speculative-algorithm") == "EAGLE"
-    assert flag(args, "--speculative-num-steps") == str(MTP_DRAFT_TOKENS)
-    assert flag(args, "--speculative-num-draft-tokens") == str(MTP_DRAFT_TOKENS + 1)
+    # aggregated SGLang keeps its 3 drafts with data-parallel attention (its recipes do)
+    assert flag(args, "--speculative-num-steps") == "3"
+    assert flag(args, "--speculative-num-draft-tokens") == "4"
     assert flag(args, "--speculative-eagle-topk") == "1"
     assert flag(args, "--kv-cache-dtype") == "fp8_e4m3"
     # SGLang splits --max-running-requests over the DP ranks: the plan's per-rank cap x 8
@@ -153,7 +154,9 @@ def test_dsr1_ep8_dpa_mtp_on_trtllm_writes_the_extra_options_file():
     assert cfg["enable_attention_dp"] is True
     assert cfg["attention_dp_config"] == {"enable_balance": True, "batching_wait_iters": 0,
                                           "timeout_iters": int(DP_BALANCE_TIMEOUT_STEPS)}
-    assert cfg["speculative_config"] == {"decoding_type": "MTP", "num_nextn_predict_layers": MTP_DRAFT_TOKENS}
+    # TensorRT-LLM with data-parallel attention launches one draft (its recipes: MTP=1 if DP_ATTENTION)
+    assert cfg["speculative_config"] == {"decoding_type": "MTP", "num_nextn_predict_layers": 1}
+    assert out["settings"]["mtp_draft_tokens"] == 1
     assert cfg["kv_cache_config"]["dtype"] == "fp8"
     assert cfg["moe_config"]["backend"] == "CUTLASS"
     assert flag(args, "--max_batch_size") == str(RUNTIME_SPECS["trtllm"].max_running_seqs)  # per attention-DP rank
@@ -172,6 +175,22 @@ def test_ep_without_dpa_keeps_tensor_parallel_attention():
     assert flag(sg, "--ep-size") == "8" and "--enable-dp-attention" not in sg
     trt = dsr1("trtllm", dpa=False, mtp=False)
     assert "enable_attention_dp" not in yaml.safe_load(trt["config_file"]["content"])  # kv fp8 only
+    tp_mtp = yaml.safe_load(dsr1("trtllm", dpa=False)["config_file"]["content"])
+    assert tp_mtp["speculative_config"]["num_nextn_predict_layers"] == 3  # tensor-parallel attention: 3 drafts
+
+
+def test_disaggregated_pools_launch_the_decode_pools_draft_count():
+    """SGLang decode pools with data-parallel attention run one draft (the MoRI DEP8 recipes); the prefill pool
+    launches the same, as the recipes set it on both; a tensor-parallel decode pool keeps 3."""
+    def pools(decode_dpa):
+        disagg = {"prefill": {"workers": 1, "tensor_parallel": 4, "expert_parallel": 4, "data_parallel_attention": True},
+                  "decode": {"workers": 1, "tensor_parallel": 8, "expert_parallel": 8,
+                             "data_parallel_attention": decode_dpa}}
+        out = serving_launch(spec=moe_spec("sglang", count=12, disagg=disagg), accelerator_id="nvidia-b200-sxm-180gb",
+                             layout={"tensor_parallel": 8}, gpus_per_server=8)
+        return [flag(p["argv"], "--speculative-num-steps") for p in out["pools"]]
+    assert pools(True) == ["1", "1"]
+    assert pools(False) == ["3", "3"]
 
 
 def test_a_disaggregated_spec_gets_one_command_per_pool_and_a_router():

@@ -16,7 +16,14 @@ from planner.engine.presets import preset_arch
 from planner.engine.serving_constants import ALLREDUCE_BUS_EFFICIENCY
 from planner.engine.serving_disagg import NIC_GB_S, Pool, evaluate_disaggregated, kv_transfer_s
 from planner.engine.serving_layout import evaluate_layout
-from planner.engine.serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, group_link
+from planner.engine.serving_moe import (
+    MTP_DRAFT_TOKENS,
+    accepted_at,
+    attention_weight_params,
+    collectives,
+    group_link,
+    mtp_draft_tokens,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BY_ID = {a.id: a for a in load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")}
@@ -199,6 +206,34 @@ def test_atom_constants_and_mtp_drafts_are_its_own():
     # ATOM drafts one token (num_speculative_tokens 1): 2 verified tokens per sequence per step
     assert float(atom["engine"].spec_q) == 2.0
     assert np.isfinite(atom["tpot_ms"]).all()
+
+
+def test_accepted_tokens_follow_geometric_acceptance_across_draft_counts():
+    # each draft kept with probability 0.5 given the one before: 1 + .5 + .25 + .125 at 3 drafts
+    assert accepted_at(1.875, 3, 1) == pytest.approx(1.5, rel=1e-6)
+    assert accepted_at(1.875, 3, 2) == pytest.approx(1.75, rel=1e-6)
+    assert accepted_at(1.875, 3, 3) == pytest.approx(1.875)
+    # the ends: nothing accepted stays 1; everything accepted keeps every draft
+    assert accepted_at(1.0, 3, 1) == pytest.approx(1.0, abs=1e-6)
+    assert accepted_at(4.0, 3, 1) == pytest.approx(2.0, rel=1e-6)
+    # more drafts never keep fewer tokens, and never more than 1 + drafts
+    d = np.arange(1, 6)
+    acc = accepted_at(np.full(d.shape, 2.5), 3, d)
+    assert (np.diff(acc) > 0).all() and (acc <= 1 + d).all() and (acc >= 1).all()
+
+
+def test_draft_count_follows_the_runtime_and_data_parallel_attention():
+    assert int(mtp_draft_tokens("trtllm", dpa=True)) == 1 and int(mtp_draft_tokens("trtllm", dpa=False)) == 3
+    assert int(mtp_draft_tokens("sglang", dpa=True)) == MTP_DRAFT_TOKENS  # aggregated SGLang keeps its drafts
+    assert int(mtp_draft_tokens("sglang", dpa=True, decode_only=True)) == 1
+    assert int(mtp_draft_tokens("sglang", dpa=False, decode_only=True)) == MTP_DRAFT_TOKENS
+    assert int(mtp_draft_tokens("vllm", dpa=True)) == 2 and int(mtp_draft_tokens("atom")) == 1
+    # the evaluation runs what the launch states: one draft with TensorRT-LLM DPA, fewer tokens kept per step
+    trt = dict(ROW, runtime="trtllm")
+    dpa = evaluate_layout(**trt, concurrency=256, expert_parallel=8, data_parallel_attention=True, speculative="mtp")
+    tp = evaluate_layout(**trt, concurrency=256, expert_parallel=8, speculative="mtp")
+    assert (float(dpa["engine"].spec_q), float(tp["engine"].spec_q)) == (2.0, 4.0)
+    assert 1.0 < float(dpa["engine"].spec_a) < float(tp["engine"].spec_a)
 
 
 def test_a_stated_disaggregation_is_evaluated_in_the_plan():
