@@ -106,7 +106,8 @@ def _serving() -> dict:
         "model_api": _model_api(),
         "speculative": {"nullable": True, "description": (
             "Speculative decoding: \"none\" or \"mtp\" (the checkpoint's multi-token-prediction layers; "
-            "models without them are refused); an object adds accepted_tokens per decode step. Not given: the "
+            "models without them are refused); an object adds accepted_tokens per decode step at the engine's "
+            "reference draft count (3; vLLM 2; ATOM 1), carried to the drafts the launch runs. Not given: the "
             "serving search tries MTP where the model has MTP layers and the runtime runs it."),
             "oneOf": [_not_null(_enum(SPECULATIVE)), _obj({
                 "method": _enum(SPECULATIVE), "accepted_tokens": _num(1, 1 + MTP_DRAFT_TOKENS)}, nullable=False)]},
