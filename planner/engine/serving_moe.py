@@ -217,7 +217,7 @@ def speculative(a: ModelArch, accepted, draft_tokens=MTP_DRAFT_TOKENS, on=True, 
     d = np.asarray(draft_tokens, dtype=float)
     q = 1.0 + d
     acc = np.asarray(accepted, dtype=float)
-    if reference_drafts is not None:
+    if reference_drafts is not None and np.any(d != reference_drafts):
         acc = accepted_at(acc, reference_drafts, d)
     acc = np.clip(acc, 1.0, q)
     draft = d * a.mtp_layers / float(a.layers or 1)
