@@ -169,11 +169,15 @@ def _operating_point(e, s: ServingInputs, replicas, max_stable, ttft_t, tpot_t) 
             o["score"] = np.maximum(np.where(np.isfinite(o["ttft_p95"]), o["ttft_p95"] / ttft_t, np.inf),
                                     np.where(np.isfinite(o["tpot_p95"]), o["tpot_p95"] / tpot_t, np.inf))
             o["score"] = np.where(np.isnan(o["score"]), 0.0, o["score"])
-    closed = (op_closed["score"] > op_open["score"]) | (
+    # requests_per_second 0 states no open-loop load (docs/WORKLOADSPEC.md: a plan for `concurrency` clients alone):
+    # an idle open loop must not bind, though its unloaded p95 can exceed a busy closed loop's (TensorRT-LLM's
+    # attention-DP balancing waits for its timeout when no other rank has a prompt)
+    no_open = rps <= 0
+    closed = no_open | (op_closed["score"] > op_open["score"]) | (
         (op_closed["score"] == op_open["score"]) & (op_closed["rate"] >= op_open["rate"]))
     op = {k: np.where(closed, op_closed[k], op_open[k]) for k in OP_KEYS}
     op["closed_loop"] = closed
-    op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & op_open["stable"]
+    op["ok"] = np.isfinite(op["T"]) & np.isfinite(op["ttft_p95"]) & (op_open["stable"] | no_open)
     return op
 
 

@@ -249,3 +249,21 @@ def test_an_overloaded_disaggregated_split_claims_no_sustained_throughput():
                                                                   "ttft_p99": 1.0, "in_flight": 21.0}}), s, True)
     assert steady["output_tokens_per_s_per_gpu"] == pytest.approx(2.0 * 500 / 16)
     assert steady["in_flight_requests_per_replica"] == pytest.approx(21.0)
+
+
+def test_zero_requests_per_second_plans_for_the_clients_alone():
+    """docs/WORKLOADSPEC.md: a plan meant for `concurrency` clients alone sets requests_per_second to 0. Found on
+    DeepSeek-R1 on 4 x B200 with TensorRT-LLM attention DP and MTP at 256 clients: the idle open loop's unloaded p95
+    TTFT (the attention-DP balancing timeout) exceeded the busy closed loop's, so the plan reported 0 requests/s,
+    0 output tokens/s and 0 requests in flight for 256 clients."""
+    spec = parse_workload_spec({
+        "kind": "inference", "model": {"preset": "deepseek-r1-0528"},
+        "hardware": {"accelerator": "nvidia-b200-sxm-180gb", "count": 4, "tensor_parallel": 4,
+                     "expert_parallel": 4, "data_parallel_attention": True},
+        "precision": {"weights": "fp4", "compute": "fp4", "kv_cache": "fp8"},
+        "serving": {"runtime": "trtllm", "speculative": "mtp", "concurrency": 256, "requests_per_second": 0,
+                    "input_tokens": 1024, "output_tokens": 1024}})
+    best = size_workload(spec=spec, accelerators=list(BY_ID.values())).to_dict()["candidates"]["ranked"][0]
+    assert best["load_model"] == "closed_loop"
+    assert best["in_flight_requests_per_replica"] == pytest.approx(256, rel=LITTLE_TOLERANCE)
+    assert best["output_tokens_per_s_per_gpu"] > 0
