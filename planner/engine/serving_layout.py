@@ -116,14 +116,14 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
 
 def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
                  tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
-                 ep=1, dpa=False, mtp=False, mtp_accepted=None, mtp_drafts=None, prompt_share=1.0,
-                 async_scheduling=False, launch_batch=None):
+                 ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0, async_scheduling=False,
+                 launch_batch=None):
     """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp).
 
     ep, dpa: expert parallel and data-parallel attention inside the tp group; mtp: MTP speculative
     decoding with `mtp_accepted` tokens per step at the runtime's reference draft count (None: the runtime's
-    constant; serving_moe.accepted_at carries it to the drafts run) and `mtp_drafts` draft tokens (None: serving_moe.mtp_draft_tokens, the launch
-    rule); ep, dpa, mtp and mtp_drafts broadcast with tp (the search's variants of one layout); prompt_share 0: a
+    constant), carried by serving_moe.accepted_at to the drafts the launch runs (serving_moe.mtp_draft_tokens);
+    ep, dpa and mtp broadcast with tp (the search's variants of one layout); prompt_share 0: a
     decode-only worker (serving_disagg.py); async_scheduling: the engine schedules the next step while the
     GPU runs this one (serving_constants.ASYNC_STEP_OVERHEAD_FROM); launch_batch: the concurrent requests the
     server is launched for (memory_plan; None: unknown)."""
@@ -193,15 +193,14 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     if mtp.any() and mtp_accepted is None:
         # each accelerator's own constant (fitted per runtime and chip generation, serving_constants_ix)
         mtp_accepted = consts_arr.get("mtp_accepted_tokens", MTP_ACCEPTED_DEFAULT)
-    if mtp_drafts is None:
-        mtp_drafts = mtp_draft_tokens(runtime, dpa, decode_only=bool(np.all(np.asarray(prompt_share) == 0.0)))
+    drafts = mtp_draft_tokens(runtime, dpa, decode_only=bool(np.all(np.asarray(prompt_share) == 0.0)))
     eng = build_engine(arch=arch, weights=weights, kv_precision=kv_precision, isl=isl, osl=osl, tp=tp, pp=pp,
                        peak_tflops=col(peaks), bandwidth_gb_s=col([a.memory_bandwidth_gb_s for a in accs]),
                        consts=consts_arr, kernel=col(kernels), link_gb_s=link_bw, link_latency_s=link_lat,
                        budget=rt.step_token_budget if rt.continuous_batching else 1e9, n_max=mem["n_max"],
                        ep=ep, dpa=dpa, mtp_accepted=mtp_accepted if mtp.any() else None, mtp_on=mtp,
                        prompt_share=prompt_share,
-                       mtp_draft=mtp_drafts, mtp_reference_drafts=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
+                       mtp_draft=drafts, mtp_reference_drafts=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
                        per_rank_budget=runtime in PER_RANK_BUDGET_RUNTIMES,
                        dispatch_bytes=col(dispatch),

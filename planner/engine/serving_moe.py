@@ -62,16 +62,8 @@ MTP_DRAFT_TOKENS_BY_RUNTIME = {"atom": 1, "vllm": 2}
 # MoRI DEP8 decode: DECODE_MTP_SIZE 1). Aggregated SGLang keeps its drafts with DPA (dsv4_fp4_b300_sglang_mtp.sh).
 # vLLM's MTP recipes run 2 (dsv4_fp4_b200_vllm_mtp.sh, NUM_SPEC_TOKENS=2 "for all configs"). Read 2026-12-06.
 DPA_DRAFT_TOKENS = 1
-DPA_FEWER_DRAFTS = {"trtllm": "every pool", "sglang": "decode pools"}
-
-
-def mtp_draft_tokens(runtime: str, dpa=False, decode_only=False):
-    """Draft tokens per step the engine is launched with (broadcasts over dpa): the runtime's drafts, one
-    with data-parallel attention where its recipes do so (DPA_FEWER_DRAFTS)."""
-    base = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS)
-    where = DPA_FEWER_DRAFTS.get(runtime)
-    fewer = where == "every pool" or (where == "decode pools" and bool(decode_only))
-    return np.where(np.asarray(dpa, dtype=bool) & fewer, DPA_DRAFT_TOKENS, base)
+DPA_ONE_DRAFT = ("trtllm",)  # aggregated and in decode pools
+DPA_ONE_DRAFT_DECODE_POOLS = ("trtllm", "sglang")
 # Runtimes that balance context requests over the attention-DP ranks (serving_model.Engine.dp_balance_ranks):
 # TensorRT-LLM's attention_dp_config enable_balance, as its DeepSeek-R1 attention-DP recipes run it.
 DP_BALANCING_RUNTIMES = ("trtllm",)
@@ -182,6 +174,14 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     count = np.where(dpa, n_dpa, n_tp)
     per_token = np.where(tp > 1, np.where(dpa, dpa_s, tp_s), 0.0)
     return count, per_token
+
+
+def mtp_draft_tokens(runtime: str, dpa=False, decode_only=False):
+    """Draft tokens per step the engine is launched with (broadcasts over dpa): the runtime's drafts, one
+    with data-parallel attention where its recipes do so (DPA_ONE_DRAFT, DPA_ONE_DRAFT_DECODE_POOLS)."""
+    base = MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS)
+    fewer = runtime in (DPA_ONE_DRAFT_DECODE_POOLS if decode_only else DPA_ONE_DRAFT)
+    return np.where(np.asarray(dpa, dtype=bool) & fewer, DPA_DRAFT_TOKENS, base)
 
 
 def accepted_at(accepted, reference_drafts, drafts):
