@@ -314,7 +314,8 @@ def compute_from_inputs(*, inputs: dict, price_snapshot: dict, rate_snapshot: di
     if decision.get("hardware") and spec.serving is not None and spec.kind in plan_decision.SERVICE_KINDS:
         decision["launch"] = with_structured(serving_launch(
             spec=spec, accelerator_id=decision["hardware"]["accelerator_id"],
-            layout=decision["hardware"].get("layout") or {}, gpus_per_server=decision["hardware"].get("gpus_per_server")))
+            layout=decision["hardware"].get("layout") or {}, gpus_per_server=decision["hardware"].get("gpus_per_server"),
+            accelerator=next((a for a in accelerators if a.id == decision["hardware"]["accelerator_id"]), None)))
     sizing_dict = curve_costs.priced_curves(_listed(sizing_dict, costs), costs)
     return ComputeOutcome(VersionStatus.DONE, {"decision": decision, "sizing": sizing_dict, "costs": costs}, "",
                           ENGINE_VERSION)

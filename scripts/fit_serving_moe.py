@@ -38,9 +38,14 @@ sys.path.insert(0, str(ROOT))
 
 from planner.engine import serving_constants as sc  # noqa: E402
 from planner.engine.presets import preset_arch  # noqa: E402
-from planner.engine.serving_moe import MTP_DRAFT_TOKENS, MTP_DRAFT_TOKENS_BY_RUNTIME  # noqa: E402
+from planner.engine.serving_moe import (  # noqa: E402
+    MTP_DRAFT_TOKENS,
+    MTP_DRAFT_TOKENS_BY_RUNTIME,
+    moe_gathers,
+)
 from planner.engine.serving_replay_ix import (  # noqa: E402
     MODEL,
+    RUNTIME,
     accelerator,
     group_key,
     load_rows,
@@ -63,7 +68,7 @@ BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhea
               "ttft_cohort_factor")
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
-          "all_to_all_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0),
+          "all_to_all_efficiency": (0.02, 1.0), "moe_gather_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0),
           "mla_layer_overhead_s": (1e-6, 5e-4), "moe_layer_overhead_s": (1e-6, 5e-4), "scheduler_poll_steps": (1.0, 64.0)}
 # Groups whose engine takes in new requests less often than every step in the InferenceX recipes without the row
 # saying how often (--num-continuous-decode-steps 4 on MI355X, benchmarks/dsr1_fp8_mi355x.sh @1fc5d73c):
@@ -185,8 +190,13 @@ def group_names(key, rows, only_names=None):
         names.append("moe_layer_overhead_s")
     if any(is_mla_model(r["model_key"]) for r in rows):
         names.append("mla_layer_overhead_s")
-    if any(r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1 for r in rows):
+    # the MoE exchange each DPA + EP row runs: an all-to-all, or SGLang's gather (serving_moe.moe_gathers)
+    paths = {moe_gathers(RUNTIME[r["framework"]], accelerator(r["gpu"]), r["disaggregated"] == "True")
+             for r in rows if r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1}
+    if False in paths:
         names.append("all_to_all_efficiency")
+    if True in paths:
+        names.append("moe_gather_efficiency")
     if any(r["speculative"] == "mtp" for r in rows):
         names.append("mtp_accepted_tokens")
     if any(r["disaggregated"] == "True" for r in rows):
@@ -325,7 +335,8 @@ def fit_async_step_overhead(runtime, source, rows, loss_fn=None):
 TABLE_COLUMNS = (("prefill eff.", "prefill_efficiency", ""), ("bandwidth eff.", "decode_bandwidth_efficiency", ""),
                  ("step overhead", "step_overhead_s", "ms"), ("request overhead", "request_overhead_s", "ms"),
                  ("cohort factor", "ttft_cohort_factor", ""), ("poll steps", "scheduler_poll_steps", ""),
-                 ("all-to-all eff.", "all_to_all_efficiency", ""), ("MTP accepted", "mtp_accepted_tokens", ""),
+                 ("all-to-all eff.", "all_to_all_efficiency", ""), ("gather eff.", "moe_gather_efficiency", ""),
+                 ("MTP accepted", "mtp_accepted_tokens", ""),
                  ("disagg. handoff", "disagg_handoff_s", "ms"), ("MoE layer overhead", "moe_layer_overhead_s", "us"),
                  ("MLA layer overhead", "mla_layer_overhead_s", "us"), ("all-reduce latency", "allreduce_latency_s", "us"))
 

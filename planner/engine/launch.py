@@ -14,11 +14,12 @@ import shlex
 
 from catalog.domain.messages import Msg
 
+from .hardware import AcceleratorSpec
 from .launch_flags import ONLINE_QUANT, TRTLLM_CONFIG, Group, engine_argv, router, trtllm_disagg_config
 from .precision import WeightFormat
 from .presets import get_preset
 from .serving_constants import RUNTIME_SPECS
-from .serving_moe import mtp_draft_tokens
+from .serving_moe import mtp_draft_tokens, sglang_a2a_backend
 from .spec import WorkloadSpec
 from .spec_types import DisaggregationSpec, PoolSpec
 
@@ -137,8 +138,12 @@ def _settings(runtime: str, g: Group, *, max_len: int, spec: WorkloadSpec) -> di
             "mtp_draft_tokens": g.drafts, "mtp_accepted_tokens": spec.serving.speculative.accepted_tokens}
 
 
-def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpus_per_server: int | None) -> dict:
-    """How to start the decided serving layout: command, manifest and the settings behind them."""
+def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpus_per_server: int | None,
+                   accelerator: AcceleratorSpec | None = None) -> dict:
+    """How to start the decided serving layout: command, manifest and the settings behind them.
+
+    accelerator: the decided accelerator's spec, for the settings that follow the hardware (SGLang's MoE
+    all-to-all backend, serving_moe.sglang_a2a_backend); None: those stay the engine's defaults."""
     runtime = spec.serving.runtime
     if runtime not in ENGINES:
         return {"runtime": runtime, "command": None,
@@ -158,7 +163,9 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     # the draft count the evaluation ran (serving_moe.mtp_draft_tokens); both pools launch the decode pool's
     d_dpa, d_only = (disagg.decode.data_parallel_attention, True) if disagg is not None else (dpa, False)
     drafts = int(mtp_draft_tokens(runtime, d_dpa, decode_only=d_only)) if method == "mtp" else 0
-    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=dpa, drafts=drafts)
+    backend = (lambda disaggregated: sglang_a2a_backend(accelerator, disaggregated)  # noqa: E731
+               if runtime == "sglang" and accelerator is not None else None)
+    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=dpa, drafts=drafts, a2a_backend=backend(False))
     moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
     eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]
     model, known = _model_id(spec)
@@ -191,6 +198,7 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     notes = first + notes
     if disagg is not None:
         return _disaggregated(out, runtime=runtime, disagg=disagg, drafts=drafts, argv=argv, eng=eng,
+                              a2a_backend=backend(True),
                               model=model, max_len=max_len, spec=spec, per_server=gpus_per_server,
                               gpu_resource=gpu_resource, notes=first)
     if notes:
@@ -210,12 +218,13 @@ def _pools(d: dict | None) -> DisaggregationSpec | None:
 
 
 def _disaggregated(out: dict, *, runtime, disagg, drafts, argv, eng, model, max_len, spec, per_server,
-                   gpu_resource, notes) -> dict:
+                   gpu_resource, notes, a2a_backend=None) -> dict:
     """One command (and manifest) per pool, and what routes between them."""
     pools, notes = [], list(notes)
     for role, pool in (("prefill", disagg.prefill), ("decode", disagg.decode)):
         g = Group(tp=pool.tensor_parallel, ep=min(pool.expert_parallel, pool.tensor_parallel),
-                  dpa=pool.data_parallel_attention and pool.tensor_parallel > 1, drafts=drafts, role=role)
+                  dpa=pool.data_parallel_attention and pool.tensor_parallel > 1, drafts=drafts, role=role,
+                  a2a_backend=a2a_backend)
         args, config, n = argv(g)
         notes += n
         entry = {"role": role, "workers": pool.workers, "gpus_per_worker": pool.tensor_parallel,

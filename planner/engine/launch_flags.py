@@ -12,7 +12,9 @@ Sources (flag names as the engine versions of launch.MOE_ENGINES take them):
   speculative_decoding MTP); disaggregation `--kv-transfer-config` with the NixlConnector
   (docs.vllm.ai features/nixl_connector_usage). `--max-num-seqs` is per DP engine (each engine core
   schedules its own sequences).
-- SGLang: `--tp-size N --ep-size E --enable-dp-attention --dp-size N`; MTP `--speculative-algorithm
+- SGLang: `--tp-size N --ep-size E --enable-dp-attention --dp-size N`, with `--moe-a2a-backend deepep
+  --deepep-mode normal|low_latency|auto` on NVL72 racks and `--moe-a2a-backend mori` in AMD disaggregated pools
+  (serving_moe.sglang_a2a_backend names the recipes); MTP `--speculative-algorithm
   EAGLE --speculative-num-steps s --speculative-eagle-topk 1 --speculative-num-draft-tokens s+1`
   (InferenceX benchmarks/dsr1_fp8_b200_mtp.sh@574bcd35; docs.sglang.io basic_usage/deepseek MTP);
   `--kv-cache-dtype fp8_e4m3` (same recipe); `--max-running-requests` is the server's total, split
@@ -64,6 +66,7 @@ class Group:
     dpa: bool = False
     drafts: int = 0
     role: str | None = None
+    a2a_backend: str | None = None  # SGLang's --moe-a2a-backend (serving_moe.sglang_a2a_backend; None: its default)
 
 
 def _caps(runtime: str, g: Group) -> dict:
@@ -109,6 +112,10 @@ def engine_argv(runtime: str, g: Group, *, model: str, port: int, max_len: int, 
                 "--port", str(port), "--tp-size", str(g.tp), "--pp-size", str(g.pp)]
         args += ["--ep-size", str(g.ep)] if g.ep > 1 else []
         args += ["--enable-dp-attention", "--dp-size", str(g.tp)] if g.dpa else []
+        if g.dpa and g.ep > 1 and g.a2a_backend:
+            # DeepEP: its normal kernels for prefill batches, low-latency for decode (`auto` picks per batch)
+            mode = {"prefill": "normal", "decode": "low_latency"}.get(g.role or "", "auto")
+            args += ["--moe-a2a-backend", g.a2a_backend] + (["--deepep-mode", mode] if g.a2a_backend == "deepep" else [])
         args += ["--context-length", str(max_len), "--max-running-requests", str(caps["max_running_seqs_flag"]),
                  "--chunked-prefill-size", str(caps["step_token_budget"])]
         # no --mem-fraction-static: the plan assumed SGLang's own default, which it computes from the GPU's

@@ -142,7 +142,8 @@ def search_disaggregated(s: ServingInputs, cat: CatalogArrays, agg: dict, stated
         return []
     n = len(tried)  # engines are built for the accelerators tried only (local index li, catalog index ai)
     common = dict(arch=a, accs=[accs[ai] for ai in tried], runtime=s.runtime, weights=s.weights, compute=s.compute_precision,
-                  kv_precision=s.kv_precision, isl=float(s.input_tokens), calibrations=s.calibrations)
+                  kv_precision=s.kv_precision, isl=float(s.input_tokens), calibrations=s.calibrations,
+                  disaggregated=True)
     p_ep, p_dpa = zip(*(_pool_mechanisms(s, tp, "prefill") for tp in pre_tps), strict=True)
     if stated is not None:
         p_ep, p_dpa = (min(stated.prefill.expert_parallel, pre_tps[0]),), (stated.prefill.data_parallel_attention,)

@@ -21,7 +21,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
                  consts: dict, kernel: float, link_gb_s, link_latency_s, budget, n_max, ep=1, dpa=False,
                  mtp_accepted=None, prompt_share=1.0, mtp_draft=MTP_DRAFT_TOKENS, mtp_reference_drafts=None,
                  dp_balance=False, per_rank_budget=False,
-                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, attn_module_s=0.0,
+                 mtp_on=True, dec_attn_rate=1.0, dispatch_bytes=DISPATCH_BYTES, moe_gather=False, attn_module_s=0.0,
                  attn_prefill_module_s=0.0) -> Engine:
     """Engine arrays from a model, a layout and the constants (all array-friendly).
 
@@ -33,6 +33,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     balances context requests over the attention-DP ranks (TensorRT-LLM, serving_model.Engine); per_rank_budget:
     each attention-DP rank schedules its own `budget` tokens per step (serving_moe.PER_RANK_BUDGET_RUNTIMES);
     dispatch_bytes: bytes per value of the MoE all-to-all dispatch (serving_moe.dispatch_bytes_per_value);
+    moe_gather: the DPA MoE layers gather / reduce-scatter the step's tokens instead (serving_moe.moe_gathers);
     attn_module_s: the measured batch-1 latency of every attention module of one forward pass
     (compressed_attention.module_floor_s; 0 where none is measured); attn_prefill_module_s: their measured
     prefill time per prompt token (compressed_attention.prefill_module_s_per_token)."""
@@ -77,7 +78,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # Ring all-reduces (2 per layer) or, with DPA, the MoE all-to-all (serving_moe.collectives).
     ar, per_token = collectives(arch, tp=tp, ep=f(ep), dpa=dpa, link_gb_s=f(link_gb_s),
                                 a2a_efficiency=c.get("all_to_all_efficiency", ALLREDUCE_BUS_EFFICIENCY),
-                                allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY, dispatch_bytes=f(dispatch_bytes))
+                                allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY, dispatch_bytes=f(dispatch_bytes),
+                                gather=np.asarray(moe_gather, dtype=bool),
+                                gather_efficiency=c.get("moe_gather_efficiency", ALLREDUCE_BUS_EFFICIENCY))
     q, acc, draft = speculative(arch, mtp_accepted, mtp_draft, on=mtp_on, reference_drafts=mtp_reference_drafts)
     bytes_s = f(bandwidth_gb_s) * 1e9 * c["decode_bandwidth_efficiency"] * kernel
     # DeepSeek-V4 hyper-connections: a latency per layer per step + bytes per token (hyper_connections.py)

@@ -37,6 +37,7 @@ CONSTANT_NAMES = (
     "low_bit_gemm_factor",           # fp8/fp4/int8 matmuls: share of their (2x/4x) peak relative to bf16's share
     "ttft_cohort_factor",            # closed loops: other prompts prefilled with a new one, x sqrt(clients - 1)
     "all_to_all_efficiency",         # MoE dispatch/combine with data-parallel attention: share of the link reached
+    "moe_gather_efficiency",         # the same exchange as all-gather + reduce-scatter (SGLang without an a2a backend)
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
     "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
     "mla_layer_overhead_s",          # MLA models (DeepSeek-V3/R1): fixed time per MLA layer per forward pass (its extra kernels)
@@ -303,7 +304,8 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     The generation factor is folded into the two efficiencies; the precision's kernel factor is
     applied separately by the model (it depends on weights vs compute precision). async_scheduling:
     the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
-    base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
+    base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "moe_gather_efficiency": ALLREDUCE_BUS_EFFICIENCY,
+            "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
             "disagg_handoff_s": DISAGG_HANDOFF_S,
             "moe_layer_overhead_s": MOE_LAYER_OVERHEAD_S,
             "mla_layer_overhead_s": MLA_LAYER_OVERHEAD_PRESET_S.get((runtime, generation_of(accelerator.architecture)),
@@ -328,7 +330,7 @@ def _rows_msg(note: dict) -> Msg:
 
 # Constants only a model with that mechanism uses (architecture attribute): a plan's source line names the fitted
 # constants its own model runs on, not a MoE layer time on a dense model.
-MECHANISM_CONSTANTS = {"moe_layer_overhead_s": "is_moe", "all_to_all_efficiency": "is_moe",
+MECHANISM_CONSTANTS = {"moe_layer_overhead_s": "is_moe", "all_to_all_efficiency": "is_moe", "moe_gather_efficiency": "is_moe",
                        "mla_layer_overhead_s": "is_mla", "mtp_accepted_tokens": "mtp_layers"}
 
 

@@ -74,7 +74,7 @@ def evaluate_disaggregated(*, arch: ModelArch, accelerator: AcceleratorSpec, pre
     clients = np.asarray(concurrency, dtype=float)
     common = dict(arch=arch, acc=accelerator, runtime=runtime, weights=weights, compute=compute,
                   kv_precision=kv_cache, pp=1, calibrations=calibrations, consts=consts,
-                  async_scheduling=async_scheduling, launch_batch=clients)
+                  async_scheduling=async_scheduling, launch_batch=clients, disaggregated=True)
     pre, pmem, pnotes = make_engine(**common, tp=prefill.tensor_parallel, isl=isl, osl=np.ones_like(osl),
                                     ep=prefill.expert_parallel, dpa=prefill.data_parallel_attention)
     dec, dmem, dnotes = make_engine(**common, tp=decode.tensor_parallel, isl=isl, osl=osl,

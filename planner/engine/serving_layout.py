@@ -42,6 +42,7 @@ from .serving_moe import (
     attention_weight_params,
     dispatch_bytes_per_value,
     group_link,
+    moe_gathers,
     mtp_draft_tokens,
 )
 
@@ -117,7 +118,7 @@ def memory_plan(*, arch: ModelArch, capacity_bytes, runtime: str, weights: str, 
 def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: str, kv_precision: str,
                  tp, pp, isl, osl, calibrations: Calibrations = NO_CALIBRATIONS, consts: dict | None = None,
                  ep=1, dpa=False, mtp=False, mtp_accepted=None, prompt_share=1.0, async_scheduling=False,
-                 launch_batch=None):
+                 launch_batch=None, disaggregated=False):
     """(Engine, memory plan, notes per accelerator) with arrays of shape (accelerators,) + shape(tp).
 
     ep, dpa: expert parallel and data-parallel attention inside the tp group; mtp: MTP speculative
@@ -126,7 +127,8 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     ep, dpa and mtp broadcast with tp (the search's variants of one layout); prompt_share 0: a
     decode-only worker (serving_disagg.py); async_scheduling: the engine schedules the next step while the
     GPU runs this one (serving_constants.ASYNC_STEP_OVERHEAD_FROM); launch_batch: the concurrent requests the
-    server is launched for (memory_plan; None: unknown)."""
+    server is launched for (memory_plan; None: unknown); disaggregated: the engine is a pool of a disaggregated
+    deployment (SGLang's MoE backend there, serving_moe.sglang_a2a_backend)."""
     tp = np.asarray(tp, dtype=float)
     pp = np.asarray(pp, dtype=float)
     shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))
@@ -140,6 +142,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     link_rows = []
     attn_rates = []
     dispatch = []
+    gathers = []
     modules: dict = {}  # generation -> (decode module s per pass, prefill module s per token)
     for acc in accs:
         cal = calibrations.for_serving(acc.id, runtime, compute) if calibrations else None
@@ -167,6 +170,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
         attn_rates.append(attn_rate)
         dispatch.append(dispatch_bytes_per_value(arch, runtime=runtime, weights=weights,
                                                  compute_fmt=note["compute_format"]))
+        gathers.append(moe_gathers(runtime, acc, disaggregated))
         if arch.is_compressed_attention and generation_of(acc.architecture) not in modules:
             modules[generation_of(acc.architecture)] = _attention_modules(arch, runtime, generation_of(acc.architecture),
                                                                           tp=tp, dpa=dpa, isl=isl, osl=osl, shape=shape)
@@ -203,7 +207,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
                        mtp_draft=drafts, mtp_reference_drafts=MTP_DRAFT_TOKENS_BY_RUNTIME.get(runtime, MTP_DRAFT_TOKENS),
                        dp_balance=runtime in DP_BALANCING_RUNTIMES, dec_attn_rate=col(attn_rates),
                        per_rank_budget=runtime in PER_RANK_BUDGET_RUNTIMES,
-                       dispatch_bytes=col(dispatch),
+                       dispatch_bytes=col(dispatch), moe_gather=col(gathers).astype(bool),
                        **({} if not modules else {
                            "attn_module_s": np.array([modules[generation_of(a.architecture)][0] for a in accs]),
                            "attn_prefill_module_s": np.array([modules[generation_of(a.architecture)][1] for a in accs])}))

@@ -107,6 +107,30 @@ NVFP4_DISPATCH_RUNTIMES = ("trtllm",)
 NVFP4_BYTES_PER_VALUE = 0.5 + 1.0 / 16.0  # E2M1 + one E4M3 scale per 16 values (precision.WEIGHT_SCHEMES)
 
 
+# SGLang's MoE communication with data-parallel attention and expert parallel follows its --moe-a2a-backend. Without
+# one (its default, "none") each MoE layer all-gathers the step's tokens of every DP rank and reduce-scatters the
+# experts' output (sglang/srt/layers/dp_attention.py: dp_gather / dp_reduce_scatter_tensor; SGLANG_DP_USE_GATHERV and
+# SGLANG_DP_USE_REDUCE_SCATTER in InferenceX benchmarks/single_node/fixed_seq_len/dsv4_fp4_mi355x_sglang.sh); with
+# DeepEP or MoRI it sends each token to its experts' ranks only (an all-to-all, collectives()). The recipes behind the
+# InferenceX rows launch DeepEP on NVL72 racks (NVIDIA/srt-slurm @c88ef731 recipes/gb200-fp4/*, gb200-fp8/*:
+# moe-a2a-backend deepep) and MoRI in AMD disaggregated pools (InferenceX @843c6254 benchmarks/multi_node/amd_utils/
+# models.yaml ep_flags), and no backend on HGX baseboards (srt-slurm recipes/h100/*, h200/*, b200-fp8/*; InferenceX
+# srt-slurm-recipes/sglang/dsr1/b200-fp4/*, single_node dsr1_fp4_b200.sh) or in AMD aggregated servers. Read 2026-12-07.
+# A launch setting, not a fit: the plan's launch command emits the same backend (launch_flags.engine_argv).
+def sglang_a2a_backend(acc: AcceleratorSpec, disaggregated: bool = False) -> str | None:
+    """The --moe-a2a-backend SGLang is launched with on `acc` (None: SGLang's default, gather / reduce-scatter)."""
+    if scale_up_domain(acc) > BASEBOARD_GPUS:
+        return "deepep"
+    if (acc.vendor or "").lower() == "amd" and disaggregated:
+        return "mori"
+    return None
+
+
+def moe_gathers(runtime: str, acc: AcceleratorSpec, disaggregated: bool = False) -> bool:
+    """The runtime moves a DPA step's MoE tokens by all-gather + reduce-scatter over the DP ranks (not all-to-all)."""
+    return runtime == "sglang" and sglang_a2a_backend(acc, disaggregated) is None
+
+
 def scale_up_domain(acc: AcceleratorSpec) -> int:
     text = (acc.interconnect or "").lower()
     return 72 if "72-gpu" in text else BASEBOARD_GPUS
@@ -143,12 +167,15 @@ def dispatch_bytes_per_value(a: ModelArch, *, runtime: str, weights: str, comput
 
 
 def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allreduce_efficiency,
-                dispatch_bytes=DISPATCH_BYTES):
+                dispatch_bytes=DISPATCH_BYTES, gather=False, gather_efficiency=None):
     """(collectives per token pass, seconds per token over the link) of one replica's step.
 
-    Arrays broadcast over tp / ep / dpa / link / dispatch_bytes. Ring all-reduce of one 16-bit hidden
+    Arrays broadcast over tp / ep / dpa / link / dispatch_bytes / gather. Ring all-reduce of one 16-bit hidden
     state moves 2 (tp-1)/tp x 2h bytes; an all-to-all dispatch + combine r x h x (b_dispatch + 2) x (ep-1)/ep
-    (dispatch_bytes_per_value)."""
+    (dispatch_bytes_per_value); with `gather` (moe_gathers) a DPA MoE layer instead all-gathers and
+    reduce-scatters the whole step's 16-bit hidden states over the tp ranks: 2 x (tp-1)/tp x 2h bytes per step
+    token on every rank, at `gather_efficiency` of the link (None: the ring collectives' bus efficiency), two
+    collectives per MoE layer."""
     tp, ep = np.asarray(tp, dtype=float), np.asarray(ep, dtype=float)
     dpa = np.asarray(dpa, dtype=bool)
     h, L = float(a.hidden_size or 0), float(a.layers or 1)
@@ -166,11 +193,16 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     tp_s = 2.0 * L * ar_bytes / (bw * allreduce_efficiency)
     # With DPA the step's tokens are spread over the tp attention ranks: each rank dispatches its own
     # 1/tp of them over its own link, in parallel with the others (per-token seconds of the step / tp).
-    moe_a2a = np.where(ep > 1, a2a_bytes / (bw * a2a_efficiency) / np.maximum(tp, 1.0),
-                       ar_bytes / (bw * allreduce_efficiency))
+    # Gathered instead (moe_gathers): every rank receives and reduces the whole step's tokens, so no 1/tp.
+    gathered = np.asarray(gather, dtype=bool) & (ep > 1)
+    gather_bytes = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * h * 2.0 * 2.0
+    g_eff = allreduce_efficiency if gather_efficiency is None else gather_efficiency
+    moe_a2a = np.where(gathered, gather_bytes / (bw * g_eff),
+                       np.where(ep > 1, a2a_bytes / (bw * a2a_efficiency) / np.maximum(tp, 1.0),
+                                ar_bytes / (bw * allreduce_efficiency)))
     dpa_s = (L - moe_layers) * ar_bytes / (bw * allreduce_efficiency) + moe_layers * moe_a2a
     n_tp = np.where(tp > 1, 2.0 * L, 0.0)
-    n_dpa = np.where(tp > 1, L, 0.0)
+    n_dpa = np.where(tp > 1, L + np.where(gathered, moe_layers, 0.0), 0.0)
     count = np.where(dpa, n_dpa, n_tp)
     per_token = np.where(tp > 1, np.where(dpa, dpa_s, tp_s), 0.0)
     return count, per_token

@@ -283,3 +283,29 @@ def test_atom_takes_its_moe_flags_and_its_http_port():
     assert flag(args, "--server-port") == str(MOE_ENGINES["atom"]["port"]) and "--port" not in args
     assert "--enable-expert-parallel" in args and flag(args, "--method") == "mtp"
     assert flag(args, "--kv_cache_dtype") == "fp8" and out["engine_version"] == MOE_ENGINES["atom"]["version"]
+
+
+def test_sglang_launches_the_moe_a2a_backend_the_model_assumed():
+    """SGLang with DPA + EP: DeepEP on an NVL72 rack (normal kernels in prefill pools, low-latency in decode pools),
+    MoRI in AMD disaggregated pools, and no backend (SGLang's gather, which the model then charges) on an HGX board."""
+    from pathlib import Path
+
+    from planner.engine.catalog_csv import load_accelerators_csv
+    by_id = {a.id: a for a in load_accelerators_csv(Path(__file__).resolve().parents[2] / "catalog" / "data" /
+                                                    "accelerators.csv")}
+
+    def argv(acc_id, **kw):
+        return serving_launch(spec=moe_spec("sglang", **kw), accelerator_id=acc_id, accelerator=by_id[acc_id],
+                              layout={"tensor_parallel": 8}, gpus_per_server=8)
+    rack = argv("nvidia-gb200-186gb")["argv"]
+    assert (flag(rack, "--moe-a2a-backend"), flag(rack, "--deepep-mode")) == ("deepep", "auto")
+    assert "--moe-a2a-backend" not in argv("nvidia-b200-sxm-180gb")["argv"]
+    assert "--moe-a2a-backend" not in argv("nvidia-gb200-186gb", dpa=False)["argv"]  # EP without DPA: no exchange
+    disagg = {"prefill": {"workers": 1, "tensor_parallel": 8, "expert_parallel": 8, "data_parallel_attention": True},
+              "decode": {"workers": 1, "tensor_parallel": 8, "expert_parallel": 8, "data_parallel_attention": True}}
+    pools = argv("nvidia-gb200-186gb", count=16, disagg=disagg)["pools"]
+    assert [flag(p["argv"], "--deepep-mode") for p in pools] == ["normal", "low_latency"]
+    amd = argv("amd-mi355x-288gb", count=16, disagg=disagg)["pools"]
+    assert [flag(p["argv"], "--moe-a2a-backend") for p in amd] == ["mori", "mori"]
+    assert "--deepep-mode" not in amd[0]["argv"]
+    assert "--moe-a2a-backend" not in argv("amd-mi355x-288gb")["argv"]  # aggregated on AMD: SGLang's gather

@@ -22,12 +22,15 @@ from planner.engine.serving_moe import (
     attention_weight_params,
     collectives,
     group_link,
+    moe_gathers,
     mtp_draft_tokens,
+    sglang_a2a_backend,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 BY_ID = {a.id: a for a in load_accelerators_csv(ROOT / "catalog" / "data" / "accelerators.csv")}
 B200, GB200, H100 = BY_ID["nvidia-b200-sxm-180gb"], BY_ID["nvidia-gb200-186gb"], BY_ID["nvidia-h100-sxm5-80gb"]
+MI355X = BY_ID["amd-mi355x-288gb"]
 DSR1 = preset_arch("deepseek-r1-0528")
 ROW = dict(arch=DSR1, accelerator=B200, tensor_parallel=8, runtime="sglang", weights="fp4", kv_cache="fp8",
            input_tokens=1024, output_tokens=1024)
@@ -55,6 +58,37 @@ def test_all_to_all_bytes_follow_the_routing_and_the_link():
     _, tp_only = collectives(DSR1, tp=tp, ep=ep, dpa=False, link_gb_s=900.0, a2a_efficiency=0.5,
                              allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
     assert float(tp_only) == pytest.approx(2 * DSR1.layers * 2 * (tp - 1) / tp * h * 2 / (900e9 * ALLREDUCE_BUS_EFFICIENCY))
+
+
+def test_sglang_without_an_a2a_backend_gathers_the_whole_step_on_every_rank():
+    """SGLang's default MoE exchange with DPA all-gathers and reduce-scatters every rank's tokens: per step token
+    2 x (tp-1)/tp x 2h bytes on every rank (not 1/tp of them), two collectives per MoE layer; the recipes' DeepEP
+    (NVL72) and MoRI (AMD disaggregated) pools run the all-to-all."""
+    tp, h = 8.0, DSR1.hidden_size
+    moe_layers = DSR1.layers - DSR1.dense_layers
+    kw = dict(tp=tp, ep=8.0, dpa=True, link_gb_s=900.0, a2a_efficiency=0.5, allreduce_efficiency=ALLREDUCE_BUS_EFFICIENCY)
+    count, gathered = collectives(DSR1, **kw, gather=True, gather_efficiency=0.25)
+    _, a2a = collectives(DSR1, **kw)
+    ar = DSR1.dense_layers * 2 * (tp - 1) / tp * h * 2 / (900e9 * ALLREDUCE_BUS_EFFICIENCY)
+    assert float(gathered) == pytest.approx(ar + moe_layers * 2 * (tp - 1) / tp * 2 * h * 2 / (900e9 * 0.25))
+    assert float(count) == DSR1.layers + moe_layers
+    assert float(gathered) > float(a2a)  # every rank moves the whole step: more than its own tokens' dispatch
+    # without expert parallel there is nothing to gather for: the all-reduce-equivalent as before
+    assert collectives(DSR1, **{**kw, "ep": 1.0}, gather=True)[1] == pytest.approx(collectives(DSR1, **{**kw, "ep": 1.0})[1])
+    assert (sglang_a2a_backend(GB200), sglang_a2a_backend(B200), sglang_a2a_backend(H100)) == ("deepep", None, None)
+    assert (sglang_a2a_backend(MI355X), sglang_a2a_backend(MI355X, disaggregated=True)) == (None, "mori")
+    assert moe_gathers("sglang", B200) and not moe_gathers("sglang", GB200) and not moe_gathers("trtllm", B200)
+
+
+def test_the_gather_path_slows_an_sglang_dpa_step_not_a_deepep_one():
+    """The same EP8 DPA layout: SGLang on an HGX B200 pays the gather, TensorRT-LLM (all-to-all) does not."""
+    base = dict(ROW, concurrency=256, expert_parallel=8, data_parallel_attention=True,
+                consts={"all_to_all_efficiency": 0.5, "moe_gather_efficiency": 0.5})
+    sg = evaluate_layout(**base)
+    trt = evaluate_layout(**{**base, "runtime": "trtllm"})
+    assert sg["notes"]["constants_values"]["moe_gather_efficiency"] == 0.5
+    comm = lambda r: float(r["engine"].comm_per_token_s)  # noqa: E731
+    assert comm(sg) > comm(trt)
 
 
 def test_beyond_the_scale_up_domain_the_nic_carries_the_collective():
