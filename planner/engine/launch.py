@@ -19,7 +19,7 @@ from .launch_flags import ONLINE_QUANT, TRTLLM_CONFIG, Group, engine_argv, route
 from .precision import WeightFormat
 from .presets import get_preset
 from .serving_constants import RUNTIME_SPECS
-from .serving_moe import mtp_draft_tokens, sglang_a2a_backend
+from .serving_moe import moe_a2a_backend, mtp_draft_tokens
 from .spec import WorkloadSpec
 from .spec_types import DisaggregationSpec, PoolSpec
 
@@ -143,7 +143,7 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     """How to start the decided serving layout: command, manifest and the settings behind them.
 
     accelerator: the decided accelerator's spec, for the settings that follow the hardware (SGLang's MoE
-    all-to-all backend, serving_moe.sglang_a2a_backend); None: those stay the engine's defaults."""
+    all-to-all backend, serving_moe.moe_a2a_backend); None: those stay the engine's defaults."""
     runtime = spec.serving.runtime
     if runtime not in ENGINES:
         return {"runtime": runtime, "command": None,
@@ -163,8 +163,8 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     # the draft count the evaluation ran (serving_moe.mtp_draft_tokens); both pools launch the decode pool's
     d_dpa, d_only = (disagg.decode.data_parallel_attention, True) if disagg is not None else (dpa, False)
     drafts = int(mtp_draft_tokens(runtime, d_dpa, decode_only=d_only)) if method == "mtp" else 0
-    backend = (lambda disaggregated: sglang_a2a_backend(accelerator, disaggregated)  # noqa: E731
-               if runtime == "sglang" and accelerator is not None else None)
+    backend = (lambda disaggregated: moe_a2a_backend(runtime, accelerator, disaggregated)  # noqa: E731
+               if accelerator is not None else None)
     group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=dpa, drafts=drafts, a2a_backend=backend(False))
     moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
     eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]

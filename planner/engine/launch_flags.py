@@ -9,12 +9,13 @@ Sources (flag names as the engine versions of launch.MOE_ENGINES take them):
   benchmarks/*vllm*.sh PARALLEL_ARGS; docs.vllm.ai/en/latest/serving/data_parallel_deployment: the
   expert layers form a DP x TP group, EP with --enable-expert-parallel); MTP
   `--speculative-config '{"method": "mtp", "num_speculative_tokens": n}'` (docs.vllm.ai features/
-  speculative_decoding MTP); disaggregation `--kv-transfer-config` with the NixlConnector
+  speculative_decoding MTP); `--all2all-backend flashinfer_nvlink_one_sided` on NVL72 racks and `mori_low_latency` in
+  AMD disaggregated pools (serving_moe.moe_a2a_backend); disaggregation `--kv-transfer-config` with the NixlConnector
   (docs.vllm.ai features/nixl_connector_usage). `--max-num-seqs` is per DP engine (each engine core
   schedules its own sequences).
 - SGLang: `--tp-size N --ep-size E --enable-dp-attention --dp-size N`, with `--moe-a2a-backend deepep
   --deepep-mode normal|low_latency|auto` on NVL72 racks and `--moe-a2a-backend mori` in AMD disaggregated pools
-  (serving_moe.sglang_a2a_backend names the recipes); MTP `--speculative-algorithm
+  (serving_moe.moe_a2a_backend names the recipes); MTP `--speculative-algorithm
   EAGLE --speculative-num-steps s --speculative-eagle-topk 1 --speculative-num-draft-tokens s+1`
   (InferenceX benchmarks/dsr1_fp8_b200_mtp.sh@574bcd35; docs.sglang.io basic_usage/deepseek MTP);
   `--kv-cache-dtype fp8_e4m3` (same recipe); `--max-running-requests` is the server's total, split
@@ -66,7 +67,7 @@ class Group:
     dpa: bool = False
     drafts: int = 0
     role: str | None = None
-    a2a_backend: str | None = None  # SGLang's --moe-a2a-backend (serving_moe.sglang_a2a_backend; None: its default)
+    a2a_backend: str | None = None  # the MoE all-to-all backend flag (serving_moe.moe_a2a_backend; None: default)
 
 
 def _caps(runtime: str, g: Group) -> dict:
@@ -98,6 +99,8 @@ def engine_argv(runtime: str, g: Group, *, model: str, port: int, max_len: int, 
                 "--gpu-memory-utilization", f"{rt.gpu_memory_fraction:g}"]
         if g.ep > 1:
             args += ["--enable-expert-parallel"]
+            if g.dpa and g.a2a_backend:
+                args += ["--all2all-backend", g.a2a_backend]
             if g.ep != g.tp:
                 notes.append(Msg("vLLM splits the experts over the whole group (EP = TP x DP = {group}); the plan "
                                  "assumed EP {ep}: the command runs EP {group}", group=g.tp, ep=g.ep))

@@ -79,7 +79,7 @@ are kept as written: with the rule they replay serving_fit.csv at 22.9 / 10.7 / 
 22.4 / 6.6 %, where the one-run refit after the rule (MTP accepted at 3 drafts: TensorRT-LLM Blackwell 2.505 -> 2.645,
 Hopper 1.996 -> 2.107) gave 23.1 / 10.5 / 11.3 % and 22.6 / 6.6 %; docs/BENCHMARKS.md "MTP draft count as a launch setting".
 
-2026-12-07: SGLang without an all-to-all backend gathers a DPA step's MoE tokens on every rank (serving_moe.moe_gathers;
+2026-12-07: SGLang (and vLLM) without an all-to-all backend gather a DPA step's MoE tokens on every rank (serving_moe.moe_gathers;
 moe_gather_efficiency, new). The two groups with such rows were refitted on their own rows, the rest kept as written:
 `scripts/fit_serving_moe.py --report --only sglang,blackwell` (the same values as the one-run refit reached for it) and
 `--only sglang,hopper`. SGLang Hopper's all_to_all_efficiency went: none of its rows runs an all-to-all (HGX boards).

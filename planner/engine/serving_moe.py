@@ -107,28 +107,36 @@ NVFP4_DISPATCH_RUNTIMES = ("trtllm",)
 NVFP4_BYTES_PER_VALUE = 0.5 + 1.0 / 16.0  # E2M1 + one E4M3 scale per 16 values (precision.WEIGHT_SCHEMES)
 
 
-# SGLang's MoE communication with data-parallel attention and expert parallel follows its --moe-a2a-backend. Without
-# one (its default, "none") each MoE layer all-gathers the step's tokens of every DP rank and reduce-scatters the
-# experts' output (sglang/srt/layers/dp_attention.py: dp_gather / dp_reduce_scatter_tensor; SGLANG_DP_USE_GATHERV and
-# SGLANG_DP_USE_REDUCE_SCATTER in InferenceX benchmarks/single_node/fixed_seq_len/dsv4_fp4_mi355x_sglang.sh); with
-# DeepEP or MoRI it sends each token to its experts' ranks only (an all-to-all, collectives()). The recipes behind the
-# InferenceX rows launch DeepEP on NVL72 racks (NVIDIA/srt-slurm @c88ef731 recipes/gb200-fp4/*, gb200-fp8/*:
-# moe-a2a-backend deepep) and MoRI in AMD disaggregated pools (InferenceX @843c6254 benchmarks/multi_node/amd_utils/
-# models.yaml ep_flags), and no backend on HGX baseboards (srt-slurm recipes/h100/*, h200/*, b200-fp8/*; InferenceX
-# srt-slurm-recipes/sglang/dsr1/b200-fp4/*, single_node dsr1_fp4_b200.sh) or in AMD aggregated servers. Read 2026-12-07.
-# A launch setting, not a fit: the plan's launch command emits the same backend (launch_flags.engine_argv).
-def sglang_a2a_backend(acc: AcceleratorSpec, disaggregated: bool = False) -> str | None:
-    """The --moe-a2a-backend SGLang is launched with on `acc` (None: SGLang's default, gather / reduce-scatter)."""
+# The MoE exchange of a DPA + EP step follows the engine's all-to-all backend flag. Without one, SGLang (its default
+# --moe-a2a-backend none) and vLLM (its default --all2all-backend allgather_reducescatter, docs.vllm.ai serving/
+# expert_parallel_deployment "Backend Selection Guide") all-gather the step's tokens of every DP rank and reduce-scatter
+# the experts' output (sglang/srt/layers/dp_attention.py: dp_gather / dp_reduce_scatter_tensor; SGLANG_DP_USE_GATHERV
+# and SGLANG_DP_USE_REDUCE_SCATTER in InferenceX benchmarks/single_node/fixed_seq_len/dsv4_fp4_mi355x_sglang.sh); with
+# a backend they send each token to its experts' ranks only (an all-to-all, collectives()). The recipes behind the
+# InferenceX rows launch one on NVL72 racks (NVIDIA/srt-slurm @c88ef731 recipes/gb200-fp4/*, gb200-fp8/*: SGLang
+# moe-a2a-backend deepep; InferenceX @843c6254 benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k2.5-fp4/1k1k/
+# disagg-gb200-*.yaml: vLLM all2all-backend flashinfer_nvlink_one_sided) and in AMD disaggregated pools (InferenceX
+# benchmarks/multi_node/amd_utils/models.yaml ep_flags: --moe-a2a-backend mori; models_vllm.yaml: --all2all-backend
+# mori_low_latency), and none on HGX baseboards (srt-slurm recipes/h100/*, h200/*, b200-fp8/*; InferenceX
+# srt-slurm-recipes/sglang/dsr1/b200-fp4/*, single_node dsr1_fp4_b200.sh) or in AMD aggregated servers. Read
+# 2026-12-07. A launch setting, not a fit: the plan's launch command emits the same flag (launch_flags.engine_argv).
+# TensorRT-LLM and ATOM keep the all-to-all.
+MOE_A2A_BACKENDS = {"sglang": ("deepep", "mori"), "vllm": ("flashinfer_nvlink_one_sided", "mori_low_latency")}
+
+
+def moe_a2a_backend(runtime: str, acc: AcceleratorSpec, disaggregated: bool = False) -> str | None:
+    """The all-to-all backend `runtime` is launched with on `acc` (None: the engine's default)."""
+    nvl72, amd_disagg = MOE_A2A_BACKENDS.get(runtime, (None, None))
     if scale_up_domain(acc) > BASEBOARD_GPUS:
-        return "deepep"
+        return nvl72
     if (acc.vendor or "").lower() == "amd" and disaggregated:
-        return "mori"
+        return amd_disagg
     return None
 
 
 def moe_gathers(runtime: str, acc: AcceleratorSpec, disaggregated: bool = False) -> bool:
     """The runtime moves a DPA step's MoE tokens by all-gather + reduce-scatter over the DP ranks (not all-to-all)."""
-    return runtime == "sglang" and sglang_a2a_backend(acc, disaggregated) is None
+    return runtime in MOE_A2A_BACKENDS and moe_a2a_backend(runtime, acc, disaggregated) is None
 
 
 def scale_up_domain(acc: AcceleratorSpec) -> int:

@@ -309,3 +309,17 @@ def test_sglang_launches_the_moe_a2a_backend_the_model_assumed():
     assert [flag(p["argv"], "--moe-a2a-backend") for p in amd] == ["mori", "mori"]
     assert "--deepep-mode" not in amd[0]["argv"]
     assert "--moe-a2a-backend" not in argv("amd-mi355x-288gb")["argv"]  # aggregated on AMD: SGLang's gather
+
+
+def test_vllm_launches_its_all2all_backend_on_nvl72_and_its_gather_default_elsewhere():
+    from pathlib import Path
+
+    from planner.engine.catalog_csv import load_accelerators_csv
+    by_id = {a.id: a for a in load_accelerators_csv(Path(__file__).resolve().parents[2] / "catalog" / "data" /
+                                                    "accelerators.csv")}
+    def argv(acc_id, **kw):
+        return serving_launch(spec=moe_spec("vllm", **kw), accelerator_id=acc_id, accelerator=by_id[acc_id],
+                              layout={"tensor_parallel": 8}, gpus_per_server=8)["argv"]
+    assert flag(argv("nvidia-gb200-186gb"), "--all2all-backend") == "flashinfer_nvlink_one_sided"
+    assert "--all2all-backend" not in argv("nvidia-b200-sxm-180gb")
+    assert "--all2all-backend" not in argv("nvidia-gb200-186gb", dpa=False)

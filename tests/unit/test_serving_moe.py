@@ -22,9 +22,9 @@ from planner.engine.serving_moe import (
     attention_weight_params,
     collectives,
     group_link,
+    moe_a2a_backend,
     moe_gathers,
     mtp_draft_tokens,
-    sglang_a2a_backend,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,9 +75,12 @@ def test_sglang_without_an_a2a_backend_gathers_the_whole_step_on_every_rank():
     assert float(gathered) > float(a2a)  # every rank moves the whole step: more than its own tokens' dispatch
     # without expert parallel there is nothing to gather for: the all-reduce-equivalent as before
     assert collectives(DSR1, **{**kw, "ep": 1.0}, gather=True)[1] == pytest.approx(collectives(DSR1, **{**kw, "ep": 1.0})[1])
-    assert (sglang_a2a_backend(GB200), sglang_a2a_backend(B200), sglang_a2a_backend(H100)) == ("deepep", None, None)
-    assert (sglang_a2a_backend(MI355X), sglang_a2a_backend(MI355X, disaggregated=True)) == (None, "mori")
-    assert moe_gathers("sglang", B200) and not moe_gathers("sglang", GB200) and not moe_gathers("trtllm", B200)
+    sg = lambda acc, **kw: moe_a2a_backend("sglang", acc, **kw)  # noqa: E731
+    assert (sg(GB200), sg(B200), sg(H100)) == ("deepep", None, None)
+    assert (sg(MI355X), sg(MI355X, disaggregated=True)) == (None, "mori")
+    assert (moe_a2a_backend("vllm", GB200), moe_a2a_backend("vllm", B200)) == ("flashinfer_nvlink_one_sided", None)
+    assert moe_gathers("sglang", B200) and moe_gathers("vllm", H100) and not moe_gathers("sglang", GB200)
+    assert not moe_gathers("trtllm", B200) and not moe_gathers("atom", MI355X)  # their all-to-all
 
 
 def test_the_gather_path_slows_an_sglang_dpa_step_not_a_deepep_one():
