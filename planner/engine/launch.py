@@ -163,9 +163,9 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     # the draft count the evaluation ran (serving_moe.mtp_draft_tokens); both pools launch the decode pool's
     d_dpa, d_only = (disagg.decode.data_parallel_attention, True) if disagg is not None else (dpa, False)
     drafts = int(mtp_draft_tokens(runtime, d_dpa, decode_only=d_only)) if method == "mtp" else 0
-    backend = (lambda disaggregated: moe_a2a_backend(runtime, accelerator, disaggregated)  # noqa: E731
-               if accelerator is not None else None)
-    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=dpa, drafts=drafts, a2a_backend=backend(False))
+    # the MoE exchange the evaluation charged (serving_moe.moe_a2a_backend); a disaggregated plan's pools are its engines
+    backend = moe_a2a_backend(runtime, accelerator, disagg is not None) if accelerator is not None else None
+    group = Group(tp=tp, pp=pp, ep=min(int(ep or 1), tp), dpa=dpa, drafts=drafts, a2a_backend=backend)
     moe = bool(group.ep > 1 or group.dpa or drafts or disagg is not None)
     eng, rt = (MOE_ENGINES if moe else ENGINES)[runtime], RUNTIME_SPECS[runtime]
     model, known = _model_id(spec)
@@ -198,7 +198,7 @@ def serving_launch(*, spec: WorkloadSpec, accelerator_id: str, layout: dict, gpu
     notes = first + notes
     if disagg is not None:
         return _disaggregated(out, runtime=runtime, disagg=disagg, drafts=drafts, argv=argv, eng=eng,
-                              a2a_backend=backend(True),
+                              a2a_backend=backend,
                               model=model, max_len=max_len, spec=spec, per_server=gpus_per_server,
                               gpu_resource=gpu_resource, notes=first)
     if notes:

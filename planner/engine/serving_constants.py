@@ -37,7 +37,7 @@ CONSTANT_NAMES = (
     "low_bit_gemm_factor",           # fp8/fp4/int8 matmuls: share of their (2x/4x) peak relative to bf16's share
     "ttft_cohort_factor",            # closed loops: other prompts prefilled with a new one, x sqrt(clients - 1)
     "all_to_all_efficiency",         # MoE dispatch/combine with data-parallel attention: share of the link reached
-    "moe_gather_efficiency",         # the same exchange as all-gather + reduce-scatter (SGLang without an a2a backend)
+    "moe_gather_efficiency",         # the same exchange as all-gather + reduce-scatter (SGLang / vLLM without an a2a backend)
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
     "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
     "mla_layer_overhead_s",          # MLA models (DeepSeek-V3/R1): fixed time per MLA layer per forward pass (its extra kernels)

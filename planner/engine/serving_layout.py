@@ -128,7 +128,7 @@ def make_engines(*, arch: ModelArch, accs, runtime: str, weights: str, compute: 
     decode-only worker (serving_disagg.py); async_scheduling: the engine schedules the next step while the
     GPU runs this one (serving_constants.ASYNC_STEP_OVERHEAD_FROM); launch_batch: the concurrent requests the
     server is launched for (memory_plan; None: unknown); disaggregated: the engine is a pool of a disaggregated
-    deployment (SGLang's MoE backend there, serving_moe.sglang_a2a_backend)."""
+    deployment (the MoE all-to-all backend launched there, serving_moe.moe_a2a_backend)."""
     tp = np.asarray(tp, dtype=float)
     pp = np.asarray(pp, dtype=float)
     shape = np.broadcast_shapes(tp.shape, pp.shape, np.shape(isl), np.shape(osl))

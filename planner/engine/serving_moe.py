@@ -203,9 +203,8 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     # 1/tp of them over its own link, in parallel with the others (per-token seconds of the step / tp).
     # Gathered instead (moe_gathers): every rank receives and reduces the whole step's tokens, so no 1/tp.
     gathered = np.asarray(gather, dtype=bool) & (ep > 1)
-    gather_bytes = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * h * 2.0 * 2.0
     g_eff = allreduce_efficiency if gather_efficiency is None else gather_efficiency
-    moe_a2a = np.where(gathered, gather_bytes / (bw * g_eff),
+    moe_a2a = np.where(gathered, 2.0 * ar_bytes / (bw * g_eff),  # an all-gather + a reduce-scatter: 2 x ar_bytes
                        np.where(ep > 1, a2a_bytes / (bw * a2a_efficiency) / np.maximum(tp, 1.0),
                                 ar_bytes / (bw * allreduce_efficiency)))
     dpa_s = (L - moe_layers) * ar_bytes / (bw * allreduce_efficiency) + moe_layers * moe_a2a
