@@ -9,7 +9,7 @@ tokens/s per GPU (one third each):
   assumptions): prefill_efficiency, decode_bandwidth_efficiency, step_overhead_s,
   request_overhead_s, ttft_cohort_factor;
 - every generation, where the group has such rows: moe_layer_overhead_s (MoE rows), all_to_all_efficiency (rows with
-  data-parallel attention and EP > 1), mtp_accepted_tokens (MTP rows) and disagg_handoff_s (disaggregated rows).
+  data-parallel attention and EP > 1, with all_to_all_latency_s), mtp_accepted_tokens (MTP rows) and disagg_handoff_s (disaggregated rows).
 Hopper's prefill/bandwidth/overhead constants stay the serving_measured.csv fit (FITTED).
 Bounds are physical: efficiencies in (0, 1], accepted tokens in [1, 1 + draft tokens].
 --write rewrites planner/engine/serving_constants_ix.py with the values and the rows they were fitted on.
@@ -69,7 +69,8 @@ BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhea
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
           "step_overhead_s": (1e-4, 0.05), "request_overhead_s": (1e-3, 0.5), "ttft_cohort_factor": (0.01, 10.0),
           "all_to_all_efficiency": (0.02, 1.0), "moe_gather_efficiency": (0.02, 1.0), "disagg_handoff_s": (1e-3, 2.0),
-          "mla_layer_overhead_s": (1e-6, 5e-4), "moe_layer_overhead_s": (1e-6, 5e-4), "scheduler_poll_steps": (1.0, 64.0)}
+          "mla_layer_overhead_s": (1e-6, 5e-4), "moe_layer_overhead_s": (1e-6, 5e-4), "scheduler_poll_steps": (1.0, 64.0),
+          "all_to_all_latency_s": (1e-7, 5e-4)}
 # Groups whose engine takes in new requests less often than every step in the InferenceX recipes without the row
 # saying how often (--num-continuous-decode-steps 4 on MI355X, benchmarks/dsr1_fp8_mi355x.sh @1fc5d73c):
 # scheduler_poll_steps is fitted for them only. SGLang's Hopper
@@ -81,6 +82,7 @@ POLL_GROUPS = (("sglang", "cdna"),)
 DISAGG_HANDOFF_START_S = 0.05  # the search is multiplicative: it starts from 50 ms, not from the preset 0
 MLA_LAYER_OVERHEAD_START_S = 20e-6  # likewise from 20 us per MLA layer (preset 0)
 MOE_LAYER_OVERHEAD_START_S = 10e-6  # and 10 us per MoE layer
+ALL_TO_ALL_LATENCY_START_S = 10e-6  # and 10 us per MoE layer per doubling of the EP ranks
 MOE_OVERHEAD = True
 # Models whose rows exercise a mechanism the serving model lacks: replayed and scored, never fitted on (the
 # fitted constants would take up the missing time and carry it to every other model of the group).
@@ -194,7 +196,7 @@ def group_names(key, rows, only_names=None):
     paths = {moe_gathers(RUNTIME[r["framework"]], accelerator(r["gpu"]), r["disaggregated"] == "True")
              for r in rows if r["data_parallel_attention"] == "True" and int(float(r["expert_parallel"] or 1)) > 1}
     if False in paths:
-        names.append("all_to_all_efficiency")
+        names += ["all_to_all_efficiency", "all_to_all_latency_s"]
     if True in paths:
         names.append("moe_gather_efficiency")
     if any(r["speculative"] == "mtp" for r in rows):
@@ -233,6 +235,8 @@ def fit_group(key, rows, rounds=5, only_names=None, start=None, search="pattern"
         cur["mla_layer_overhead_s"] = max(cur["mla_layer_overhead_s"], MLA_LAYER_OVERHEAD_START_S)
     if "moe_layer_overhead_s" in cur:
         cur["moe_layer_overhead_s"] = max(cur["moe_layer_overhead_s"], MOE_LAYER_OVERHEAD_START_S)
+    if "all_to_all_latency_s" in cur:
+        cur["all_to_all_latency_s"] = max(cur["all_to_all_latency_s"], ALL_TO_ALL_LATENCY_START_S)
     for n in names:  # a preset outside the bounds starts at the bound
         cur[n] = min(max(cur[n], bounds[n][0]), bounds[n][1])
     # with --names the constants not searched stay as written (start): the replay and the guard see them too
@@ -335,7 +339,8 @@ def fit_async_step_overhead(runtime, source, rows, loss_fn=None):
 TABLE_COLUMNS = (("prefill eff.", "prefill_efficiency", ""), ("bandwidth eff.", "decode_bandwidth_efficiency", ""),
                  ("step overhead", "step_overhead_s", "ms"), ("request overhead", "request_overhead_s", "ms"),
                  ("cohort factor", "ttft_cohort_factor", ""), ("poll steps", "scheduler_poll_steps", ""),
-                 ("all-to-all eff.", "all_to_all_efficiency", ""), ("gather eff.", "moe_gather_efficiency", ""),
+                 ("all-to-all eff.", "all_to_all_efficiency", ""), ("all-to-all latency / log2 EP", "all_to_all_latency_s", "us"),
+                 ("gather eff.", "moe_gather_efficiency", ""),
                  ("MTP accepted", "mtp_accepted_tokens", ""),
                  ("disagg. handoff", "disagg_handoff_s", "ms"), ("MoE layer overhead", "moe_layer_overhead_s", "us"),
                  ("MLA layer overhead", "mla_layer_overhead_s", "us"), ("all-reduce latency", "allreduce_latency_s", "us"))

@@ -14,7 +14,13 @@ from .moe_comm import DISPATCH_BYTES
 from .precision import weight_part_bytes
 from .serving_constants import ALLREDUCE_BUS_EFFICIENCY, PP_HOP_S
 from .serving_model import Engine, moe_split
-from .serving_moe import MTP_DRAFT_TOKENS, attention_weight_params, collectives, speculative
+from .serving_moe import (
+    MTP_DRAFT_TOKENS,
+    a2a_latency_units,
+    attention_weight_params,
+    collectives,
+    speculative,
+)
 
 
 def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, tp, pp, peak_tflops, bandwidth_gb_s,
@@ -91,6 +97,9 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # MoE: a fixed time per MoE layer per forward pass (serving_constants.MOE_LAYER_OVERHEAD_S)
     moe_layers = max((arch.layers or 0) - (arch.dense_layers or 0), 0) if arch.is_moe else 0
     moe_fixed = moe_layers * (1.0 + f(draft)) * c.get("moe_layer_overhead_s", 0.0)
+    # MoE all-to-all: a fixed time per MoE layer per doubling of the EP ranks (serving_constants.ALL_TO_ALL_LATENCY_S)
+    a2a_fixed = (1.0 + f(draft)) * a2a_latency_units(arch, ep=f(ep), dpa=dpa, gather=moe_gather) \
+        * c.get("all_to_all_latency_s", 0.0)
     # Measured attention modules (DeepSeek-V4): their latency less the attention weights' read at the peak bandwidth,
     # which the step already charges (as the MLA preset, serving_constants.MLA_LAYER_OVERHEAD_PRESET_S)
     attn_rank_bytes = weight_part_bytes(weights, rest_params=attn_w, expert_params=0.0, embedding_params=0.0)[0] \
@@ -111,7 +120,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
         bytes_s=bytes_s,
         overhead_s=(c["step_overhead_s"] + layers * c["layer_overhead_s"] + (pp - 1.0) * PP_HOP_S + hc_fixed
                     + mla_fixed + moe_fixed + module_fixed),
-        comm_fixed_s=ar * lat, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
+        comm_fixed_s=ar * lat + a2a_fixed, comm_per_token_s=per_token, hc_per_token_s=f(hc_token), budget=f(budget), n_max=f(n_max),
         cohort_factor=c["ttft_cohort_factor"], request_overhead_s=c["request_overhead_s"],
         poll_steps=f(c.get("scheduler_poll_steps", 1.0)),
         spec_q=f(q), spec_a=f(acc), draft_share=f(draft), prompt_share=f(prompt_share),

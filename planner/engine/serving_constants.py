@@ -38,6 +38,7 @@ CONSTANT_NAMES = (
     "ttft_cohort_factor",            # closed loops: other prompts prefilled with a new one, x sqrt(clients - 1)
     "all_to_all_efficiency",         # MoE dispatch/combine with data-parallel attention: share of the link reached
     "moe_gather_efficiency",         # the same exchange as all-gather + reduce-scatter (SGLang / vLLM without an a2a backend)
+    "all_to_all_latency_s",          # MoE dispatch + combine: fixed time per MoE layer per step, per doubling of the EP ranks
     "mtp_accepted_tokens",           # MTP speculative decoding: tokens accepted per decode step
     "disagg_handoff_s",              # disaggregated serving: per request, the remote-prefill handoff between the pools
     "mla_layer_overhead_s",          # MLA models (DeepSeek-V3/R1): fixed time per MLA layer per forward pass (its extra kernels)
@@ -238,6 +239,13 @@ REQUEST_OVERHEAD_S = 2e-3  # tokenisation, detokenisation and HTTP per request (
 # MoE all-to-all (data-parallel attention): the share of the link a dispatch/combine reaches, until
 # fitted per runtime and generation (FITTED_IX): NCCL's all-reduce share above (assumption).
 ALL_TO_ALL_EFFICIENCY = ALLREDUCE_BUS_EFFICIENCY
+# MoE dispatch + combine also take a fixed time per MoE layer that grows with the ranks exchanged: every rank
+# signals and waits on every other (DeepEP's low-latency kernels, H800 over RDMA, 128 tokens per rank: dispatch +
+# combine 191 / 313 / 428 / 487 us at EP 8 / 16 / 32 / 64, about 80 us per doubling from one rank; deepseek-ai/DeepEP
+# README "Low-latency kernels with pure RDMA"). Modelled as all_to_all_latency_s x log2(EP) per MoE layer per step,
+# fitted per runtime and generation where rows run the all-to-all (FITTED_IX); 0 elsewhere (not known: the README's
+# figures are RDMA at 128 tokens, not the NVLink / Infinity Fabric small-batch floor). docs/SIZING.md "MoE all-to-all".
+ALL_TO_ALL_LATENCY_S = 0.0
 # Tokens accepted per MTP step when neither the spec nor a fit says otherwise: DeepSeek-V3 technical
 # report (arXiv:2412.19437, sec. 5.4.3): the second token is accepted 85-90 % of the time with one
 # MTP module; 1 + 0.85 = 1.85.
@@ -305,6 +313,7 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
     applied separately by the model (it depends on weights vs compute precision). async_scheduling:
     the engine overlaps scheduling with the GPU step (ASYNC_STEP_OVERHEAD_FROM)."""
     base = {"all_to_all_efficiency": ALL_TO_ALL_EFFICIENCY, "moe_gather_efficiency": ALLREDUCE_BUS_EFFICIENCY,
+            "all_to_all_latency_s": ALL_TO_ALL_LATENCY_S,
             "mtp_accepted_tokens": MTP_ACCEPTED_DEFAULT,
             "disagg_handoff_s": DISAGG_HANDOFF_S,
             "moe_layer_overhead_s": MOE_LAYER_OVERHEAD_S,
@@ -331,6 +340,7 @@ def _rows_msg(note: dict) -> Msg:
 # Constants only a model with that mechanism uses (architecture attribute): a plan's source line names the fitted
 # constants its own model runs on, not a MoE layer time on a dense model.
 MECHANISM_CONSTANTS = {"moe_layer_overhead_s": "is_moe", "all_to_all_efficiency": "is_moe", "moe_gather_efficiency": "is_moe",
+                       "all_to_all_latency_s": "is_moe",
                        "mla_layer_overhead_s": "is_mla", "mtp_accepted_tokens": "mtp_layers"}
 
 

@@ -215,6 +215,15 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     return count, per_token
 
 
+def a2a_latency_units(a: ModelArch, *, ep, dpa, gather=False):
+    """MoE layers x log2(EP) of a step where its MoE layers run the all-to-all (data-parallel attention, EP > 1,
+    not gathered): what all_to_all_latency_s multiplies (serving_constants.ALL_TO_ALL_LATENCY_S). Broadcasts."""
+    ep = np.asarray(ep, dtype=float)
+    moe_layers = float(max((a.layers or 0) - (a.dense_layers or 0), 0)) if a.is_moe else 0.0
+    a2a = np.asarray(dpa, dtype=bool) & (ep > 1) & ~np.asarray(gather, dtype=bool)
+    return np.where(a2a, moe_layers * np.log2(np.maximum(ep, 1.0)), 0.0)
+
+
 def mtp_draft_tokens(runtime: str, dpa=False, decode_only=False):
     """Draft tokens per step the engine is launched with (broadcasts over dpa): the runtime's drafts, one
     with data-parallel attention where its recipes do so (DPA_ONE_DRAFT, DPA_ONE_DRAFT_DECODE_POOLS)."""

@@ -172,6 +172,11 @@ def _pool(workers, tp, ep, dpa, gpus) -> tuple | None:
     if workers < 1 or gpus < 1 or gpus % workers:
         return None
     g = gpus // workers
+    if dpa and tp == 1 and ep <= 1:
+        # tp 1 and ep 1 under DP attention are per attention rank (Dynamo SGLang on GB200): every SGLang
+        # DP-attention recipe of those runs sets ep-size = tp-size = dp-size = the worker's GPUs
+        # (NVIDIA/srt-slurm recipies/gb200-fp4|fp8/*/{max-tpt,mid-curve}.yaml @fbb628e7, 2025-12; unchanged @c88ef731)
+        ep = g
     return workers, g, ep if ep > 1 and g % ep == 0 else 1, dpa
 
 

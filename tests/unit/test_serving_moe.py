@@ -18,6 +18,7 @@ from planner.engine.serving_disagg import NIC_GB_S, Pool, evaluate_disaggregated
 from planner.engine.serving_layout import evaluate_layout
 from planner.engine.serving_moe import (
     MTP_DRAFT_TOKENS,
+    a2a_latency_units,
     accepted_at,
     attention_weight_params,
     collectives,
@@ -92,6 +93,36 @@ def test_the_gather_path_slows_an_sglang_dpa_step_not_a_deepep_one():
     assert sg["notes"]["constants_values"]["moe_gather_efficiency"] == 0.5
     comm = lambda r: float(r["engine"].comm_per_token_s)  # noqa: E731
     assert comm(sg) > comm(trt)
+
+
+def test_the_all_to_all_latency_grows_with_the_ranks_exchanged_and_only_where_it_runs():
+    """all_to_all_latency_s x log2(EP) per MoE layer per step where the MoE layers run the all-to-all (DPA, EP > 1,
+    not gathered); nothing for tensor-parallel MoE, EP 1, SGLang's gather or a dense model."""
+    moe_layers = DSR1.layers - DSR1.dense_layers
+    units = a2a_latency_units(DSR1, ep=np.array([1.0, 8.0, 32.0, 8.0, 8.0]), dpa=np.array([True, True, True, False, True]),
+                              gather=np.array([False, False, False, False, True]))
+    assert units.tolist() == [0.0, moe_layers * 3.0, moe_layers * 5.0, 0.0, 0.0]
+    assert float(a2a_latency_units(preset_arch("llama-3.1-8b"), ep=8.0, dpa=True)) == 0.0
+    base = dict(ROW, accelerator=GB200, concurrency=64, expert_parallel=8, data_parallel_attention=True)
+    step = lambda lat, **kw: evaluate_layout(**{**base, **kw, "consts": {"all_to_all_latency_s": lat}})  # noqa: E731
+    fixed = lambda r: float(r["engine"].comm_fixed_s)  # noqa: E731
+    assert fixed(step(20e-6)) - fixed(step(0.0)) == pytest.approx(20e-6 * moe_layers * 3.0)
+    assert fixed(step(20e-6, tensor_parallel=32, expert_parallel=32)) - fixed(step(0.0, tensor_parallel=32, expert_parallel=32)) \
+        == pytest.approx(20e-6 * moe_layers * 5.0)
+    assert float(step(20e-6)["tpot_ms"]) > float(step(0.0)["tpot_ms"])
+    # tensor-parallel MoE (no DPA) does not run it
+    assert fixed(step(20e-6, data_parallel_attention=False)) == pytest.approx(fixed(step(0.0, data_parallel_attention=False)))
+
+
+def test_dp_attention_pools_recorded_per_attention_rank_run_expert_parallel_over_the_worker():
+    """Dynamo SGLang on GB200 records tp 1 / ep 1 under DP attention (per attention rank); its recipes set
+    ep-size = tp-size = dp-size = the worker's GPUs. Pools that record their EP keep it."""
+    from planner.engine.serving_replay_ix import _pool
+    assert _pool(1, 1, 1, True, 48) == (1, 48, 48, True)
+    assert _pool(4, 1, 1, True, 16) == (4, 4, 4, True)
+    assert _pool(1, 1, 8, True, 8) == (1, 8, 8, True)  # MoRI SGLang: tp 1, ep 8 recorded
+    assert _pool(1, 8, 1, True, 8) == (1, 8, 1, True)  # TP 8 recorded with EP 1: as recorded
+    assert _pool(1, 4, 1, False, 4) == (1, 4, 1, False)  # no DP attention: tensor-parallel MoE
 
 
 def test_beyond_the_scale_up_domain_the_nic_carries_the_collective():
