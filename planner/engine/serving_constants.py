@@ -243,9 +243,19 @@ ALL_TO_ALL_EFFICIENCY = ALLREDUCE_BUS_EFFICIENCY
 # signals and waits on every other (DeepEP's low-latency kernels, H800 over RDMA, 128 tokens per rank: dispatch +
 # combine 191 / 313 / 428 / 487 us at EP 8 / 16 / 32 / 64, about 80 us per doubling from one rank; deepseek-ai/DeepEP
 # README "Low-latency kernels with pure RDMA"). Modelled as all_to_all_latency_s x log2(EP) per MoE layer per step,
-# fitted per runtime and generation where rows run the all-to-all (FITTED_IX); 0 elsewhere (not known: the README's
-# figures are RDMA at 128 tokens, not the NVLink / Infinity Fabric small-batch floor). docs/SIZING.md "MoE all-to-all".
+# fitted per runtime and generation where rows run the all-to-all (FITTED_IX). A runtime without such rows takes its
+# chip generation's (generation_all_to_all: the same scale-up fabric, measured through another engine's dispatcher);
+# 0 where no engine of the generation has them (not known: the README's figures are RDMA at 128 tokens, not the
+# NVLink / Infinity Fabric small-batch floor). docs/SIZING.md "MoE all-to-all".
 ALL_TO_ALL_LATENCY_S = 0.0
+ALL_TO_ALL_NAMES = ("all_to_all_efficiency", "all_to_all_latency_s")
+
+
+def generation_all_to_all(generation: str, fitted=None) -> dict[str, float]:
+    """The all-to-all constants of the generation's runtimes fitted on rows that run it (median of each; {}: none)."""
+    groups = [v for (_, gen), v in (FITTED_IX if fitted is None else fitted).items()
+              if gen == generation and "all_to_all_latency_s" in v]
+    return {n: float(np.median([v[n] for v in groups])) for n in ALL_TO_ALL_NAMES if groups and all(n in v for v in groups)}
 # Tokens accepted per MTP step when neither the spec nor a fit says otherwise: DeepSeek-V3 technical
 # report (arXiv:2412.19437, sec. 5.4.3): the second token is accepted 85-90 % of the time with one
 # MTP module; 1 + 0.85 = 1.85.
@@ -327,7 +337,10 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
         fitted = FITTED_IX.get(ASYNC_STEP_OVERHEAD_FROM[runtime], {})
         base["step_overhead_s"] = fitted.get("step_overhead_s", base["step_overhead_s"])
     # Constants fitted on the InferenceX rows for this runtime and chip generation (serving_constants_ix.py)
-    base.update(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}))
+    own = FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {})
+    if not any(n in own for n in ALL_TO_ALL_NAMES):  # no row of this runtime runs it: the generation's
+        base.update(generation_all_to_all(generation_of(accelerator.architecture)))
+    base.update(own)
     return base
 
 

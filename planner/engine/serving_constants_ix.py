@@ -84,6 +84,12 @@ moe_gather_efficiency, new). The two groups with such rows were refitted on thei
 `scripts/fit_serving_moe.py --report --only sglang,blackwell` (the same values as the one-run refit reached for it) and
 `--only sglang,hopper`. SGLang Hopper's all_to_all_efficiency went: none of its rows runs an all-to-all (HGX boards).
 The one-run refit of every group gave 23.3 / 10.5 / 11.2 % and was not kept (docs/BENCHMARKS.md "SGLang's MoE gather").
+
+2026-12-07, later: the all-to-all takes all_to_all_latency_s x log2(EP) per MoE layer (new; serving_moe.a2a_latency_units),
+and Dynamo SGLang's GB200 DP-attention pools recorded as tp 1 / ep 1 replay with EP = the worker's GPUs (their recipes'
+ep-size). The four groups whose rows run an all-to-all were refitted on their own rows, each with `scripts/fit_serving_moe.py
+--report --only sglang,blackwell` (and trtllm,blackwell; sglang,cdna; trtllm,hopper), the rest kept as written
+(docs/BENCHMARKS.md "MoE all-to-all latency").
 """
 
 FITTED_IX: dict[tuple[str, str], dict[str, float]] = {

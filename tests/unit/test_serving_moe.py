@@ -114,6 +114,24 @@ def test_the_all_to_all_latency_grows_with_the_ranks_exchanged_and_only_where_it
     assert fixed(step(20e-6, data_parallel_attention=False)) == pytest.approx(fixed(step(0.0, data_parallel_attention=False)))
 
 
+def test_a_runtime_without_all_to_all_rows_takes_its_generations_fitted_all_to_all():
+    """The all-to-all constants are fitted where rows run it; another runtime on the same chip generation takes the
+    median of those (same fabric), its own fit wins, and a generation with none keeps the presets."""
+    from planner.engine import serving_constants as sc
+    fitted = {("trtllm", "blackwell"): {"all_to_all_efficiency": 1.0, "all_to_all_latency_s": 10e-6},
+              ("sglang", "blackwell"): {"all_to_all_efficiency": 0.4, "all_to_all_latency_s": 20e-6},
+              ("vllm", "blackwell"): {"step_overhead_s": 1e-3}}
+    assert sc.generation_all_to_all("blackwell", fitted) == pytest.approx(
+        {"all_to_all_efficiency": 0.7, "all_to_all_latency_s": 15e-6})
+    assert sc.generation_all_to_all("hopper", fitted) == {}
+    written = sc.generation_all_to_all("blackwell")
+    assert written and written["all_to_all_latency_s"] > 0
+    vllm = sc.serving_constants(GB200, "vllm", "fp4")
+    assert {n: vllm[n] for n in sc.ALL_TO_ALL_NAMES} == pytest.approx(written)
+    own = sc.FITTED_IX[("sglang", "blackwell")]
+    assert sc.serving_constants(GB200, "sglang", "fp4")["all_to_all_latency_s"] == own["all_to_all_latency_s"]
+
+
 def test_dp_attention_pools_recorded_per_attention_rank_run_expert_parallel_over_the_worker():
     """Dynamo SGLang on GB200 records tp 1 / ep 1 under DP attention (per attention rank); its recipes set
     ep-size = tp-size = dp-size = the worker's GPUs. Pools that record their EP keep it."""
