@@ -17,7 +17,8 @@ Bounds are physical: efficiencies in (0, 1], accepted tokens in [1, 1 + draft to
 Guard: a group with serving_measured.csv rows (TensorRT-LLM Blackwell) takes a step only while that
 file's MdAPE stays within MEASURED_GUARD (it must not get worse).
 --exclude-model / --exclude-gpu: leave those rows out of the fit and report the error on them
-(leave-one-out refits, docs/BENCHMARKS.md).
+(leave-one-out refits, docs/BENCHMARKS.md); --held-generation-only (with --exclude-gpu) refits only that GPU's
+generation, the other generations as written (they hold none of its rows).
 mla_layer_overhead_s is fitted for every group with MLA rows (DeepSeek-R1); a group without starts from the measured
 preset (serving_constants.MLA_LAYER_OVERHEAD_PRESET_S) or 0.
 --names A,B (with --only) searches those constants alone, from the group's written values (the rest held).
@@ -37,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from planner.engine import serving_constants as sc  # noqa: E402
+from planner.engine.hardware import generation_of  # noqa: E402
 from planner.engine.presets import preset_arch  # noqa: E402
 from planner.engine.serving_moe import (  # noqa: E402
     MTP_DRAFT_TOKENS,
@@ -44,6 +46,7 @@ from planner.engine.serving_moe import (  # noqa: E402
     moe_gathers,
 )
 from planner.engine.serving_replay_ix import (  # noqa: E402
+    GPU,
     MODEL,
     RUNTIME,
     accelerator,
@@ -152,7 +155,6 @@ def rows_text(note: dict) -> str:
 
 def measured_figures(key, consts):
     """(TTFT, TPOT) MdAPE over serving_measured.csv with `consts` for the group `key` (None: no rows there)."""
-    from planner.engine.hardware import generation_of
     from planner.engine.serving_replay import SYSTEMS, _accelerators
     from planner.engine.serving_replay import load_rows as measured_rows
     from planner.engine.serving_replay import replay as measured_replay
@@ -393,10 +395,18 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print the loss after every sweep")
     ap.add_argument("--report", action="store_true", help="print the MdAPE per (runtime, generation), train and held out")
     ap.add_argument("--only", help="refit one group, e.g. trtllm,blackwell; the others keep their written values")
+    ap.add_argument("--held-generation-only", action="store_true",
+                    help="with --exclude-gpu: refit only the groups of that GPU's generation (the others hold none of its "
+                         "rows and the search reaches their written values again); every written value of the generation "
+                         "is dropped first")
     ap.add_argument("--names", help="with --only: search these constants alone (comma-separated), the rest as written")
     ap.add_argument("--table", action="store_true",
                     help="print docs/SIZING.md's table of the written constants (serving_constants_ix.py) and stop")
     args = ap.parse_args(argv)
+    if args.held_generation_only and (not args.exclude_gpu or args.only):
+        ap.error("--held-generation-only needs --exclude-gpu (and no --only)")
+    if args.exclude_gpu and accelerator(args.exclude_gpu) is None:
+        ap.error(f"--exclude-gpu: {args.exclude_gpu!r} is not a GPU of serving_fit.csv ({', '.join(sorted(GPU))})")
     if args.table:
         print(constants_table(sc.FITTED_IX, sc.FITTED_IX_ROWS))
         return
@@ -407,6 +417,9 @@ def main(argv=None):
     only = tuple(args.only.split(",")) if args.only else None
     if only:  # the other groups as written (the guard replays serving_measured.csv with them)
         sc.FITTED_IX.update({k: v for k, v in kept.items() if k != only})
+    held_gen = generation_of(accelerator(args.exclude_gpu).architecture) if args.held_generation_only else None
+    if held_gen:
+        sc.FITTED_IX.update({k: v for k, v in kept.items() if k[1] != held_gen})
     rows = [r for r in load_rows() if not refusal(r)]
     held = [r for r in rows if r["model_key"] == args.exclude_model or r["gpu"] == args.exclude_gpu]
     rest = [r for r in rows if r not in held] if held else rows
@@ -425,7 +438,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         n_eval = 0
         fixed = {} if args.preset_fixed else {n: kept[key][n] for n in FIXED_NAMES if n in kept.get(key, {})}
-        if only and key != only:
+        if (only and key != only) or (held_gen and key[1] != held_gen):
             vals, best = kept.get(key, {}), float("nan")
         else:
             start = kept.get(key, {}) if only_names else None
@@ -445,7 +458,7 @@ def main(argv=None):
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
     for rt, source in sc.ASYNC_STEP_OVERHEAD_FROM.items():
         async_rows = [r for r in train if group_key(r)[2] == rt and group_key(r)[7] and group_key(r)[3] == "hopper"]
-        if only or source in groups or not async_rows:
+        if only or source in groups or not async_rows or (held_gen and source[1] != held_gen):
             continue
         x, best = fit_async_step_overhead(rt, source, async_rows, LOSSES[args.loss])
         fitted[source] = sc.FITTED_IX[source]
@@ -454,7 +467,7 @@ def main(argv=None):
               f"{x * 1e3:.3f} ms, loss {best:.4f}", flush=True)
     print(f"fit: {time.perf_counter() - t_all:.0f} s", flush=True)
     sc.FITTED_IX.clear()
-    sc.FITTED_IX.update(fitted if not only else {**{k: v for k, v in kept.items() if k != only}, **fitted})
+    sc.FITTED_IX.update(fitted if not (only or held_gen) else {**{k: v for k, v in kept.items() if k != only}, **fitted})
     consts = dict(fitted)
     for name, rs in (("train", train), ("not fitted on", scored), ("train + not fitted on", rest if scored else []),
                      ("held out", held)):
