@@ -364,6 +364,13 @@ def constants_used_by(names, arch) -> list[str]:
 
 def constants_source(accelerator: AcceleratorSpec, runtime: str, arch=None) -> Msg:
     line = _constants_line(accelerator, runtime, arch)
+    generation = generation_of(accelerator.architecture)
+    own = FITTED_IX.get((runtime, generation), {})
+    if arch is not None and arch.is_moe and runtime != "hf_transformers" and not any(n in own for n in ALL_TO_ALL_NAMES) \
+            and generation_all_to_all(generation):
+        line = Msg("{line}; MoE all-to-all (expert parallel with data-parallel attention): no {runtime} run of it was "
+                   "measured on {generation} chips, so it takes the efficiency and latency fitted on other engines' runs "
+                   "on the same chips", line=line, runtime=RUNTIME_SPECS[runtime].label, generation=generation)
     if arch is None or not getattr(arch, "is_compressed_attention", False) or runtime == "hf_transformers":
         return line
     # DeepSeek-V4: whether its attention modules' measured latency is in the step (compressed_attention.py)

@@ -130,6 +130,9 @@ def test_a_runtime_without_all_to_all_rows_takes_its_generations_fitted_all_to_a
     assert {n: vllm[n] for n in sc.ALL_TO_ALL_NAMES} == pytest.approx(written)
     own = sc.FITTED_IX[("sglang", "blackwell")]
     assert sc.serving_constants(GB200, "sglang", "fp4")["all_to_all_latency_s"] == own["all_to_all_latency_s"]
+    # the plan's source line says so for a MoE model on the engine that borrows, not for its own fit or a dense model
+    said = lambda rt, arch: "MoE all-to-all" in str(sc.constants_source(GB200, rt, arch).template)  # noqa: E731
+    assert said("vllm", DSR1) and not said("sglang", DSR1) and not said("vllm", preset_arch("llama-3.1-8b"))
 
 
 def test_dp_attention_pools_recorded_per_attention_rank_run_expert_parallel_over_the_worker():
