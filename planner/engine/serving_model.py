@@ -101,7 +101,7 @@ class Engine:
     flops_s: np.ndarray  # per GPU: dense peak x prefill_efficiency x kernel factor
     bytes_s: np.ndarray  # per GPU: bandwidth x decode_bandwidth_efficiency x kernel factor
     overhead_s: np.ndarray  # per step: step_overhead_s + layers x layer_overhead_s (+ PP hops)
-    comm_fixed_s: np.ndarray  # per step: all-reduce latencies
+    comm_fixed_s: np.ndarray  # per step: collective latencies (all-reduces; the MoE all-to-all per doubling of EP)
     comm_per_token_s: np.ndarray  # per step token: all-reduce bytes over the link
     hc_per_token_s: np.ndarray = 0.0  # per step token: hyper-connection streams through memory (hyper_connections.py)
     # per prompt token: measured attention-module time beyond the FLOPs charged for it (DeepSeek-V4 prefill,
