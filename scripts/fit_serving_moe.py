@@ -66,7 +66,10 @@ def is_mla_model(model_key: str) -> bool:
 # serving_measured.csv must not get worse (issue 22): its MdAPE over all 552 rows as it stands (docs/BENCHMARKS.md).
 # A group whose runtime and generation have rows
 # there (TensorRT-LLM Blackwell: 18 GB200 rows) takes a search step only if these figures hold.
-MEASURED_GUARD = {"ttft": 0.224, "tpot": 0.066}  # 22.4 / 6.6 % as written on 2026-12-07 (22.6 / 6.6 % from h/tpotm, 2026-12-04)
+# The search's default (since h/tpotm, 2026-12-04: 22.6 / 6.6 %; every leave-one-out refit in docs/BENCHMARKS.md ran with
+# it). The written constants replay it at 22.4 / 6.6 %: TensorRT-LLM Blackwell was refitted on 2026-12-07 with
+# --guard-ttft 0.224 from its written values (from the presets that guard stalls the search at 43 % TTFT in sample).
+MEASURED_GUARD = {"ttft": 0.226, "tpot": 0.066}
 BASE_NAMES = ("prefill_efficiency", "decode_bandwidth_efficiency", "step_overhead_s", "request_overhead_s",
               "ttft_cohort_factor")
 BOUNDS = {"prefill_efficiency": (0.05, 1.0), "decode_bandwidth_efficiency": (0.05, 1.0),
@@ -395,6 +398,9 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print the loss after every sweep")
     ap.add_argument("--report", action="store_true", help="print the MdAPE per (runtime, generation), train and held out")
     ap.add_argument("--only", help="refit one group, e.g. trtllm,blackwell; the others keep their written values")
+    ap.add_argument("--guard-ttft", type=float, default=None,
+                    help=f"serving_measured.csv TTFT MdAPE a guarded group must stay within (default "
+                         f"{MEASURED_GUARD['ttft']})")
     ap.add_argument("--held-generation-only", action="store_true",
                     help="with --exclude-gpu: refit only the groups of that GPU's generation (the others hold none of its "
                          "rows and the search reaches their written values again); every written value of the generation "
@@ -405,6 +411,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.held_generation_only and (not args.exclude_gpu or args.only):
         ap.error("--held-generation-only needs --exclude-gpu (and no --only)")
+    if args.guard_ttft is not None:
+        if not 0.0 < args.guard_ttft < 1.0:
+            ap.error("--guard-ttft: a share between 0 and 1, e.g. 0.224")
+        MEASURED_GUARD["ttft"] = args.guard_ttft
     if args.exclude_gpu and accelerator(args.exclude_gpu) is None:
         ap.error(f"--exclude-gpu: {args.exclude_gpu!r} is not a GPU of serving_fit.csv ({', '.join(sorted(GPU))})")
     if args.table:

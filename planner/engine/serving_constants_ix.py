@@ -89,8 +89,8 @@ The one-run refit of every group gave 23.3 / 10.5 / 11.2 % and was not kept (doc
 and Dynamo SGLang's GB200 DP-attention pools recorded as tp 1 / ep 1 replay with EP = the worker's GPUs (their recipes'
 ep-size). The four groups whose rows run an all-to-all were refitted on their own rows, each with `scripts/fit_serving_moe.py
 --report --only sglang,blackwell` (and sglang,cdna; trtllm,hopper), the rest kept as written; TensorRT-LLM Blackwell with
-`--only trtllm,blackwell --names <its eleven constants>` from its written values, the serving_measured.csv guard at
-22.4 / 6.6 % (from the presets the guard held the search at TTFT 43 %; unguarded it cost serving_measured.csv 0.2 points)
+`--only trtllm,blackwell --guard-ttft 0.224 --names <its eleven constants>` from its written values, the serving_measured.csv
+guard at 22.4 / 6.6 % (from the presets the guard held the search at TTFT 43 %; unguarded it cost serving_measured.csv 0.2 points)
 (docs/BENCHMARKS.md "MoE all-to-all latency").
 """
 

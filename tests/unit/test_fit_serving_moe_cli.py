@@ -39,3 +39,11 @@ def test_an_unknown_held_out_gpu_is_refused_by_name(capsys):
     with pytest.raises(SystemExit) as e:
         fit.main(["--exclude-gpu", "h1000", "--held-generation-only"])
     assert e.value.code == 2 and "'h1000' is not a GPU of serving_fit.csv" in capsys.readouterr().err
+
+
+def test_a_guard_outside_a_share_is_refused(capsys):
+    guard = dict(fit.MEASURED_GUARD)
+    with pytest.raises(SystemExit) as e:
+        fit.main(["--guard-ttft", "22.4"])
+    assert e.value.code == 2 and "--guard-ttft: a share between 0 and 1" in capsys.readouterr().err
+    assert fit.MEASURED_GUARD == guard
