@@ -81,6 +81,11 @@ class ModelArch:
         return self.experts > 0
 
     @property
+    def moe_layers(self) -> int:
+        """Layers with routed experts (all but the leading dense ones; 0 for a dense model)."""
+        return max((self.layers or 0) - (self.dense_layers or 0), 0) if self.is_moe else 0
+
+    @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank is not None
 

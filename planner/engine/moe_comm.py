@@ -67,7 +67,7 @@ def all_to_all_bytes_per_token(a: ModelArch, *, ep, full_recompute) -> np.ndarra
     """Bytes one token sends over the links per training step (dispatch + combine, forward + backward)."""
     if not a.is_moe or not a.hidden_size:
         return np.zeros(np.shape(ep))
-    moe_layers = max((a.layers or 0) - (a.dense_layers or 0), 0)
+    moe_layers = a.moe_layers
     ep = np.asarray(ep, dtype=float)
     passes = np.where(np.asarray(full_recompute, dtype=bool), 3.0, 2.0)
     return (passes * moe_layers * a.experts_per_token * a.hidden_size * (DISPATCH_BYTES + COMBINE_BYTES)

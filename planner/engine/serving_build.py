@@ -95,7 +95,7 @@ def build_engine(*, arch: ModelArch, weights: str, kv_precision: str, isl, osl, 
     # (serving_constants.MLA_LAYER_OVERHEAD_S); PP stages run their layers one after another.
     mla_fixed = (layers * (1.0 + f(draft)) * c.get("mla_layer_overhead_s", 0.0)) if arch.is_mla else 0.0
     # MoE: a fixed time per MoE layer per forward pass (serving_constants.MOE_LAYER_OVERHEAD_S)
-    moe_layers = max((arch.layers or 0) - (arch.dense_layers or 0), 0) if arch.is_moe else 0
+    moe_layers = arch.moe_layers
     moe_fixed = moe_layers * (1.0 + f(draft)) * c.get("moe_layer_overhead_s", 0.0)
     # MoE all-to-all: a fixed time per MoE layer per doubling of the EP ranks (serving_constants.ALL_TO_ALL_LATENCY_S)
     a2a_fixed = (1.0 + f(draft)) * a2a_latency_units(arch, ep=f(ep), dpa=dpa, gather=moe_gather) \

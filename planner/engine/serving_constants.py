@@ -246,7 +246,7 @@ ALL_TO_ALL_EFFICIENCY = ALLREDUCE_BUS_EFFICIENCY
 # fitted per runtime and generation where rows run the all-to-all (FITTED_IX). A runtime without such rows takes its
 # chip generation's (generation_all_to_all: the same scale-up fabric, measured through another engine's dispatcher);
 # 0 where no engine of the generation has them (not known: the README's figures are RDMA at 128 tokens, not the
-# NVLink / Infinity Fabric small-batch floor). docs/SIZING.md "MoE all-to-all".
+# NVLink / Infinity Fabric small-batch floor). docs/SIZING.md "MoE serving mechanisms", all-to-all latency.
 ALL_TO_ALL_LATENCY_S = 0.0
 ALL_TO_ALL_NAMES = ("all_to_all_efficiency", "all_to_all_latency_s")
 
@@ -256,6 +256,13 @@ def generation_all_to_all(generation: str, fitted=None) -> dict[str, float]:
     groups = [v for (_, gen), v in (FITTED_IX if fitted is None else fitted).items()
               if gen == generation and "all_to_all_latency_s" in v]
     return {n: float(np.median([v[n] for v in groups])) for n in ALL_TO_ALL_NAMES if groups and all(n in v for v in groups)}
+
+
+def borrowed_all_to_all(runtime: str, generation: str) -> dict[str, float]:
+    """The generation's all-to-all constants where this runtime has no fitted ones of its own ({}: it has, or none)."""
+    if any(n in FITTED_IX.get((runtime, generation), {}) for n in ALL_TO_ALL_NAMES):
+        return {}
+    return generation_all_to_all(generation)
 # Tokens accepted per MTP step when neither the spec nor a fit says otherwise: DeepSeek-V3 technical
 # report (arXiv:2412.19437, sec. 5.4.3): the second token is accepted 85-90 % of the time with one
 # MTP module; 1 + 0.85 = 1.85.
@@ -337,10 +344,8 @@ def serving_constants(accelerator: AcceleratorSpec, runtime: str, precision: str
         fitted = FITTED_IX.get(ASYNC_STEP_OVERHEAD_FROM[runtime], {})
         base["step_overhead_s"] = fitted.get("step_overhead_s", base["step_overhead_s"])
     # Constants fitted on the InferenceX rows for this runtime and chip generation (serving_constants_ix.py)
-    own = FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {})
-    if not any(n in own for n in ALL_TO_ALL_NAMES):  # no row of this runtime runs it: the generation's
-        base.update(generation_all_to_all(generation_of(accelerator.architecture)))
-    base.update(own)
+    base.update(borrowed_all_to_all(runtime, generation_of(accelerator.architecture)))
+    base.update(FITTED_IX.get((runtime, generation_of(accelerator.architecture)), {}))
     return base
 
 
@@ -365,9 +370,7 @@ def constants_used_by(names, arch) -> list[str]:
 def constants_source(accelerator: AcceleratorSpec, runtime: str, arch=None) -> Msg:
     line = _constants_line(accelerator, runtime, arch)
     generation = generation_of(accelerator.architecture)
-    own = FITTED_IX.get((runtime, generation), {})
-    if arch is not None and arch.is_moe and runtime != "hf_transformers" and not any(n in own for n in ALL_TO_ALL_NAMES) \
-            and generation_all_to_all(generation):
+    if arch is not None and arch.is_moe and runtime != "hf_transformers" and borrowed_all_to_all(runtime, generation):
         line = Msg("{line}; MoE all-to-all (expert parallel with data-parallel attention): no {runtime} run of it was "
                    "measured on {generation} chips, so it takes the efficiency and latency fitted on other engines' runs "
                    "on the same chips", line=line, runtime=RUNTIME_SPECS[runtime].label, generation=generation)

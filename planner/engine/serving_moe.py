@@ -187,7 +187,7 @@ def collectives(a: ModelArch, *, tp, ep, dpa, link_gb_s, a2a_efficiency, allredu
     tp, ep = np.asarray(tp, dtype=float), np.asarray(ep, dtype=float)
     dpa = np.asarray(dpa, dtype=bool)
     h, L = float(a.hidden_size or 0), float(a.layers or 1)
-    moe_layers = float(max((a.layers or 0) - (a.dense_layers or 0), 0)) if a.is_moe else 0.0
+    moe_layers = float(a.moe_layers)
     bw = np.asarray(link_gb_s, dtype=float) * 1e9
     ar_bytes = 2.0 * (tp - 1.0) / np.maximum(tp, 1.0) * h * 2.0
     # A token goes once to each distinct rank among its k experts' (DeepEP / the engines' dispatchers
@@ -219,7 +219,7 @@ def a2a_latency_units(a: ModelArch, *, ep, dpa, gather=False):
     """MoE layers x log2(EP) of a step where its MoE layers run the all-to-all (data-parallel attention, EP > 1,
     not gathered): what all_to_all_latency_s multiplies (serving_constants.ALL_TO_ALL_LATENCY_S). Broadcasts."""
     ep = np.asarray(ep, dtype=float)
-    moe_layers = float(max((a.layers or 0) - (a.dense_layers or 0), 0)) if a.is_moe else 0.0
+    moe_layers = float(a.moe_layers)
     a2a = np.asarray(dpa, dtype=bool) & (ep > 1) & ~np.asarray(gather, dtype=bool)
     return np.where(a2a, moe_layers * np.log2(np.maximum(ep, 1.0)), 0.0)
 
